@@ -1,0 +1,189 @@
+/**
+ * Checks tool-call arguments against a tool's parameters and turns them into worker `invoke`
+ * parameters. Runs before any worker is involved, so a wrong type or a missing mandatory argument is
+ * answered at once with a message naming the argument. Leniency, on purpose and documented: numeric
+ * strings are accepted for numbers, "true"/"false" for booleans, a single value where an array is
+ * expected, and ValidateSet/enum values in any letter case (PowerShell compares them that way).
+ *
+ * @module
+ */
+import type { JsonSchema, ToolDescriptor } from "./catalog.ts";
+
+/** Arguments accepted for a call, ready for the worker. */
+export interface BoundArguments {
+  parameters: Record<string, unknown>;
+  credentials: string[];
+}
+
+/** The outcome of {@linkcode bindArguments}: bound arguments, or the reason they were refused. */
+export type BindResult = { ok: true; value: BoundArguments } | { ok: false; message: string };
+
+/** Validates `args` for `tool` and converts them; never throws. */
+export function bindArguments(tool: ToolDescriptor, args: unknown): BindResult {
+  if (args !== undefined && args !== null && (typeof args !== "object" || Array.isArray(args))) {
+    return { ok: false, message: `Arguments for tool '${tool.name}' must be a JSON object` };
+  }
+  const given = (args ?? {}) as Record<string, unknown>;
+  const byName = new Map(tool.parameters.map((p) => [p.name.toLowerCase(), p]));
+  const parameters: Record<string, unknown> = {};
+  const credentials: string[] = [];
+  for (const [key, value] of Object.entries(given)) {
+    const parameter = byName.get(key.toLowerCase());
+    if (!parameter) {
+      const known = tool.parameters.map((p) => p.name).join(", ") || "none";
+      return {
+        ok: false,
+        message: `Unknown argument '${key}' for tool '${tool.name}' (accepted arguments: ${known})`,
+      };
+    }
+    if (value === null || value === undefined) continue;
+    const checked = checkValue(value, parameter.schema, parameter.name);
+    if (!checked.ok) {
+      return {
+        ok: false,
+        message: `Invalid argument '${parameter.name}' for tool '${tool.name}': ${checked.message}`,
+      };
+    }
+    parameters[parameter.name] = checked.value;
+    if (parameter.kind === "credential") credentials.push(parameter.name);
+  }
+  for (const parameter of tool.parameters) {
+    if (parameter.required && !(parameter.name in parameters)) {
+      return {
+        ok: false,
+        message: `Missing required argument '${parameter.name}' for tool '${tool.name}'`,
+      };
+    }
+  }
+  return { ok: true, value: { parameters, credentials } };
+}
+
+type Checked = { ok: true; value: unknown } | { ok: false; message: string };
+
+function fail(message: string): Checked {
+  return { ok: false, message };
+}
+
+function show(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+function checkValue(value: unknown, schema: JsonSchema, path: string): Checked {
+  switch (schema.type) {
+    case undefined:
+      return { ok: true, value };
+    case "array":
+      return checkArray(value, schema, path);
+    case "object":
+      return checkObject(value, schema, path);
+    case "boolean":
+      return checkBoolean(value);
+    case "integer":
+    case "number":
+      return checkNumber(value, schema);
+    case "string":
+      return checkString(value, schema);
+    default:
+      return { ok: true, value };
+  }
+}
+
+function checkArray(value: unknown, schema: JsonSchema, path: string): Checked {
+  const items = Array.isArray(value) ? value : [value];
+  const itemSchema = (schema.items ?? {}) as JsonSchema;
+  const out: unknown[] = [];
+  for (const [i, item] of items.entries()) {
+    const checked = checkValue(item, itemSchema, `${path}[${i}]`);
+    if (!checked.ok) return fail(`item ${i}: ${checked.message}`);
+    out.push(checked.value);
+  }
+  if (typeof schema.minItems === "number" && out.length < schema.minItems) {
+    return fail(`expected at least ${schema.minItems} item(s), got ${out.length}`);
+  }
+  if (typeof schema.maxItems === "number" && out.length > schema.maxItems) {
+    return fail(`expected at most ${schema.maxItems} item(s), got ${out.length}`);
+  }
+  return { ok: true, value: out };
+}
+
+function checkObject(value: unknown, schema: JsonSchema, path: string): Checked {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    return fail(`expected an object, got ${show(value)}`);
+  }
+  const properties = schema.properties as Record<string, JsonSchema> | undefined;
+  if (!properties) return { ok: true, value };
+  const record = value as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(record)) {
+    const name = Object.keys(properties).find((k) => k.toLowerCase() === key.toLowerCase());
+    if (name === undefined) {
+      if (schema.additionalProperties === false) return fail(`unknown property '${key}'`);
+      out[key] = item;
+      continue;
+    }
+    const checked = checkValue(item, properties[name]!, `${path}.${name}`);
+    if (!checked.ok) return fail(`property '${name}': ${checked.message}`);
+    out[name] = checked.value;
+  }
+  for (const name of (schema.required as string[] | undefined) ?? []) {
+    if (!(name in out)) return fail(`property '${name}' is required`);
+  }
+  return { ok: true, value: out };
+}
+
+function checkBoolean(value: unknown): Checked {
+  if (typeof value === "boolean") return { ok: true, value };
+  if (value === "true" || value === "false") return { ok: true, value: value === "true" };
+  return fail(`expected true or false, got ${show(value)}`);
+}
+
+function checkNumber(value: unknown, schema: JsonSchema): Checked {
+  const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
+  if (typeof n !== "number" || !Number.isFinite(n)) {
+    return fail(
+      `expected ${schema.type === "integer" ? "an integer" : "a number"}, got ${show(value)}`,
+    );
+  }
+  if (schema.type === "integer" && !Number.isInteger(n)) {
+    return fail(`expected an integer, got ${show(value)}`);
+  }
+  if (typeof schema.minimum === "number" && n < schema.minimum) {
+    return fail(`${n} is less than the minimum ${schema.minimum}`);
+  }
+  if (typeof schema.maximum === "number" && n > schema.maximum) {
+    return fail(`${n} is greater than the maximum ${schema.maximum}`);
+  }
+  return { ok: true, value: n };
+}
+
+function checkString(value: unknown, schema: JsonSchema): Checked {
+  const text = typeof value === "number" || typeof value === "boolean" ? String(value) : value;
+  if (typeof text !== "string") return fail(`expected a string, got ${show(value)}`);
+  if (Array.isArray(schema.enum)) {
+    const match = (schema.enum as string[]).find((e) => e.toLowerCase() === text.toLowerCase());
+    if (match === undefined) {
+      return fail(`${show(text)} is not one of ${(schema.enum as string[]).join(", ")}`);
+    }
+    return { ok: true, value: match };
+  }
+  if (typeof schema.minLength === "number" && text.length < schema.minLength) {
+    return fail(`${show(text)} is shorter than ${schema.minLength} character(s)`);
+  }
+  if (typeof schema.maxLength === "number" && text.length > schema.maxLength) {
+    return fail(`${show(text)} is longer than ${schema.maxLength} character(s)`);
+  }
+  if (typeof schema.pattern === "string" && !matchesPattern(text, schema.pattern)) {
+    return fail(`${show(text)} does not match the pattern ${schema.pattern}`);
+  }
+  return { ok: true, value: text };
+}
+
+/** ValidatePattern compares case-insensitively by default; a .NET-only pattern is left to PowerShell. */
+function matchesPattern(text: string, pattern: string): boolean {
+  try {
+    return new RegExp(pattern, "iu").test(text);
+  } catch {
+    return true;
+  }
+}

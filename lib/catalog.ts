@@ -1,0 +1,735 @@
+/**
+ * The catalog: which commands become tools and what those tools look like. Everything here is pure
+ * policy over the raw metadata a worker reports (`describe`): command selection, tool names, JSON
+ * Schemas, descriptions, annotations and collision handling, plus the on-disk cache of the result.
+ * Talking to the worker is left to `shell.ts`; calling tools to `executor.ts`.
+ *
+ * Selection semantics (documented in the README):
+ * 1. every name in `Commands` is a tool source (a missing one is a warning);
+ * 2. every command of each module in `Modules`, narrowed to `IncludePatterns` when there are any;
+ * 3. with no `Modules`, `IncludePatterns` select from every command of the session;
+ * 4. `ExcludePatterns` remove anything they match, explicit names included: exclude always wins.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import type { ShellSettings } from "./config.ts";
+import type {
+  CommandMeta,
+  CommandsResult,
+  ModuleStatus,
+  ParameterSetMeta,
+  ParamMeta,
+} from "./shell.ts";
+
+/** A JSON Schema object (the subset svc emits). */
+export type JsonSchema = Record<string, unknown>;
+
+/** How an argument is handed to PowerShell. */
+export type ParameterKind = "value" | "switch" | "credential";
+
+/** One tool parameter: its schema and how it binds. */
+export interface ToolParameter {
+  /** PowerShell parameter name, also the JSON property name. */
+  name: string;
+  /** JSON Schema of the argument. */
+  schema: JsonSchema;
+  /** Whether the argument is mandatory in this parameter set. */
+  required: boolean;
+  /** How the argument binds. */
+  kind: ParameterKind;
+}
+
+/** Where a tool's description came from. */
+export type DescriptionSource = "synopsis" | "description" | "syntax" | "name";
+
+/** MCP tool annotations. */
+export interface ToolAnnotations {
+  title: string;
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+/** One MCP tool: a command and one of its parameter sets. */
+export interface ToolDescriptor {
+  /** MCP tool name, e.g. `get_process_name`. */
+  name: string;
+  /** The PowerShell command, e.g. `Get-Process`. */
+  command: string;
+  /** Parameter set name (`__AllParameterSets` for commands with one unnamed set). */
+  parameterSet: string;
+  /** Module of the command, if any. */
+  module: string | null;
+  /** Tool description (sanitized, capped at 1024 characters). */
+  description: string;
+  /** Source of the description. */
+  descriptionSource: DescriptionSource;
+  /** Input schema for `tools/list`. */
+  inputSchema: JsonSchema;
+  /** Annotations derived from the verb. */
+  annotations: ToolAnnotations;
+  /** Parameters in schema order. */
+  parameters: ToolParameter[];
+}
+
+/** The tools of a configuration plus what was noticed building them. */
+export interface Catalog {
+  tools: ToolDescriptor[];
+  /** Human-readable warnings: missing commands or modules, collisions, skipped sets. */
+  warnings: string[];
+  /** PowerShell version the metadata came from. */
+  psVersion: string;
+  /** Versions of the configured modules, to validate a cached catalog. */
+  modules: { name: string; version: string | null }[];
+}
+
+const ALL_SETS = "__AllParameterSets";
+const TOOL_DESCRIPTION_CAP = 1024;
+const PARAMETER_DESCRIPTION_CAP = 512;
+
+/** PowerShell common parameters; never tool arguments (WhatIf/Confirm are kept where supported). */
+const COMMON_PARAMETERS = new Set(
+  [
+    "Verbose",
+    "Debug",
+    "ErrorAction",
+    "WarningAction",
+    "InformationAction",
+    "ProgressAction",
+    "ErrorVariable",
+    "WarningVariable",
+    "InformationVariable",
+    "OutVariable",
+    "OutBuffer",
+    "PipelineVariable",
+  ].map((s) => s.toLowerCase()),
+);
+
+/** Types whose values cannot come from JSON: a mandatory one removes its set, an optional one is dropped. */
+const UNBINDABLE_TYPE =
+  /^(System\.(IntPtr|UIntPtr|Delegate|MulticastDelegate|Type|Reflection\.Assembly|IO\.Stream|Threading\.WaitHandle)|System\.Management\.Automation\.(ScriptBlock|PowerShell|Runspaces\..*)|.*\*|.*&)$/;
+
+const INTEGER_RANGES: Record<string, [number, number]> = {
+  "System.Byte": [0, 255],
+  "System.SByte": [-128, 127],
+  "System.Int16": [-32768, 32767],
+  "System.UInt16": [0, 65535],
+  "System.Int32": [-2147483648, 2147483647],
+  "System.UInt32": [0, 4294967295],
+  "System.Int64": [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+  "System.UInt64": [0, Number.MAX_SAFE_INTEGER],
+};
+
+/**
+ * The request for the worker's `commands` operation that implements the selection semantics:
+ * include patterns are searched globally only when no module narrows them.
+ */
+export function candidateQuery(
+  shell: ShellSettings,
+): { names: string[]; modules: string[]; patterns: string[] } {
+  return {
+    names: shell.commands,
+    modules: shell.modules,
+    patterns: shell.modules.length > 0 ? [] : shell.includePatterns,
+  };
+}
+
+/** Applies the selection semantics to the worker's candidates; returns command names and warnings. */
+export function selectCommands(
+  shell: ShellSettings,
+  found: CommandsResult,
+): { names: string[]; warnings: string[] } {
+  const include = shell.includePatterns.map(wildcard);
+  const exclude = shell.excludePatterns.map(wildcard);
+  const warnings = found.missing.map((name) =>
+    `Command '${name}' was not found in the worker session`
+  );
+  const names: string[] = [];
+  const seen = new Set<string>();
+  for (const candidate of found.commands) {
+    const key = candidate.name.toLowerCase();
+    if (seen.has(key)) continue;
+    if (
+      candidate.source === "module" && include.length > 0 &&
+      !include.some((p) => p.test(candidate.name))
+    ) {
+      continue;
+    }
+    if (exclude.some((p) => p.test(candidate.name))) continue;
+    seen.add(key);
+    names.push(candidate.name);
+  }
+  return { names, warnings };
+}
+
+/**
+ * Compiles a PowerShell wildcard (`*`, `?`, `[a-z]`, backtick escapes) into an anchored,
+ * case-insensitive regular expression.
+ */
+export function wildcard(pattern: string): RegExp {
+  let source = "";
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === "`" && i + 1 < pattern.length) source += escapeRegExp(pattern[++i]!);
+    else if (c === "*") source += ".*";
+    else if (c === "?") source += ".";
+    else if (c === "[") {
+      const end = pattern.indexOf("]", i + 1);
+      if (end < 0) source += "\\[";
+      else {
+        source += `[${pattern.slice(i + 1, end).replace(/[\\\]^]/g, "\\$&")}]`;
+        i = end;
+      }
+    } else source += escapeRegExp(c);
+  }
+  return new RegExp(`^${source}$`, "i");
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
+}
+
+/** Converts `Get-PSDrive` / `IdWithUserName` style names to snake case (REFERENCE §1.1 step 1). */
+function snake(text: string): string {
+  return text
+    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .replace(/[^A-Za-z0-9_]+/g, "_")
+    .replace(/_+/g, "_")
+    .replace(/^_+|_+$/g, "")
+    .toLowerCase();
+}
+
+/**
+ * The MCP tool name of a command's parameter set: `get_process_name`; a command with only
+ * `__AllParameterSets` gets the bare name (`get_date`). Names contain only `[a-z0-9_]`.
+ */
+export function toolName(command: string, parameterSet: string | null): string {
+  let name = snake(command);
+  if (/^\d/.test(name)) name = `_${name}`;
+  if (parameterSet && parameterSet.trim() !== "" && parameterSet !== ALL_SETS) {
+    name = `${name}_${snake(parameterSet)}`;
+  }
+  return name === "" ? "unnamed_command" : name;
+}
+
+/** Options of {@linkcode buildTools}. */
+export interface BuildToolsOptions {
+  /** PowerShell version of the worker that described the commands. */
+  psVersion: string;
+  /** Module import outcomes from startup (missing modules become warnings). */
+  modules?: ModuleStatus[];
+  /** Warnings gathered before (e.g. from {@linkcode selectCommands}). */
+  warnings?: string[];
+}
+
+/** Turns described commands into tool descriptors: one per parameter set, collisions reported. */
+export function buildTools(commands: CommandMeta[], options: BuildToolsOptions): Catalog {
+  const warnings = [...(options.warnings ?? [])];
+  for (const module of options.modules ?? []) {
+    if (!module.found) {
+      warnings.push(
+        `Module '${module.name}' could not be imported: ${module.error ?? "not found"}`,
+      );
+    }
+  }
+  const tools: ToolDescriptor[] = [];
+  const owners = new Map<string, string>();
+  for (const command of commands) {
+    let built = 0;
+    for (const set of command.parameterSets) {
+      const tool = buildTool(command, set, warnings);
+      if (!tool) continue;
+      const owner = `${command.name} (set ${set.name})`;
+      const previous = owners.get(tool.name);
+      if (previous) {
+        warnings.push(
+          `Tool name '${tool.name}' is generated by ${previous} and ${owner}; ${owner} is not offered`,
+        );
+        continue;
+      }
+      owners.set(tool.name, owner);
+      tools.push(tool);
+      built++;
+    }
+    if (built === 0 && command.parameterSets.length > 0) {
+      warnings.push(
+        `Command '${command.name}' has no parameter set that can be called with JSON arguments`,
+      );
+    }
+  }
+  return {
+    tools,
+    warnings,
+    psVersion: options.psVersion,
+    modules: (options.modules ?? []).map((m) => ({ name: m.name, version: m.version })),
+  };
+}
+
+function buildTool(
+  command: CommandMeta,
+  set: ParameterSetMeta,
+  warnings: string[],
+): ToolDescriptor | null {
+  const parameters: ToolParameter[] = [];
+  const ordered = [...set.parameters].sort(parameterOrder);
+  for (const param of ordered) {
+    const lower = param.name.toLowerCase();
+    if (COMMON_PARAMETERS.has(lower) || param.isDynamic) continue;
+    if ((lower === "whatif" || lower === "confirm") && !command.supportsShouldProcess) continue;
+    const built = toolParameter(param, command.help?.parameters[param.name] ?? null);
+    if (built) {
+      parameters.push(built);
+    } else if (param.isMandatory) {
+      warnings.push(
+        `Parameter set '${set.name}' of '${command.name}' is not offered: mandatory parameter '${param.name}' has type ${param.type}, which JSON cannot express`,
+      );
+      return null;
+    }
+  }
+  const properties: Record<string, JsonSchema> = {};
+  for (const p of parameters) properties[p.name] = p.schema;
+  const required = parameters.filter((p) => p.required).map((p) => p.name);
+  const inputSchema: JsonSchema = { type: "object", properties };
+  if (required.length > 0) inputSchema.required = required;
+  inputSchema.additionalProperties = false;
+  const { description, source } = toolDescription(command, set);
+  return {
+    name: toolName(command.name, set.name),
+    command: command.name,
+    parameterSet: set.name,
+    module: command.module,
+    description,
+    descriptionSource: source,
+    inputSchema,
+    annotations: annotationsFor(command.name, command.verb),
+    parameters,
+  };
+}
+
+/** Positional parameters first, by position; then the rest by name. */
+function parameterOrder(a: ParamMeta, b: ParamMeta): number {
+  const pa = a.position ?? Number.MAX_SAFE_INTEGER;
+  const pb = b.position ?? Number.MAX_SAFE_INTEGER;
+  return pa !== pb ? pa - pb : a.name.localeCompare(b.name);
+}
+
+function toolParameter(param: ParamMeta, helpText: string | null): ToolParameter | null {
+  if (param.isSwitch) {
+    return withDescription(
+      {
+        name: param.name,
+        schema: { type: "boolean" },
+        required: param.isMandatory,
+        kind: "switch",
+      },
+      param,
+      helpText,
+    );
+  }
+  if (param.isCredential) {
+    return withDescription(
+      {
+        name: param.name,
+        schema: {
+          type: "object",
+          properties: {
+            UserName: { type: "string" },
+            Password: { type: "string", writeOnly: true },
+          },
+          required: ["UserName", "Password"],
+          additionalProperties: false,
+        },
+        required: param.isMandatory,
+        kind: "credential",
+      },
+      param,
+      helpText,
+    );
+  }
+  const isArray = param.elementType !== null || param.type.endsWith("[]");
+  const elementType = param.elementType ?? (isArray ? param.type.slice(0, -2) : param.type);
+  const item = scalarSchema(elementType, param);
+  if (!item) return null;
+  let schema: JsonSchema;
+  if (isArray) {
+    schema = { type: "array", items: item };
+    if (param.validateCount) {
+      schema.minItems = param.validateCount.min;
+      schema.maxItems = param.validateCount.max;
+    }
+    if (param.validateNotNullOrEmpty) schema.minItems = Math.max(Number(schema.minItems ?? 0), 1);
+  } else {
+    schema = item;
+    if (param.validateNotNullOrEmpty && schema.type === "string") {
+      schema.minLength = Math.max(Number(schema.minLength ?? 0), 1);
+    }
+  }
+  return withDescription(
+    { name: param.name, schema, required: param.isMandatory, kind: "value" },
+    param,
+    helpText,
+  );
+}
+
+function scalarSchema(type: string, param: ParamMeta): JsonSchema | null {
+  if (UNBINDABLE_TYPE.test(type)) {
+    return null;
+  }
+  let schema: JsonSchema;
+  const range = INTEGER_RANGES[type];
+  if (param.enumValues && param.enumValues.length > 0) {
+    schema = { type: "string", enum: [...param.enumValues] };
+  } else if (range) {
+    schema = { type: "integer", minimum: range[0], maximum: range[1] };
+  } else if (type === "System.Double" || type === "System.Single" || type === "System.Decimal") {
+    schema = { type: "number" };
+  } else if (type === "System.Boolean" || type === "System.Management.Automation.SwitchParameter") {
+    schema = { type: "boolean" };
+  } else if (
+    /^System\.Collections\.(Hashtable|IDictionary|Specialized\.OrderedDictionary)$/.test(type)
+  ) {
+    schema = { type: "object" };
+  } else if (type === "System.Management.Automation.PSObject" || type === "System.Object") {
+    schema = {};
+  } else if (type === "System.DateTime" || type === "System.DateTimeOffset") {
+    schema = { type: "string", format: "date-time" };
+  } else if (type === "System.Guid") {
+    schema = { type: "string", format: "uuid" };
+  } else if (type === "System.Char") {
+    schema = { type: "string", minLength: 1, maxLength: 1 };
+  } else {
+    // Strings, and types PowerShell converts from a string (paths, TimeSpan, Uri, IPAddress, ...).
+    schema = { type: "string" };
+  }
+  if (param.validateSet && param.validateSet.length > 0) {
+    schema.type = "string";
+    schema.enum = [...param.validateSet];
+  }
+  if (param.validateRange && (schema.type === "integer" || schema.type === "number")) {
+    const { min, max } = param.validateRange;
+    if (typeof min === "number") schema.minimum = min;
+    if (typeof max === "number") schema.maximum = max;
+  }
+  if (param.validateLength && schema.type === "string") {
+    schema.minLength = param.validateLength.min;
+    schema.maxLength = param.validateLength.max;
+  }
+  if (param.validatePattern && schema.type === "string") schema.pattern = param.validatePattern;
+  return schema;
+}
+
+function withDescription(
+  parameter: ToolParameter,
+  param: ParamMeta,
+  helpText: string | null,
+): ToolParameter {
+  const set = param.validateSet ?? param.enumValues;
+  const phrase = set && set.length > 0
+    ? `${param.elementType || param.type.endsWith("[]") ? "Each item is one" : "One"} of: ${
+      set.join(", ")
+    }`
+    : null;
+  const text = sanitize(helpText ?? "") || sanitize(param.helpMessage ?? "") || phrase;
+  if (text) parameter.schema.description = cap(text, PARAMETER_DESCRIPTION_CAP);
+  return parameter;
+}
+
+function toolDescription(
+  command: CommandMeta,
+  set: ParameterSetMeta,
+): { description: string; source: DescriptionSource } {
+  const synopsis = sanitize(command.help?.synopsis ?? "");
+  // Get-Help invents a syntax line as the synopsis of help-less commands; that is not a description.
+  if (synopsis && synopsis !== command.name && !synopsis.startsWith(`${command.name} `)) {
+    return { description: cap(synopsis, TOOL_DESCRIPTION_CAP), source: "synopsis" };
+  }
+  const description = sanitize(command.help?.description ?? "");
+  if (description) {
+    return { description: cap(description, TOOL_DESCRIPTION_CAP), source: "description" };
+  }
+  const syntax = sanitize(set.syntax);
+  if (syntax) {
+    const text = syntax.startsWith(command.name) ? syntax : `${command.name} ${syntax}`;
+    return { description: cap(text, TOOL_DESCRIPTION_CAP), source: "syntax" };
+  }
+  return { description: command.name, source: "name" };
+}
+
+/**
+ * Cleans help text: control characters removed (whitespace controls become spaces), whitespace runs
+ * collapsed within paragraphs, paragraph breaks kept as a blank line.
+ */
+export function sanitize(text: string): string {
+  return text
+    .replace(/\r\n?/g, "\n")
+    .split(/\n\s*\n/)
+    .map((paragraph) =>
+      paragraph
+        .replace(/[\t\n\v\f]/g, " ")
+        .replace(/\p{Cc}/gu, "")
+        .replace(/\s+/g, " ")
+        .trim()
+    )
+    .filter(Boolean)
+    .join("\n\n");
+}
+
+/** Caps text at `max` characters, cutting at a word boundary and ending with `…`. */
+export function cap(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max - 1);
+  const space = cut.lastIndexOf(" ");
+  return `${(space > max / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
+const READ_ONLY_VERBS = new Set(
+  [
+    "Get",
+    "Find",
+    "Search",
+    "Show",
+    "Test",
+    "Measure",
+    "Resolve",
+    "Compare",
+    "Read",
+    "Select",
+    "Trace",
+    "Ping",
+    "Watch",
+  ],
+);
+const ADDITIVE_VERBS = new Set(
+  [
+    "New",
+    "Add",
+    "Copy",
+    "Join",
+    "Split",
+    "Import",
+    "Export",
+    "Out",
+    "Write",
+    "ConvertTo",
+    "ConvertFrom",
+    "Convert",
+    "Expand",
+    "Compress",
+    "Format",
+    "Group",
+    "Sort",
+    "Publish",
+    "Register",
+    "Save",
+    "Send",
+    "Install",
+    "Mount",
+    "Connect",
+    "Enter",
+    "Open",
+    "Push",
+    "Request",
+    "Submit",
+    "Initialize",
+    "Build",
+    "Checkpoint",
+    "Backup",
+  ],
+);
+const IDEMPOTENT_OVERWRITE_VERBS = new Set([
+  "Set",
+  "Update",
+  "Enable",
+  "Disable",
+  "Grant",
+  "Revoke",
+  "Protect",
+  "Unprotect",
+]);
+
+/**
+ * Annotations from the command's verb: read-only verbs (Get, Test, ...) are read-only and idempotent;
+ * additive verbs (New, Add, Export, ...) are neither destructive nor idempotent; Set-like verbs are
+ * destructive and idempotent; every other verb (Remove, Stop, Invoke, Start, unknown ones) is
+ * destructive. `openWorldHint` is always true: commands reach outside svc.
+ */
+export function annotationsFor(command: string, verb: string | null): ToolAnnotations {
+  const v = verb ?? command.split("-")[0] ?? "";
+  const title = command;
+  if (READ_ONLY_VERBS.has(v)) {
+    return {
+      title,
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: true,
+    };
+  }
+  if (ADDITIVE_VERBS.has(v)) {
+    return {
+      title,
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: true,
+    };
+  }
+  if (IDEMPOTENT_OVERWRITE_VERBS.has(v)) {
+    return {
+      title,
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: true,
+      openWorldHint: true,
+    };
+  }
+  return {
+    title,
+    readOnlyHint: false,
+    destructiveHint: true,
+    idempotentHint: false,
+    openWorldHint: true,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// On-disk cache
+
+const CACHE_FORMAT = 1;
+
+/** What a cached catalog is keyed on: the configuration and the pwsh binary. */
+export interface CatalogKeyInput {
+  shell: ShellSettings;
+  pwshPath: string;
+}
+
+/** Options of the catalog cache functions. */
+export interface CatalogCacheOptions {
+  /** Directory of cache files. @default `ShellConfiguration:CacheDirectory`, else the user cache dir + "/svc" */
+  directory: string;
+}
+
+/** Default cache directory: `$XDG_CACHE_HOME/svc`, `~/.cache/svc`, or `%LOCALAPPDATA%\svc`. */
+export function defaultCacheDirectory(
+  env: Record<string, string> = Deno.env.toObject(),
+): string | null {
+  if (env["XDG_CACHE_HOME"]) return `${env["XDG_CACHE_HOME"]}/svc`;
+  if (Deno.build.os === "windows" && env["LOCALAPPDATA"]) return `${env["LOCALAPPDATA"]}\\svc`;
+  if (env["HOME"]) return `${env["HOME"]}/.cache/svc`;
+  return null;
+}
+
+/**
+ * The cache key: a digest of everything that decides the catalog before a worker runs (selection
+ * settings, startup script text and file stamp, pwsh path and file stamp). Module and PowerShell
+ * versions are checked after startup with {@linkcode catalogStillValid}.
+ */
+export async function catalogKey(input: CatalogKeyInput): Promise<string> {
+  const { shell, pwshPath } = input;
+  const stamp = async (path: string | null) => {
+    if (!path) return null;
+    try {
+      const stat = await Deno.stat(path);
+      return `${stat.size}:${stat.mtime?.getTime() ?? 0}`;
+    } catch {
+      return "missing";
+    }
+  };
+  const material = JSON.stringify({
+    format: CACHE_FORMAT,
+    commands: shell.commands,
+    include: shell.includePatterns,
+    exclude: shell.excludePatterns,
+    modules: shell.modules,
+    script: shell.startupScript,
+    scriptPath: shell.startupScriptPath,
+    scriptStamp: await stamp(shell.startupScriptPath),
+    pwshPath,
+    pwshStamp: await stamp(pwshPath),
+  });
+  return createHash("sha256").update(material).digest("hex").slice(0, 32);
+}
+
+/** Reads a cached catalog; null when absent or unreadable. */
+export async function readCachedCatalog(
+  key: string,
+  options: CatalogCacheOptions,
+): Promise<Catalog | null> {
+  try {
+    const stored = JSON.parse(await Deno.readTextFile(`${options.directory}/catalog-${key}.json`));
+    if (stored?.format !== CACHE_FORMAT || !Array.isArray(stored.catalog?.tools)) return null;
+    return stored.catalog as Catalog;
+  } catch {
+    return null;
+  }
+}
+
+/** Writes a catalog to the cache atomically (temp file, then rename). */
+export async function writeCachedCatalog(
+  key: string,
+  catalog: Catalog,
+  options: CatalogCacheOptions,
+): Promise<void> {
+  await Deno.mkdir(options.directory, { recursive: true });
+  const path = `${options.directory}/catalog-${key}.json`;
+  const temp = `${path}.${crypto.randomUUID()}.tmp`;
+  await Deno.writeTextFile(temp, JSON.stringify({ format: CACHE_FORMAT, catalog }));
+  await Deno.rename(temp, path);
+}
+
+/** True when a cached catalog was built by the same PowerShell and module versions as a live worker. */
+export function catalogStillValid(
+  cached: Catalog,
+  psVersion: string,
+  modules: ModuleStatus[],
+): boolean {
+  if (cached.psVersion !== psVersion) return false;
+  const live = new Map(modules.map((m) => [m.name.toLowerCase(), m.version]));
+  if (live.size !== cached.modules.length) return false;
+  return cached.modules.every((m) => live.get(m.name.toLowerCase()) === m.version);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Discovery
+
+/** The part of a worker that discovery uses. */
+export interface DiscoveryWorker {
+  /** Candidate commands by name, module and pattern. */
+  commands(
+    query: { names: string[]; modules: string[]; patterns: string[] },
+  ): Promise<CommandsResult>;
+  /** Metadata and help of named commands. */
+  describe(
+    names: string[],
+    help?: boolean,
+  ): Promise<{ commands: CommandMeta[]; missing: string[] }>;
+}
+
+/** Options of {@linkcode discoverCatalog}. */
+export interface DiscoverOptions {
+  /** PowerShell version of the worker. */
+  psVersion: string;
+  /** Module import outcomes from the worker's startup. */
+  modules: ModuleStatus[];
+}
+
+/** Asks a started worker for the configured commands and builds the catalog from their metadata. */
+export async function discoverCatalog(
+  worker: DiscoveryWorker,
+  shell: ShellSettings,
+  options: DiscoverOptions,
+): Promise<Catalog> {
+  const found = await worker.commands(candidateQuery(shell));
+  const { names, warnings } = selectCommands(shell, found);
+  const described = names.length > 0
+    ? await worker.describe(names, true)
+    : { commands: [], missing: [] };
+  for (const name of described.missing) warnings.push(`Command '${name}' could not be described`);
+  return buildTools(described.commands, {
+    psVersion: options.psVersion,
+    modules: options.modules,
+    warnings,
+  });
+}

@@ -1,0 +1,399 @@
+/**
+ * Settings of svc: the one home of every default. Layers, highest first: CLI flags, environment
+ * variables (`SVC_*` and `Section__Sub__Key`), the configuration file (JSONC), coded defaults. Keys are
+ * matched case-insensitively, as .NET configuration binders do, so PoshMcp files work unchanged
+ * (`PowerShellConfiguration` is read as `ShellConfiguration`, `CommandNames` as `Commands`).
+ *
+ * @module
+ */
+import { parse as parseJsonc, type ParseError, printParseErrorCode } from "jsonc-parser";
+import { z } from "zod";
+import { ConfigError } from "./errors.ts";
+import type { LogFormat, LogLevel } from "./log.ts";
+import embeddedDefaults from "../appsettings.json" with { type: "json" };
+
+/** Transport served by `svc serve`. */
+export type Transport = "stdio" | "http";
+
+/** Per-command settings from `ShellConfiguration:CommandOverrides:<command>`. */
+export interface CommandOverride {
+  /** Time limit for one call of this command in ms; replaces `ToolCallTimeout`. */
+  toolCallTimeoutMs?: number;
+  /** Roles of which a caller needs one to call this command (HTTP with authentication). */
+  requiredRoles?: string[];
+}
+
+/** The shell section: which commands become tools and how calls run. */
+export interface ShellSettings {
+  /** PowerShell executable. @default "pwsh" on PATH (flag `--pwsh`, env `SVC_PWSH`, key `ShellConfiguration:PwshPath`) */
+  pwshPath: string | null;
+  /** Explicit command names. @default [] (`ShellConfiguration:Commands`, also PoshMcp's `CommandNames`) */
+  commands: string[];
+  /** Wildcards selecting commands. @default [] (`ShellConfiguration:IncludePatterns`) */
+  includePatterns: string[];
+  /** Wildcards hiding commands; always wins. @default [] (`ShellConfiguration:ExcludePatterns`) */
+  excludePatterns: string[];
+  /** Modules imported in every worker whose commands are offered. @default [] (`ShellConfiguration:Modules`) */
+  modules: string[];
+  /** Inline startup script. @default null (`ShellConfiguration:Environment:StartupScript`) */
+  startupScript: string | null;
+  /** Startup script file, run before the inline one. @default null (`ShellConfiguration:Environment:StartupScriptPath`) */
+  startupScriptPath: string | null;
+  /** Time limit of one call in ms. @default 300000 (`ShellConfiguration:ToolCallTimeout`, "00:05:00") */
+  toolCallTimeoutMs: number;
+  /** Largest result text in bytes before it is cut. @default 1048576 (`ShellConfiguration:MaxResultBytes`) */
+  maxResultBytes: number;
+  /** `ConvertTo-Json -Depth` for output objects. @default 4 (`ShellConfiguration:SerializationDepth`) */
+  serializationDepth: number;
+  /** Per-command overrides, keyed as written (matched case-insensitively). @default {} */
+  commandOverrides: Record<string, CommandOverride>;
+  /** Directory of the catalog cache. @default the user cache dir + "/svc" (`ShellConfiguration:CacheDirectory`, env `SVC_CACHE_DIR`) */
+  cacheDirectory: string | null;
+  /** Time to start a worker and run its startup script, in ms. @default 120000 (`ShellConfiguration:WorkerStartTimeout`) */
+  workerStartTimeoutMs: number;
+}
+
+/** All settings svc runs with. */
+export interface Settings {
+  /** The configuration file read, or null for the embedded default. */
+  configPath: string | null;
+  /** Transport of `svc serve`. @default "stdio" (flag `--transport`, env `SVC_TRANSPORT`) */
+  transport: Transport;
+  /** Shell settings. */
+  shell: ShellSettings;
+  /** Grace period for a stopped pipeline before its worker is killed, in ms. @default 5000 (`McpServer:RunspacePool:StopTimeout`) */
+  stopTimeoutMs: number;
+  /** Log level. @default "info" (`Logging:LogLevel:Default`, env `SVC_LOG_LEVEL`, flag `--log-level`) */
+  logLevel: LogLevel;
+  /** Log line format. @default "text" (flag `--log-format`, env `SVC_LOG_FORMAT`) */
+  logFormat: LogFormat;
+}
+
+/** Command-line values that override configuration (undefined = not given). */
+export interface SettingsOverrides {
+  /** `--config` */
+  config?: string | undefined;
+  /** `--transport` */
+  transport?: string | undefined;
+  /** `--pwsh` */
+  pwsh?: string | undefined;
+  /** `--log-level` */
+  logLevel?: string | undefined;
+  /** `--log-format` */
+  logFormat?: string | undefined;
+}
+
+/** Options of {@linkcode loadSettings}. */
+export interface LoadSettingsOptions {
+  /** Environment to read. @default Deno.env.toObject() */
+  env?: Record<string, string>;
+  /** Directory where `./appsettings.json` is looked for. @default Deno.cwd() */
+  cwd?: string;
+}
+
+type Tree = Record<string, unknown>;
+
+/** Top-level sections whose `Section__Key` environment variables are read. */
+const SECTIONS = [
+  "ShellConfiguration",
+  "PowerShellConfiguration",
+  "McpServer",
+  "Logging",
+  "Authentication",
+];
+
+const LOG_LEVELS: Record<string, LogLevel> = {
+  trace: "trace",
+  debug: "debug",
+  information: "info",
+  info: "info",
+  warning: "warning",
+  warn: "warning",
+  error: "error",
+  critical: "fatal",
+  fatal: "fatal",
+  none: "fatal",
+};
+
+/** Reads and validates the settings from flags, environment, configuration file and defaults. */
+export async function loadSettings(
+  overrides: SettingsOverrides = {},
+  options: LoadSettingsOptions = {},
+): Promise<Settings> {
+  const { env = Deno.env.toObject(), cwd = Deno.cwd() } = options;
+  const { tree: fileTree, path: configPath } = await readConfigFile(overrides.config, env, cwd);
+  const tree = mergeTrees(fileTree, envTree(env));
+  return resolveSettings(tree, { configPath, overrides, env });
+}
+
+async function readConfigFile(
+  flag: string | undefined,
+  env: Record<string, string>,
+  cwd: string,
+): Promise<{ tree: Tree; path: string | null }> {
+  const explicit = flag ?? env["SVC_CONFIG"];
+  const candidate = explicit ?? `${cwd}/appsettings.json`;
+  let text: string;
+  try {
+    text = await Deno.readTextFile(candidate);
+  } catch (error) {
+    if (explicit === undefined && error instanceof Deno.errors.NotFound) {
+      return { tree: structuredClone(embeddedDefaults) as Tree, path: null };
+    }
+    const source = flag !== undefined ? "--config" : "SVC_CONFIG";
+    throw new ConfigError(
+      "UNREADABLE_FILE",
+      `Cannot read configuration file '${candidate}' given by ${source}: ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+      { cause: error },
+    );
+  }
+  return { tree: parseConfigText(text, candidate), path: candidate };
+}
+
+/** Parses the text of a configuration file (JSON with comments and trailing commas). */
+export function parseConfigText(text: string, path: string): Tree {
+  const errors: ParseError[] = [];
+  const tree = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
+  const first = errors[0];
+  if (first) {
+    const line = text.slice(0, first.offset).split("\n").length;
+    throw new ConfigError(
+      "INVALID_FILE",
+      `Cannot parse configuration file '${path}' at line ${line}: ${
+        printParseErrorCode(first.error)
+      }`,
+    );
+  }
+  if (tree === null || typeof tree !== "object" || Array.isArray(tree)) {
+    throw new ConfigError("INVALID_FILE", `Configuration file '${path}' must hold a JSON object`);
+  }
+  return tree as Tree;
+}
+
+/** Builds a tree from `Section__Sub__Key` variables; numeric segments (`__0`) become array items. */
+function envTree(env: Record<string, string>): Tree {
+  const tree: Tree = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.includes("__")) continue;
+    const parts = name.split("__");
+    if (!SECTIONS.some((s) => s.toLowerCase() === parts[0]!.toLowerCase())) continue;
+    let node: Tree = tree;
+    parts.forEach((part, i) => {
+      if (i === parts.length - 1) node[part] = value;
+      else node = (node[part] ??= {}) as Tree;
+    });
+  }
+  return arraysFromIndexes(tree) as Tree;
+}
+
+function arraysFromIndexes(node: unknown): unknown {
+  if (node === null || typeof node !== "object") return node;
+  const entries = Object.entries(node as Tree).map(([k, v]) => [k, arraysFromIndexes(v)] as const);
+  if (entries.length > 0 && entries.every(([k]) => /^\d+$/.test(k))) {
+    return entries.sort(([a], [b]) => Number(a) - Number(b)).map(([, v]) => v);
+  }
+  return Object.fromEntries(entries);
+}
+
+/** Merges `top` over `base`, matching keys case-insensitively; arrays and scalars replace. */
+function mergeTrees(base: Tree, top: Tree): Tree {
+  const out: Tree = { ...base };
+  for (const [key, value] of Object.entries(top)) {
+    const existing = Object.keys(out).find((k) => k.toLowerCase() === key.toLowerCase());
+    const current = existing === undefined ? undefined : out[existing];
+    const merged = isTree(current) && isTree(value) ? mergeTrees(current, value) : value;
+    if (existing !== undefined && existing !== key) delete out[existing];
+    out[existing ?? key] = merged;
+  }
+  return out;
+}
+
+function isTree(value: unknown): value is Tree {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** Case-insensitive lookup of a `:`-separated key path. */
+function lookup(tree: Tree, path: string): unknown {
+  let node: unknown = tree;
+  for (const part of path.split(":")) {
+    if (!isTree(node)) return undefined;
+    const key = Object.keys(node).find((k) => k.toLowerCase() === part.toLowerCase());
+    if (key === undefined) return undefined;
+    node = node[key];
+  }
+  return node;
+}
+
+/** Parses a .NET-style time span (`hh:mm:ss`, `d.hh:mm:ss`, `hh:mm:ss.fff`) into milliseconds. */
+export function parseTimeSpan(text: string): number | null {
+  const match = /^(?:(\d+)\.)?(\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.(\d{1,7}))?$/.exec(text.trim());
+  if (!match) return null;
+  const [, days = "0", hours, minutes, seconds, fraction = "0"] = match;
+  if (Number(minutes) > 59 || Number(seconds) > 59) return null;
+  const ms = Number(`0.${fraction}`) * 1000;
+  return ((Number(days) * 24 + Number(hours)) * 60 + Number(minutes)) * 60_000 +
+    Number(seconds) * 1000 + Math.round(ms);
+}
+
+const stringList = z.array(z.string());
+
+class Reader {
+  constructor(readonly tree: Tree) {}
+
+  #fail(key: string, value: unknown, expected: string): never {
+    throw new ConfigError(
+      "INVALID_VALUE",
+      `Invalid configuration value for '${key}': expected ${expected}, got ${
+        JSON.stringify(value)
+      }`,
+    );
+  }
+
+  /** Shell keys are read from `ShellConfiguration` first, then PoshMcp's `PowerShellConfiguration`. */
+  raw(key: string): [string, unknown] {
+    if (key.startsWith("ShellConfiguration:")) {
+      const value = lookup(this.tree, key);
+      if (value !== undefined) return [key, value];
+      const alias = key.replace("ShellConfiguration:", "PowerShellConfiguration:");
+      return [alias, lookup(this.tree, alias)];
+    }
+    return [key, lookup(this.tree, key)];
+  }
+
+  strings(key: string): string[] {
+    const [name, value] = this.raw(key);
+    if (value === undefined || value === null) return [];
+    const parsed = stringList.safeParse(typeof value === "string" ? [value] : value);
+    if (!parsed.success) this.#fail(name, value, "an array of strings");
+    return parsed.data.filter((s) => s.trim() !== "");
+  }
+
+  optionalString(key: string): string | null {
+    const [name, value] = this.raw(key);
+    if (value === undefined || value === null || value === "") return null;
+    if (typeof value !== "string") this.#fail(name, value, "a string");
+    return value;
+  }
+
+  integer(key: string, fallback: number, min: number): number {
+    const [name, value] = this.raw(key);
+    if (value === undefined || value === null || value === "") return fallback;
+    const n = typeof value === "string" ? Number(value) : value;
+    if (typeof n !== "number" || !Number.isInteger(n) || n < min) {
+      this.#fail(name, value, `an integer >= ${min}`);
+    }
+    return n;
+  }
+
+  timeSpan(key: string, fallbackMs: number): number {
+    const [name, value] = this.raw(key);
+    if (value === undefined || value === null || value === "") return fallbackMs;
+    const ms = typeof value === "string" ? parseTimeSpan(value) : null;
+    if (ms === null || ms <= 0) this.#fail(name, value, 'a positive time span like "00:05:00"');
+    return ms;
+  }
+}
+
+function resolveSettings(
+  tree: Tree,
+  context: { configPath: string | null; overrides: SettingsOverrides; env: Record<string, string> },
+): Settings {
+  const { configPath, overrides, env } = context;
+  const read = new Reader(tree);
+  const commands = [
+    ...read.strings("ShellConfiguration:Commands"),
+    ...read.strings("ShellConfiguration:CommandNames"),
+  ];
+  const shell: ShellSettings = {
+    pwshPath: overrides.pwsh ?? env["SVC_PWSH"] ??
+      read.optionalString("ShellConfiguration:PwshPath"),
+    commands: [...new Set(commands)],
+    includePatterns: read.strings("ShellConfiguration:IncludePatterns"),
+    excludePatterns: read.strings("ShellConfiguration:ExcludePatterns"),
+    modules: read.strings("ShellConfiguration:Modules"),
+    startupScript: read.optionalString("ShellConfiguration:Environment:StartupScript"),
+    startupScriptPath: read.optionalString("ShellConfiguration:Environment:StartupScriptPath"),
+    toolCallTimeoutMs: read.timeSpan("ShellConfiguration:ToolCallTimeout", 300_000),
+    maxResultBytes: read.integer("ShellConfiguration:MaxResultBytes", 1_048_576, 1024),
+    serializationDepth: read.integer("ShellConfiguration:SerializationDepth", 4, 1),
+    commandOverrides: readOverrides(read),
+    cacheDirectory: env["SVC_CACHE_DIR"] ??
+      read.optionalString("ShellConfiguration:CacheDirectory"),
+    workerStartTimeoutMs: read.timeSpan("ShellConfiguration:WorkerStartTimeout", 120_000),
+  };
+  return {
+    configPath,
+    transport: parseTransport(overrides.transport ?? env["SVC_TRANSPORT"] ?? "stdio"),
+    shell,
+    stopTimeoutMs: read.timeSpan("McpServer:RunspacePool:StopTimeout", 5_000),
+    logLevel: parseLogLevel(
+      overrides.logLevel ?? env["SVC_LOG_LEVEL"] ??
+        read.optionalString("Logging:LogLevel:Default") ??
+        "Information",
+    ),
+    logFormat: parseLogFormat(overrides.logFormat ?? env["SVC_LOG_FORMAT"] ?? "text"),
+  };
+}
+
+function readOverrides(read: Reader): Record<string, CommandOverride> {
+  const [name, value] = read.raw("ShellConfiguration:CommandOverrides");
+  const legacy = read.raw("ShellConfiguration:FunctionOverrides")[1];
+  const merged = { ...(isTree(legacy) ? legacy : {}), ...(isTree(value) ? value : {}) };
+  if (value !== undefined && value !== null && !isTree(value)) {
+    throw new ConfigError(
+      "INVALID_VALUE",
+      `Invalid configuration value for '${name}': expected an object`,
+    );
+  }
+  const out: Record<string, CommandOverride> = {};
+  for (const command of Object.keys(merged)) {
+    const key = `${name}:${command}`;
+    const override: CommandOverride = {};
+    const timeout = lookup(read.tree, `${key}:ToolCallTimeout`);
+    if (timeout !== undefined && timeout !== null && timeout !== "") {
+      override.toolCallTimeoutMs = read.timeSpan(`${key}:ToolCallTimeout`, 0);
+    }
+    const roles = lookup(read.tree, `${key}:RequiredRoles`);
+    if (roles !== undefined) override.requiredRoles = read.strings(`${key}:RequiredRoles`);
+    out[command] = override;
+  }
+  return out;
+}
+
+/** Parses a transport name; anything but `stdio` or `http` is a configuration error. */
+export function parseTransport(value: string): Transport {
+  const t = value.trim().toLowerCase();
+  if (t === "stdio" || t === "http") return t;
+  throw new ConfigError(
+    "INVALID_VALUE",
+    `Invalid transport '${value}': expected "stdio" or "http" (flag --transport, env SVC_TRANSPORT)`,
+  );
+}
+
+function parseLogLevel(value: string): LogLevel {
+  const level = LOG_LEVELS[value.trim().toLowerCase()];
+  if (level) return level;
+  throw new ConfigError(
+    "INVALID_VALUE",
+    `Invalid log level '${value}': expected one of Trace, Debug, Information, Warning, Error, Critical (key Logging:LogLevel:Default, env SVC_LOG_LEVEL)`,
+  );
+}
+
+function parseLogFormat(value: string): LogFormat {
+  const f = value.trim().toLowerCase();
+  if (f === "text" || f === "json") return f;
+  throw new ConfigError(
+    "INVALID_VALUE",
+    `Invalid log format '${value}': expected "text" or "json" (flag --log-format, env SVC_LOG_FORMAT)`,
+  );
+}
+
+/** Finds the override of a command, matching the key case-insensitively. */
+export function overrideFor(shell: ShellSettings, command: string): CommandOverride | undefined {
+  const key = Object.keys(shell.commandOverrides).find((k) =>
+    k.toLowerCase() === command.toLowerCase()
+  );
+  return key === undefined ? undefined : shell.commandOverrides[key];
+}

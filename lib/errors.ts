@@ -1,0 +1,78 @@
+/**
+ * The error classes of svc, one per layer, and the exit code each maps to in `main.ts`:
+ * configuration errors exit 2, startup errors 3, runtime errors 4.
+ *
+ * @module
+ */
+
+/** Codes of {@linkcode ConfigError}. */
+export type ConfigErrorCode = "INVALID_VALUE" | "UNREADABLE_FILE" | "INVALID_FILE" | "BAD_FLAG";
+
+/** A configuration file, variable or flag is wrong; the message names the key. Exit code 2. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+  /** What kind of configuration problem this is. */
+  readonly code: ConfigErrorCode;
+  /** Builds the error; `options.cause` carries the underlying failure. */
+  constructor(code: ConfigErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** Codes of {@linkcode StartupError}. */
+export type StartupErrorCode =
+  | "PWSH_NOT_FOUND"
+  | "PWSH_TOO_OLD"
+  | "WORKER_START"
+  | "STARTUP_SCRIPT";
+
+/** svc cannot start serving: PowerShell missing or too old, or the startup script failed. Exit 3. */
+export class StartupError extends Error {
+  override name = "StartupError";
+  /** What prevented startup. */
+  readonly code: StartupErrorCode;
+  /** Builds the error; `options.cause` carries the underlying failure. */
+  constructor(code: StartupErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** Codes of {@linkcode WorkerError}. */
+export type WorkerErrorCode =
+  | "SPAWN_FAILED"
+  | "HELLO_TIMEOUT"
+  | "BAD_HELLO"
+  | "EXITED"
+  | "PROTOCOL"
+  | "REMOTE"
+  | "TIMEOUT"
+  | "CANCELLED"
+  | "CLOSED";
+
+/** A PowerShell worker failed: it could not start, died, broke the protocol or was stopped. */
+export class WorkerError extends Error {
+  override name = "WorkerError";
+  /** What went wrong with the worker. */
+  readonly code: WorkerErrorCode;
+  /** The worker's exit code when `code` is `EXITED`. */
+  readonly exitCode: number | null;
+  /** Builds the error. */
+  constructor(
+    code: WorkerErrorCode,
+    message: string,
+    options?: ErrorOptions & { exitCode?: number | null },
+  ) {
+    super(message, options);
+    this.code = code;
+    this.exitCode = options?.exitCode ?? null;
+  }
+}
+
+/** Maps an error to the process exit code of `main.ts`: 2 config, 3 startup, 4 anything else. */
+export function exitCodeOf(error: unknown): 2 | 3 | 4 {
+  if (error instanceof ConfigError) return 2;
+  if (error instanceof StartupError) return 3;
+  return 4;
+}

@@ -1,0 +1,849 @@
+/**
+ * One worker = one `pwsh` process running `host.ps1`, driven over the protocol of
+ * `docs/worker-protocol.md`: spawn, private socket, hello, requests, stop, time limits, crash detection
+ * and process-tree kill. This module knows nothing about tools or MCP; it is the only place that speaks
+ * the worker protocol.
+ *
+ * @module
+ */
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { StartupError, WorkerError } from "./errors.ts";
+import { logger } from "./log.ts";
+
+const log = logger("worker");
+const IS_WINDOWS = Deno.build.os === "windows";
+const MAX_FRAME_CHARS = 256 * 1024 * 1024;
+const PROTOCOL_VERSION = 1;
+const MIN_PS_VERSION = [7, 4] as const;
+
+/** Metadata of one parameter, as the worker reports it (protocol §4.3). */
+export interface ParamMeta {
+  name: string;
+  type: string;
+  elementType: string | null;
+  isMandatory: boolean;
+  position: number | null;
+  valueFromPipeline: boolean;
+  valueFromRemainingArguments: boolean;
+  helpMessage: string | null;
+  aliases: string[];
+  isSwitch: boolean;
+  isCredential: boolean;
+  enumValues: string[] | null;
+  validateSet: string[] | null;
+  validateRange: { min: number | string; max: number | string } | null;
+  validateLength: { min: number; max: number } | null;
+  validatePattern: string | null;
+  validateCount: { min: number; max: number } | null;
+  validateNotNullOrEmpty: boolean;
+  isDynamic: boolean;
+}
+
+/** One parameter set of a command. */
+export interface ParameterSetMeta {
+  name: string;
+  isDefault: boolean;
+  syntax: string;
+  parameters: ParamMeta[];
+}
+
+/** Help text of a command, when Get-Help found any. */
+export interface HelpMeta {
+  synopsis: string | null;
+  description: string | null;
+  parameters: Record<string, string>;
+}
+
+/** Metadata of one command (protocol §4.3). */
+export interface CommandMeta {
+  name: string;
+  commandType: string;
+  module: string | null;
+  moduleVersion: string | null;
+  verb: string | null;
+  noun: string | null;
+  defaultParameterSet: string | null;
+  supportsShouldProcess: boolean;
+  outputTypes: string[];
+  parameterSets: ParameterSetMeta[];
+  help: HelpMeta | null;
+}
+
+/** A PowerShell error record, flattened (protocol §4.4). */
+export interface ErrorInfo {
+  message: string;
+  fullyQualifiedErrorId: string | null;
+  category: string | null;
+  targetName: string | null;
+  targetType: string | null;
+  exceptionType: string | null;
+  scriptStackTrace: string | null;
+  terminating: boolean;
+  position: { scriptName: string | null; line: number; column: number; text: string | null } | null;
+}
+
+/** Result of `invoke` (protocol §4.4). */
+export interface InvokeResult {
+  output: unknown[];
+  errors: ErrorInfo[];
+  warnings: string[];
+  verbose: string[];
+  debug: string[];
+  information: { message: string; tags: string[]; source: string | null }[];
+  hadErrors: boolean;
+  stopped: boolean;
+  durationMs: number;
+}
+
+/** Parameters of `invoke`. */
+export interface InvokeParams {
+  command: string;
+  parameters: Record<string, unknown>;
+  credentials: string[];
+  depth: number;
+}
+
+/** One module's import outcome from `startup`. */
+export interface ModuleStatus {
+  name: string;
+  found: boolean;
+  version: string | null;
+  path: string | null;
+  error: string | null;
+}
+
+/** Result of `startup`. */
+export interface StartupResult {
+  modules: ModuleStatus[];
+  durationMs: number;
+}
+
+/** Parameters of `startup`. */
+export interface StartupParams {
+  modules: string[];
+  scriptPath: string | null;
+  script: string | null;
+}
+
+/** One candidate command from `commands`. */
+export interface CommandCandidate {
+  name: string;
+  module: string | null;
+  commandType: string;
+  source: "name" | "module" | "pattern";
+  via: string;
+}
+
+/** Result of `commands`. */
+export interface CommandsResult {
+  commands: CommandCandidate[];
+  missing: string[];
+}
+
+/** Result of `describe`. */
+export interface DescribeResult {
+  commands: CommandMeta[];
+  missing: string[];
+}
+
+/** Facts from the worker's hello frame. */
+export interface WorkerInfo {
+  pid: number;
+  psVersion: string;
+  edition: string;
+  os: string;
+}
+
+/** How an `invoke` ended when it did not simply complete. */
+export type Interruption = "timeout" | "cancelled";
+
+/** The outcome of {@linkcode Worker.invoke}: the result, and whether it was stopped and why. */
+export interface InvokeOutcome {
+  result: InvokeResult;
+  interrupted: Interruption | null;
+}
+
+/** Options of {@linkcode Worker.start}. */
+export interface WorkerOptions {
+  /** Absolute path of the pwsh executable (see {@linkcode resolvePwsh}). */
+  pwsh: string;
+  /** Time for the process to connect and say hello, in ms. @default 30000 */
+  helloTimeoutMs?: number;
+  /** Grace period after a stop or exit request before the process tree is killed, in ms. @default 5000 (`McpServer:RunspacePool:StopTimeout`) */
+  stopTimeoutMs?: number;
+  /** Label used in log lines. @default "worker" */
+  label?: string;
+}
+
+/** Options of {@linkcode Worker.invoke}. */
+export interface InvokeOptions {
+  /** Cancels the call: the pipeline is stopped (then the tree killed after the stop timeout). */
+  signal?: AbortSignal;
+  /** Time limit of the call in ms. @default no limit */
+  timeoutMs?: number;
+}
+
+interface Pending {
+  id: number;
+  op: string;
+  resolve: (result: unknown) => void;
+  reject: (error: Error) => void;
+}
+
+let hostScriptText: Promise<string> | undefined;
+
+function hostScript(): Promise<string> {
+  hostScriptText ??= Deno.readTextFile(new URL("./host.ps1", import.meta.url));
+  return hostScriptText;
+}
+
+/**
+ * A running PowerShell worker. Requests run one at a time; `invoke` can be stopped by time limit or
+ * signal. An exiting process is noticed at once and fails the request in flight.
+ */
+export class Worker implements AsyncDisposable {
+  readonly #child: Deno.ChildProcess;
+  readonly #dir: string;
+  readonly #label: string;
+  readonly #stopTimeoutMs: number;
+  #conn: Deno.Conn | null = null;
+  #writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
+  #pending: Pending | null = null;
+  #queue: Promise<unknown> = Promise.resolve();
+  #nextId = 0;
+  #exitCode: number | null = null;
+  #exited: Promise<number>;
+  #closing = false;
+  #hello: ((frame: Record<string, unknown>) => void) | null = null;
+  #diagnostics: string[] = [];
+  #info: WorkerInfo | null = null;
+
+  private constructor(child: Deno.ChildProcess, dir: string, label: string, stopTimeoutMs: number) {
+    this.#child = child;
+    this.#dir = dir;
+    this.#label = label;
+    this.#stopTimeoutMs = stopTimeoutMs;
+    this.#exited = child.status.then((status) => {
+      this.#exitCode = status.code;
+      this.#onExit(status.code);
+      return status.code;
+    });
+    this.#drain(child.stdout, "stdout");
+    this.#drain(child.stderr, "stderr");
+  }
+
+  /** Spawns pwsh with the host script, waits for its hello and checks token and version. */
+  static async start(options: WorkerOptions): Promise<Worker> {
+    const { pwsh, helloTimeoutMs = 30_000, stopTimeoutMs = 5_000, label = "worker" } = options;
+    const dir = await Deno.makeTempDir({ prefix: "svc-" });
+    if (!IS_WINDOWS) await Deno.chmod(dir, 0o700);
+    const token = randomBytes(32).toString("hex");
+    let listener: Deno.Listener | undefined;
+    let worker: Worker | undefined;
+    try {
+      await Deno.writeTextFile(`${dir}/host.ps1`, await hostScript());
+      let endpoint: string;
+      if (IS_WINDOWS) {
+        const tcp = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+        endpoint = `tcp:127.0.0.1:${tcp.addr.port}`;
+        listener = tcp;
+      } else {
+        const path = `${dir}/w.sock`;
+        listener = Deno.listen({ transport: "unix", path });
+        endpoint = `unix:${path}`;
+      }
+      const args = ["-NoLogo", "-NoProfile", "-NonInteractive"];
+      if (IS_WINDOWS) args.push("-ExecutionPolicy", "Bypass");
+      args.push("-File", `${dir}/host.ps1`, "-Endpoint", endpoint);
+      let child: Deno.ChildProcess;
+      try {
+        child = new Deno.Command(pwsh, {
+          args,
+          stdin: "null",
+          stdout: "piped",
+          stderr: "piped",
+          // Its own process group, so the whole tree can be killed with one signal.
+          detached: !IS_WINDOWS,
+          env: {
+            SVC_WORKER_TOKEN: token,
+            POWERSHELL_TELEMETRY_OPTOUT: "1",
+            POWERSHELL_UPDATECHECK: "Off",
+            NO_COLOR: "1",
+          },
+        }).spawn();
+      } catch (error) {
+        throw new WorkerError(
+          "SPAWN_FAILED",
+          `Cannot start PowerShell worker '${pwsh}': ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+          { cause: error },
+        );
+      }
+      worker = new Worker(child, dir, label, stopTimeoutMs);
+      await worker.#connect(listener, token, helloTimeoutMs);
+      return worker;
+    } catch (error) {
+      if (worker) await worker.kill();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      throw error;
+    } finally {
+      try {
+        listener?.close();
+      } catch { /* already closed */ }
+    }
+  }
+
+  /** The worker's process id. */
+  get pid(): number {
+    return this.#child.pid;
+  }
+
+  /** Facts from the hello frame (PowerShell version, edition, OS). */
+  get info(): WorkerInfo {
+    return this.#info!;
+  }
+
+  /** True until the process has exited or the worker is being closed. */
+  get alive(): boolean {
+    return this.#exitCode === null && !this.#closing;
+  }
+
+  /** Exit code once the process has exited, else null. */
+  get exitCode(): number | null {
+    return this.#exitCode;
+  }
+
+  /** Resolves with the exit code when the process exits. */
+  get exited(): Promise<number> {
+    return this.#exited;
+  }
+
+  /** Imports modules, runs the startup script and records the reset snapshot. */
+  startup(params: StartupParams, timeoutMs?: number): Promise<StartupResult> {
+    return this.#request("startup", params, timeoutMs) as Promise<StartupResult>;
+  }
+
+  /** Lists candidate commands by exact name, module and wildcard. */
+  commands(
+    params: { names: string[]; modules: string[]; patterns: string[] },
+  ): Promise<CommandsResult> {
+    return this.#request("commands", params) as Promise<CommandsResult>;
+  }
+
+  /** Returns the metadata (and optionally help) of named commands. */
+  describe(names: string[], help = true): Promise<DescribeResult> {
+    return this.#request("describe", { names, help }) as Promise<DescribeResult>;
+  }
+
+  /** Restores the post-startup snapshot. */
+  reset(): Promise<{ durationMs: number }> {
+    return this.#request("reset", {}, this.#stopTimeoutMs * 6) as Promise<{ durationMs: number }>;
+  }
+
+  /**
+   * Runs one command. On time limit or abort the pipeline is stopped; when it does not answer within
+   * the stop timeout the process tree is killed and a `TIMEOUT`/`CANCELLED` WorkerError is thrown.
+   */
+  invoke(params: InvokeParams, options: InvokeOptions = {}): Promise<InvokeOutcome> {
+    return this.#exclusive(async () => {
+      const { id, response } = this.#send("invoke", params);
+      const interruption = interruptionOf(options);
+      try {
+        const first = await Promise.race([
+          response.then((result) => ({ result: result as InvokeResult })),
+          interruption.promise,
+        ]);
+        if ("result" in first) return { result: first.result, interrupted: null };
+        const reason = first.interrupted;
+        log.debug("Stopping call {Id} on worker {Pid}: {Reason}.", {
+          Id: id,
+          Pid: this.pid,
+          Reason: reason,
+        });
+        await this.#notify({ op: "stop", params: { id } });
+        const stopped = await Promise.race([
+          response.then((result) => result as InvokeResult),
+          delay(this.#stopTimeoutMs).then(() => null),
+        ]);
+        if (stopped) return { result: { ...stopped, stopped: true }, interrupted: reason };
+        await this.kill();
+        const what = reason === "timeout" ? "timed out" : "was cancelled";
+        throw new WorkerError(
+          reason === "timeout" ? "TIMEOUT" : "CANCELLED",
+          `Command '${params.command}' ${what} and did not stop within ${
+            this.#stopTimeoutMs / 1000
+          } s, so its worker process tree was killed`,
+        );
+      } finally {
+        interruption.dispose();
+        response.catch(() => {});
+      }
+    }) as Promise<InvokeOutcome>;
+  }
+
+  /** Asks the worker to exit; kills its process tree if it has not exited within the stop timeout. */
+  async close(): Promise<void> {
+    if (this.#exitCode === null && !this.#closing) {
+      this.#closing = true;
+      // Closing does not wait for a running call; that call fails instead of hanging.
+      this.#fail(
+        new WorkerError("CLOSED", "PowerShell worker was closed while a request was running"),
+      );
+      try {
+        const { response } = this.#send("exit", {});
+        await Promise.race([response.catch(() => {}), delay(this.#stopTimeoutMs)]);
+      } catch { /* connection already gone */ }
+      const exited = await Promise.race([
+        this.#exited.then(() => true),
+        delay(this.#stopTimeoutMs).then(() => false),
+      ]);
+      if (!exited) await this.kill();
+    }
+    await this.#exited;
+    await this.#cleanup();
+  }
+
+  /** Kills the worker's whole process tree at once and waits for the process to be reaped. */
+  async kill(): Promise<void> {
+    this.#closing = true;
+    if (this.#exitCode === null) await killTree(this.#child);
+    await this.#exited;
+    await this.#cleanup();
+  }
+
+  /** Closes the worker (see {@linkcode Worker.close}). */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  async #connect(listener: Deno.Listener, token: string, timeoutMs: number): Promise<void> {
+    const timeout = delay(timeoutMs);
+    const died = this.#exited.then((code) => new Died(code));
+    const accepted = await Promise.race([
+      listener.accept(),
+      died,
+      timeout.then(() => "timeout" as const),
+    ]);
+    if (accepted === "timeout") {
+      throw new WorkerError(
+        "HELLO_TIMEOUT",
+        `PowerShell worker did not connect within ${timeoutMs / 1000} s${this.#diagnosticTail()}`,
+      );
+    }
+    if (accepted instanceof Died) {
+      throw new WorkerError(
+        "EXITED",
+        `PowerShell worker exited with code ${accepted.code} before connecting${this.#diagnosticTail()}`,
+        { exitCode: accepted.code },
+      );
+    }
+    this.#conn = accepted;
+    this.#writer = accepted.writable.getWriter();
+    const hello = new Promise<Record<string, unknown>>((resolve) => (this.#hello = resolve));
+    this.#readFrames(accepted);
+    const frame = await Promise.race([hello, died, timeout.then(() => "timeout" as const)]);
+    if (frame === "timeout") {
+      throw new WorkerError(
+        "HELLO_TIMEOUT",
+        `PowerShell worker sent no hello within ${timeoutMs / 1000} s`,
+      );
+    }
+    if (frame instanceof Died) {
+      throw new WorkerError(
+        "EXITED",
+        `PowerShell worker exited with code ${frame.code} during its handshake${this.#diagnosticTail()}`,
+        { exitCode: frame.code },
+      );
+    }
+    if (
+      frame.type !== "hello" || typeof frame.token !== "string" || !sameSecret(frame.token, token)
+    ) {
+      throw new WorkerError("BAD_HELLO", "PowerShell worker's first frame was not a valid hello");
+    }
+    if (frame.protocol !== PROTOCOL_VERSION) {
+      throw new WorkerError(
+        "BAD_HELLO",
+        `PowerShell worker speaks protocol ${
+          JSON.stringify(frame.protocol)
+        }, expected ${PROTOCOL_VERSION}`,
+      );
+    }
+    const psVersion = String(frame.psVersion ?? "");
+    this.#info = {
+      pid: Number(frame.pid ?? this.pid),
+      psVersion,
+      edition: String(frame.edition ?? ""),
+      os: String(frame.os ?? ""),
+    };
+    if (!versionAtLeast(psVersion, MIN_PS_VERSION)) {
+      throw new StartupError(
+        "PWSH_TOO_OLD",
+        `PowerShell ${
+          psVersion || "(unknown version)"
+        } is too old: svc needs PowerShell 7.4 or later (install it from https://aka.ms/powershell or point svc at it with --pwsh)`,
+      );
+    }
+  }
+
+  async #readFrames(conn: Deno.Conn): Promise<void> {
+    const decoder = new TextDecoder();
+    let parts: string[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of conn.readable) {
+        let text = decoder.decode(chunk, { stream: true });
+        let newline = text.indexOf("\n");
+        while (newline >= 0) {
+          parts.push(text.slice(0, newline));
+          const line = parts.join("");
+          parts = [];
+          size = 0;
+          this.#onFrame(line);
+          text = text.slice(newline + 1);
+          newline = text.indexOf("\n");
+        }
+        if (text) {
+          parts.push(text);
+          size += text.length;
+          if (size > MAX_FRAME_CHARS) {
+            this.#fail(new WorkerError("PROTOCOL", "PowerShell worker sent a frame over 256 MiB"));
+            await this.kill();
+            return;
+          }
+        }
+      }
+    } catch (error) {
+      if (!this.#closing) {
+        log.debug("Worker {Pid} socket error: {Error}", { Pid: this.pid, Error: String(error) });
+      }
+    }
+    // The socket ended: the worker is gone or broken. Wait briefly for the exit code to name it.
+    if (!this.#closing && this.#exitCode === null) {
+      const code = await Promise.race([this.#exited, delay(500).then(() => null)]);
+      if (code === null) {
+        this.#fail(
+          new WorkerError("CLOSED", "PowerShell worker closed its connection unexpectedly"),
+        );
+        await this.kill();
+      }
+    }
+  }
+
+  #onFrame(line: string): void {
+    if (line.trim() === "") return;
+    let frame: Record<string, unknown>;
+    try {
+      frame = JSON.parse(line);
+    } catch {
+      this.#fail(
+        new WorkerError(
+          "PROTOCOL",
+          `PowerShell worker sent a frame that is not JSON: ${line.slice(0, 80)}`,
+        ),
+      );
+      return;
+    }
+    if (this.#hello) {
+      const hello = this.#hello;
+      this.#hello = null;
+      hello(frame);
+      return;
+    }
+    const pending = this.#pending;
+    if (!pending || frame.id !== pending.id) {
+      log.warning("Worker {Pid} sent an unexpected frame with id {Id}.", {
+        Pid: this.pid,
+        Id: frame.id,
+      });
+      return;
+    }
+    this.#pending = null;
+    if (frame.ok === true) {
+      pending.resolve(frame.result ?? {});
+    } else {
+      const error = (frame.error ?? {}) as { kind?: string; message?: string; record?: ErrorInfo };
+      pending.reject(
+        new RemoteError(
+          error.kind ?? "internal",
+          error.message ?? "unknown error",
+          error.record ?? null,
+        ),
+      );
+    }
+  }
+
+  #onExit(code: number): void {
+    if (!this.#closing) {
+      log.warning("PowerShell worker {Pid} exited with code {Code}.", {
+        Pid: this.pid,
+        Code: code,
+      });
+    }
+    this.#fail(
+      new WorkerError(
+        "EXITED",
+        `PowerShell worker exited with code ${code}${this.#diagnosticTail()}`,
+        {
+          exitCode: code,
+        },
+      ),
+    );
+    try {
+      this.#conn?.close();
+    } catch { /* already closed */ }
+  }
+
+  #fail(error: Error): void {
+    const pending = this.#pending;
+    this.#pending = null;
+    pending?.reject(error);
+  }
+
+  #exclusive<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(task, task);
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  #request(op: string, params: unknown, timeoutMs?: number): Promise<unknown> {
+    return this.#exclusive(async () => {
+      const { response } = this.#send(op, params);
+      if (timeoutMs === undefined) return await response;
+      const timer = delay(timeoutMs).then(() => "timeout" as const);
+      const first = await Promise.race([response, timer]);
+      if (first === "timeout") {
+        response.catch(() => {});
+        await this.kill();
+        throw new WorkerError(
+          "TIMEOUT",
+          `PowerShell worker did not finish '${op}' within ${timeoutMs / 1000} s`,
+        );
+      }
+      return first;
+    });
+  }
+
+  #send(op: string, params: unknown): { id: number; response: Promise<unknown> } {
+    const id = ++this.#nextId;
+    if (this.#exitCode !== null) {
+      const error = new WorkerError(
+        "EXITED",
+        `PowerShell worker exited with code ${this.#exitCode}`,
+        {
+          exitCode: this.#exitCode,
+        },
+      );
+      return { id, response: Promise.reject(error) };
+    }
+    const response = new Promise<unknown>((resolve, reject) => {
+      this.#pending = { id, op, resolve, reject };
+    });
+    this.#write({ id, op, params }).catch((error) =>
+      this.#fail(new WorkerError("CLOSED", `Cannot send '${op}' to PowerShell worker: ${error}`))
+    );
+    return { id, response };
+  }
+
+  async #notify(frame: unknown): Promise<void> {
+    await this.#write(frame).catch(() => {});
+  }
+
+  #write(frame: unknown): Promise<void> {
+    if (!this.#writer) return Promise.reject(new Error("not connected"));
+    return this.#writer.write(new TextEncoder().encode(JSON.stringify(frame) + "\n"));
+  }
+
+  async #drain(stream: ReadableStream<Uint8Array>, name: string): Promise<void> {
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of stream) {
+        const text = decoder.decode(chunk, { stream: true });
+        this.#diagnostics.push(text);
+        if (this.#diagnostics.length > 64) this.#diagnostics.shift();
+        log.debug("{Label} {Pid} {Stream}: {Text}", {
+          Label: this.#label,
+          Pid: this.pid,
+          Stream: name,
+          Text: text.trimEnd(),
+        });
+      }
+    } catch { /* process gone */ }
+  }
+
+  #diagnosticTail(): string {
+    const text = this.#diagnostics.join("").trim().split("\n").slice(-3).join(" | ").slice(-600);
+    return text ? ` (worker output: ${text})` : "";
+  }
+
+  async #cleanup(): Promise<void> {
+    try {
+      this.#conn?.close();
+    } catch { /* already closed */ }
+    this.#conn = null;
+    await Deno.remove(this.#dir, { recursive: true }).catch(() => {});
+  }
+}
+
+/** An error the worker itself reported (protocol error frame). */
+export class RemoteError extends WorkerError {
+  override name = "RemoteError";
+  /** The protocol error kind (`startup`, `reset`, `busy`, ...). */
+  readonly kind: string;
+  /** The PowerShell error record, when there is one. */
+  readonly record: ErrorInfo | null;
+  /** Builds the error from an error frame. */
+  constructor(kind: string, message: string, record: ErrorInfo | null) {
+    super("REMOTE", message);
+    this.kind = kind;
+    this.record = record;
+  }
+}
+
+/** Marks the process exit in races against the handshake. */
+class Died {
+  constructor(readonly code: number) {}
+}
+
+function interruptionOf(options: InvokeOptions): {
+  promise: Promise<{ interrupted: Interruption }>;
+  dispose: () => void;
+} {
+  const { signal, timeoutMs } = options;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort: (() => void) | undefined;
+  const promise = new Promise<{ interrupted: Interruption }>((resolve) => {
+    if (timeoutMs !== undefined) {
+      timer = setTimeout(() => resolve({ interrupted: "timeout" }), timeoutMs);
+    }
+    if (signal) {
+      onAbort = () => resolve({ interrupted: "cancelled" });
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+    }
+  });
+  return {
+    promise,
+    dispose() {
+      clearTimeout(timer);
+      if (signal && onAbort) signal.removeEventListener("abort", onAbort);
+    },
+  };
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    // A pending grace timer must not keep the process alive on shutdown.
+    Deno.unrefTimer(timer);
+  });
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const digest = (s: string) => createHash("sha256").update(s).digest();
+  return timingSafeEqual(digest(a), digest(b));
+}
+
+/** True when a version string like "7.4.6" or "7.5.0-preview.2" is at least `min`. */
+export function versionAtLeast(version: string, min: readonly [number, number]): boolean {
+  const match = /^(\d+)\.(\d+)/.exec(version);
+  if (!match) return false;
+  const major = Number(match[1]);
+  const minor = Number(match[2]);
+  return major > min[0] || (major === min[0] && minor >= min[1]);
+}
+
+/** Kills a process and all its descendants with SIGKILL (taskkill /T on Windows). */
+async function killTree(child: Deno.ChildProcess): Promise<void> {
+  const pid = child.pid;
+  if (IS_WINDOWS) {
+    await new Deno.Command("taskkill", {
+      args: ["/PID", String(pid), "/T", "/F"],
+      stdout: "null",
+      stderr: "null",
+    })
+      .output()
+      .catch(() => {});
+  } else {
+    const descendants = await descendantsOf(pid);
+    try {
+      Deno.kill(-pid, "SIGKILL");
+    } catch { /* group already gone */ }
+    for (const p of descendants) {
+      try {
+        Deno.kill(p, "SIGKILL");
+      } catch { /* already gone */ }
+    }
+  }
+  try {
+    child.kill("SIGKILL");
+  } catch { /* already exited */ }
+}
+
+/** Every descendant pid of `root`, from one `ps` listing (Linux and macOS). */
+async function descendantsOf(root: number): Promise<number[]> {
+  try {
+    const { stdout } = await new Deno.Command("ps", {
+      args: ["-A", "-o", "pid=", "-o", "ppid="],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    const children = new Map<number, number[]>();
+    for (const line of new TextDecoder().decode(stdout).split("\n")) {
+      const [pid, ppid] = line.trim().split(/\s+/).map(Number);
+      if (!pid || ppid === undefined || Number.isNaN(ppid)) continue;
+      children.set(ppid, [...(children.get(ppid) ?? []), pid]);
+    }
+    const found: number[] = [];
+    const stack = [root];
+    while (stack.length > 0) {
+      for (const child of children.get(stack.pop()!) ?? []) {
+        found.push(child);
+        stack.push(child);
+      }
+    }
+    return found;
+  } catch {
+    return [];
+  }
+}
+
+/** Options of {@linkcode resolvePwsh}. */
+export interface ResolvePwshOptions {
+  /** Environment whose PATH (and PATHEXT on Windows) is searched. @default Deno.env.toObject() */
+  env?: Record<string, string>;
+}
+
+/**
+ * Finds the pwsh executable: the configured value (`--pwsh`, `SVC_PWSH`, `ShellConfiguration:PwshPath`)
+ * if given, else `pwsh` on PATH. Throws a `PWSH_NOT_FOUND` StartupError with guidance when absent.
+ */
+export async function resolvePwsh(
+  configured: string | null,
+  options: ResolvePwshOptions = {},
+): Promise<string> {
+  const { env = Deno.env.toObject() } = options;
+  const name = configured ?? "pwsh";
+  const hasSeparator = name.includes("/") || (IS_WINDOWS && name.includes("\\"));
+  const candidates: string[] = [];
+  const extensions = IS_WINDOWS ? ["", ...(env["PATHEXT"] ?? ".EXE;.CMD;.BAT").split(";")] : [""];
+  if (hasSeparator) {
+    candidates.push(...extensions.map((ext) => name + ext));
+  } else {
+    const dirs = (env["PATH"] ?? env["Path"] ?? "").split(IS_WINDOWS ? ";" : ":").filter(Boolean);
+    for (const dir of dirs) candidates.push(...extensions.map((ext) => `${dir}/${name}${ext}`));
+  }
+  for (const candidate of candidates) {
+    try {
+      const stat = await Deno.stat(candidate);
+      if (stat.isFile && (IS_WINDOWS || ((stat.mode ?? 0) & 0o111) !== 0)) return candidate;
+    } catch { /* not there */ }
+  }
+  const given = configured === null
+    ? ""
+    : ` ('${configured}' was configured but is not an executable file)`;
+  throw new StartupError(
+    "PWSH_NOT_FOUND",
+    `PowerShell 7.4 or later was not found${given}: svc looked at --pwsh, SVC_PWSH, ShellConfiguration:PwshPath and 'pwsh' on PATH; install PowerShell 7.4+ (https://aka.ms/powershell) or point svc at it with --pwsh <path>`,
+  );
+}

@@ -1,0 +1,267 @@
+/**
+ * The stdio transport: one MCP connection over stdin/stdout, served by one persistent worker whose
+ * state (variables, functions, location) lasts for the connection. The startup script runs once when
+ * the worker starts; if the worker dies, the next call starts a fresh one (state lost, logged).
+ * Logging never touches stdout.
+ *
+ * @module
+ */
+import {
+  serveStdio as sdkServeStdio,
+  StdioServerTransport,
+} from "@modelcontextprotocol/server/stdio";
+import type { Server } from "@modelcontextprotocol/server";
+import {
+  type Catalog,
+  catalogKey,
+  catalogStillValid,
+  defaultCacheDirectory,
+  discoverCatalog,
+  readCachedCatalog,
+  writeCachedCatalog,
+} from "./catalog.ts";
+import type { Settings } from "./config.ts";
+import { StartupError } from "./errors.ts";
+import { logger } from "./log.ts";
+import { createMcpServer, type ToolRunner } from "./mcp.ts";
+import { RemoteError, type StartupResult, Worker } from "./shell.ts";
+
+const log = logger("stdio");
+
+/** Options of {@linkcode serveStdio}. */
+export interface StdioOptions {
+  /** Resolved settings. */
+  settings: Settings;
+  /** Absolute path of pwsh (see `resolvePwsh`). */
+  pwsh: string;
+  /** svc's version for serverInfo. */
+  version: string;
+  /** Resolves when the process is asked to stop (SIGINT/SIGTERM); the connection is then closed. */
+  shutdown?: Promise<void>;
+}
+
+/** A worker that has run its startup. */
+interface ReadyWorker {
+  worker: Worker;
+  startup: StartupResult;
+}
+
+/**
+ * The stdio session: owns the connection's worker and catalog. Exported for tests of the session
+ * without a stdio connection.
+ */
+export class StdioSession implements AsyncDisposable {
+  readonly #settings: Settings;
+  readonly #pwsh: string;
+  #current: Promise<ReadyWorker>;
+  #catalog: Promise<Catalog>;
+  #closed = false;
+  #servers = new Set<Server>();
+
+  /** Starts the worker at once and the catalog from cache or discovery. */
+  constructor(settings: Settings, pwsh: string) {
+    this.#settings = settings;
+    this.#pwsh = pwsh;
+    this.#current = this.#startWorker();
+    this.#catalog = this.#loadCatalog();
+    // Failures surface through ready(); these keep unobserved rejections from crashing the process.
+    this.#current.catch(() => {});
+    this.#catalog.catch(() => {});
+  }
+
+  /** Resolves when the first worker has started and the catalog is known; rejects on startup errors. */
+  async ready(): Promise<void> {
+    await this.#current;
+    await this.#catalog;
+  }
+
+  /** Registers a server instance to be told when the tool list changes. */
+  attach(server: Server): void {
+    this.#servers.add(server);
+  }
+
+  /** The runner that the MCP server uses for this session. */
+  runner(): ToolRunner {
+    return {
+      tools: async () => (await this.#catalog).tools,
+      run: async (tool, args, options) => {
+        const { worker } = await this.#liveWorker();
+        return await worker.invoke({
+          command: tool.command,
+          parameters: args.parameters,
+          credentials: args.credentials,
+          depth: options.depth,
+        }, { signal: options.signal, timeoutMs: options.timeoutMs });
+      },
+    };
+  }
+
+  /** Closes the worker. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const ready = await this.#current.catch(() => null);
+    await ready?.worker.close();
+  }
+
+  /** Closes the session (see {@linkcode StdioSession.close}). */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  async #liveWorker(): Promise<ReadyWorker> {
+    const ready = await this.#current.catch(() => null);
+    if (ready && ready.worker.alive) return ready;
+    if (this.#closed) throw new StartupError("WORKER_START", "The stdio session is closing");
+    log.warning(
+      "Starting a new PowerShell worker; the previous one is gone and its session state is lost.",
+    );
+    this.#current = this.#startWorker();
+    return await this.#current;
+  }
+
+  async #startWorker(): Promise<ReadyWorker> {
+    const { shell, stopTimeoutMs } = this.#settings;
+    const worker = await Worker.start({ pwsh: this.#pwsh, stopTimeoutMs, label: "stdio worker" })
+      .catch(
+        (error) => {
+          if (error instanceof StartupError) throw error;
+          throw new StartupError(
+            "WORKER_START",
+            `Cannot start a PowerShell worker with '${this.#pwsh}': ${
+              error instanceof Error ? error.message : error
+            }`,
+            { cause: error },
+          );
+        },
+      );
+    try {
+      const startup = await worker.startup({
+        modules: shell.modules,
+        scriptPath: shell.startupScriptPath,
+        script: shell.startupScript,
+      }, shell.workerStartTimeoutMs);
+      for (const module of startup.modules.filter((m) => !m.found)) {
+        log.warning("Module {Module} could not be imported: {Error}", {
+          Module: module.name,
+          Error: module.error ?? "not found",
+        });
+      }
+      log.debug("Worker {Pid} started (PowerShell {Version}) in {ElapsedMs} ms.", {
+        Pid: worker.pid,
+        Version: worker.info.psVersion,
+        ElapsedMs: startup.durationMs,
+      });
+      return { worker, startup };
+    } catch (error) {
+      await worker.kill();
+      if (error instanceof RemoteError && error.kind === "startup") {
+        throw new StartupError("STARTUP_SCRIPT", `Startup script failed: ${error.message}`, {
+          cause: error,
+        });
+      }
+      throw new StartupError(
+        "WORKER_START",
+        `PowerShell worker startup failed: ${
+          error instanceof Error ? error.message : String(error)
+        }`,
+        { cause: error },
+      );
+    }
+  }
+
+  async #loadCatalog(): Promise<Catalog> {
+    const { shell } = this.#settings;
+    const directory = shell.cacheDirectory ?? defaultCacheDirectory();
+    const key = directory ? await catalogKey({ shell, pwshPath: this.#pwsh }) : null;
+    const cached = directory && key ? await readCachedCatalog(key, { directory }) : null;
+    if (cached) {
+      log.debug("Serving {Count} tools from the catalog cache.", { Count: cached.tools.length });
+      this.#revalidate(cached, key!, directory!);
+      return cached;
+    }
+    return await this.#discover(key, directory);
+  }
+
+  async #discover(key: string | null, directory: string | null): Promise<Catalog> {
+    const { worker, startup } = await this.#current;
+    const catalog = await discoverCatalog(worker, this.#settings.shell, {
+      psVersion: worker.info.psVersion,
+      modules: startup.modules,
+    });
+    for (const warning of catalog.warnings) log.warning("{Warning}", { Warning: warning });
+    log.info("Catalog ready: {Count} tools.", { Count: catalog.tools.length });
+    if (key && directory) {
+      await writeCachedCatalog(key, catalog, { directory }).catch((error) =>
+        log.warning("Cannot write the catalog cache in {Directory}: {Error}", {
+          Directory: directory,
+          Error: String(error),
+        })
+      );
+    }
+    return catalog;
+  }
+
+  /** Checks a cached catalog against the live worker; rediscovers and notifies when it is stale. */
+  #revalidate(cached: Catalog, key: string, directory: string): void {
+    this.#current.then(async ({ worker, startup }) => {
+      if (catalogStillValid(cached, worker.info.psVersion, startup.modules)) return;
+      log.info(
+        "The catalog cache is stale (PowerShell or module versions changed); rediscovering.",
+      );
+      const fresh = this.#discover(key, directory);
+      this.#catalog = fresh;
+      await fresh;
+      for (const server of this.#servers) await server.sendToolListChanged().catch(() => {});
+    }).catch((error) =>
+      log.warning("Catalog revalidation failed: {Error}", { Error: String(error) })
+    );
+  }
+}
+
+/** Transport that reports when the connection ends (stdin closed or close() called). */
+class ClosingStdioTransport extends StdioServerTransport {
+  readonly ended: Promise<void>;
+  #end!: () => void;
+
+  constructor() {
+    super();
+    this.ended = new Promise((resolve) => (this.#end = resolve));
+  }
+
+  override async close(): Promise<void> {
+    try {
+      await super.close();
+    } finally {
+      this.#end();
+    }
+  }
+}
+
+/**
+ * Serves MCP over stdio until stdin closes or shutdown is requested. Rejects with a StartupError
+ * (exit 3) when the first worker cannot start or its startup script fails.
+ */
+export async function serveStdio(options: StdioOptions): Promise<void> {
+  const { settings, pwsh, version, shutdown } = options;
+  await using session = new StdioSession(settings, pwsh);
+  const transport = new ClosingStdioTransport();
+  const handle = sdkServeStdio(() => {
+    const server = createMcpServer({ runner: session.runner(), shell: settings.shell, version });
+    session.attach(server);
+    return server;
+  }, {
+    transport,
+    onerror: (error) => log.debug("stdio transport: {Error}", { Error: String(error) }),
+  });
+  try {
+    const stop = Symbol("stop");
+    const outcome = await Promise.race([
+      session.ready().then(() => transport.ended),
+      transport.ended,
+      ...(shutdown ? [shutdown.then(() => stop)] : []),
+    ]);
+    if (outcome !== stop) await transport.ended;
+  } finally {
+    await handle.close().catch(() => {});
+  }
+}

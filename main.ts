@@ -1,0 +1,133 @@
+/**
+ * The svc command line: parses argv, loads settings, dispatches to a command and maps error classes
+ * to exit codes (2 configuration, 3 startup, 4 runtime). No business logic lives here.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { loadSettings } from "./lib/config.ts";
+import { ConfigError, exitCodeOf } from "./lib/errors.ts";
+import { configureLogging, logger } from "./lib/log.ts";
+import { resolvePwsh } from "./lib/shell.ts";
+import { serveStdio } from "./lib/stdio.ts";
+import project from "./deno.json" with { type: "json" };
+
+/** svc's version, from deno.json. */
+export const VERSION: string = project.version;
+
+const USAGE = `svc ${VERSION} - serve PowerShell commands as MCP tools
+
+Usage:
+  svc serve [options]      Start the MCP server
+  svc --version            Print the version
+  svc --help               Print this help
+
+Options of serve (flag / environment variable / default):
+  --transport <stdio|http>  SVC_TRANSPORT       stdio
+  --config <path>           SVC_CONFIG          ./appsettings.json, else the embedded default
+  --pwsh <path>             SVC_PWSH            ShellConfiguration:PwshPath, else 'pwsh' on PATH
+  --log-level <level>       SVC_LOG_LEVEL       Logging:LogLevel:Default, else Information
+                            (Trace, Debug, Information, Warning, Error, Critical)
+  --log-format <text|json>  SVC_LOG_FORMAT      text
+  -h, --help                                    Print this help
+
+Settings from the configuration file can also be given as environment variables with '__' between
+levels, e.g. ShellConfiguration__ToolCallTimeout=00:01:00 or ShellConfiguration__Commands__0=Get-Date.
+Logs always go to stderr. Exit codes: 0 ok, 2 configuration error, 3 startup error (PowerShell
+missing or too old, startup script failed), 4 runtime error.
+`;
+
+const SERVE_OPTIONS = {
+  transport: { type: "string" },
+  config: { type: "string" },
+  pwsh: { type: "string" },
+  "log-level": { type: "string" },
+  "log-format": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+function print(text: string): void {
+  // deno-lint-ignore no-console
+  console.log(text);
+}
+
+async function serve(argv: string[]): Promise<void> {
+  let values;
+  try {
+    values =
+      parseArgs({ args: argv, options: SERVE_OPTIONS, strict: true, allowPositionals: false })
+        .values;
+  } catch (error) {
+    throw new ConfigError(
+      "BAD_FLAG",
+      `Invalid command line for 'svc serve': ${(error as Error).message}`,
+    );
+  }
+  if (values.help) {
+    print(USAGE);
+    return;
+  }
+  const settings = await loadSettings({
+    config: values.config,
+    transport: values.transport,
+    pwsh: values.pwsh,
+    logLevel: values["log-level"],
+    logFormat: values["log-format"],
+  });
+  await configureLogging({ level: settings.logLevel, format: settings.logFormat });
+  if (settings.transport === "http") {
+    throw new ConfigError(
+      "INVALID_VALUE",
+      "The http transport is not available in this build yet; use --transport stdio",
+    );
+  }
+  const pwsh = await resolvePwsh(settings.shell.pwshPath);
+  const shutdown = new Promise<void>((resolve) => {
+    const signals: Deno.Signal[] = Deno.build.os === "windows"
+      ? ["SIGINT", "SIGBREAK"]
+      : ["SIGINT", "SIGTERM"];
+    for (const signal of signals) Deno.addSignalListener(signal, () => resolve());
+  });
+  logger("main").info("svc {Version} serving over stdio (config {Config}, pwsh {Pwsh}).", {
+    Version: VERSION,
+    Config: settings.configPath ?? "embedded default",
+    Pwsh: pwsh,
+  });
+  await serveStdio({ settings, pwsh, version: VERSION, shutdown });
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === "--version" || command === "-V" || command === "version") {
+    print(VERSION);
+    return 0;
+  }
+  if (command === undefined || command === "--help" || command === "-h" || command === "help") {
+    print(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  if (command === "serve") {
+    await serve(rest);
+    return 0;
+  }
+  throw new ConfigError(
+    "BAD_FLAG",
+    `Unknown command '${command}': run 'svc --help' for the commands`,
+  );
+}
+
+if (import.meta.main) {
+  let code = 0;
+  try {
+    code = await main(Deno.args);
+  } catch (error) {
+    code = exitCodeOf(error);
+    const message = error instanceof Error ? error.message : String(error);
+    // Expected errors get one sentence; only unexpected ones are worth a stack trace at debug level.
+    Deno.stderr.writeSync(new TextEncoder().encode(`svc: ${message}\n`));
+    if (code === 4 && Deno.env.get("SVC_DEBUG_STACK") === "1" && error instanceof Error) {
+      Deno.stderr.writeSync(new TextEncoder().encode(`${error.stack}\n`));
+    }
+  }
+  Deno.exit(code);
+}
