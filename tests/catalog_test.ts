@@ -1,0 +1,263 @@
+import assert from "node:assert/strict";
+import {
+  annotationsFor,
+  buildTools,
+  cap,
+  catalogStillValid,
+  readCachedCatalog,
+  sanitize,
+  selectCommands,
+  toolName,
+  wildcard,
+  writeCachedCatalog,
+} from "../lib/catalog.ts";
+import type { ShellSettings } from "../lib/config.ts";
+import type { CommandMeta, ParamMeta } from "../lib/shell.ts";
+import { cmdletMeta } from "./support/cmdlet_data.ts";
+
+function param(name: string, type: string, extra: Partial<ParamMeta> = {}): ParamMeta {
+  return {
+    name,
+    type,
+    elementType: type.endsWith("[]") ? type.slice(0, -2) : null,
+    isMandatory: false,
+    position: null,
+    valueFromPipeline: false,
+    valueFromRemainingArguments: false,
+    helpMessage: null,
+    aliases: [],
+    isSwitch: type === "System.Management.Automation.SwitchParameter",
+    isCredential: type === "System.Management.Automation.PSCredential",
+    enumValues: null,
+    validateSet: null,
+    validateRange: null,
+    validateLength: null,
+    validatePattern: null,
+    validateCount: null,
+    validateNotNullOrEmpty: false,
+    isDynamic: false,
+    ...extra,
+  };
+}
+
+function command(name: string, sets: [string, ParamMeta[]][], extra: Partial<CommandMeta> = {}): CommandMeta {
+  return {
+    name,
+    commandType: "Function",
+    module: "SvcFixture",
+    moduleVersion: "1.2.0",
+    verb: name.split("-")[0]!,
+    noun: name.split("-")[1]!,
+    defaultParameterSet: sets.length > 1 ? sets[0]![0] : null,
+    supportsShouldProcess: false,
+    outputTypes: [],
+    parameterSets: sets.map(([setName, parameters], i) => ({
+      name: setName,
+      isDefault: i === 0,
+      syntax: `${name} [-${parameters[0]?.name ?? "X"}]`,
+      parameters,
+    })),
+    help: null,
+    ...extra,
+  };
+}
+
+const shell = (extra: Partial<ShellSettings> = {}): ShellSettings => ({
+  pwshPath: null,
+  commands: [],
+  includePatterns: [],
+  excludePatterns: [],
+  modules: [],
+  startupScript: null,
+  startupScriptPath: null,
+  toolCallTimeoutMs: 300_000,
+  maxResultBytes: 1_048_576,
+  serializationDepth: 4,
+  commandOverrides: {},
+  cacheDirectory: null,
+  workerStartTimeoutMs: 120_000,
+  ...extra,
+});
+
+Deno.test("toolName() follows the PoshMcp naming rule for every example of REFERENCE §1.1", () => {
+  assert.equal(toolName("Get-Process", "Name"), "get_process_name");
+  assert.equal(toolName("Get-Process", "IdWithUserName"), "get_process_id_with_user_name");
+  assert.equal(toolName("Get-PSDrive", "LiteralName"), "get_psdrive_literal_name");
+  assert.equal(toolName("Split-Path", "LeafBaseSet"), "split_path_leaf_base_set");
+  assert.equal(toolName("Get-Clipboard", "__AllParameterSets"), "get_clipboard");
+  assert.equal(toolName("Get-Date", null), "get_date");
+  assert.equal(toolName("Win32Thing", null), "win32_thing");
+  assert.equal(toolName("7zip-Run", null), "_7zip_run");
+  assert.match(toolName("Get-Ünïcode!", "A B"), /^[a-z0-9_]+$/);
+});
+
+Deno.test("wildcard() implements PowerShell wildcards case-insensitively, with classes and escapes", () => {
+  assert.ok(wildcard("Get-*").test("get-process"));
+  assert.ok(!wildcard("Get-*").test("Set-Process"));
+  assert.ok(wildcard("Get-?ate").test("Get-Date"));
+  assert.ok(wildcard("[GS]et-Item").test("Set-Item"));
+  assert.ok(!wildcard("[GS]et-Item").test("Net-Item"));
+  assert.ok(wildcard("Get-`*").test("Get-*"));
+  assert.ok(!wildcard("Get-`*").test("Get-Date"));
+  assert.ok(wildcard("Invoke-Expression").test("INVOKE-EXPRESSION"));
+});
+
+Deno.test("selectCommands() narrows module commands by include patterns and lets exclude always win", () => {
+  const found = {
+    commands: [
+      { name: "Get-Date", module: null, commandType: "Cmdlet", source: "name" as const, via: "Get-Date" },
+      { name: "Remove-Item", module: null, commandType: "Cmdlet", source: "name" as const, via: "Remove-Item" },
+      { name: "Get-FixtureItem", module: "SvcFixture", commandType: "Function", source: "module" as const, via: "SvcFixture" },
+      { name: "Read-FixturePrompt", module: "SvcFixture", commandType: "Function", source: "module" as const, via: "SvcFixture" },
+      { name: "get-date", module: null, commandType: "Cmdlet", source: "pattern" as const, via: "Get-*" },
+    ],
+    missing: ["Get-Nothing"],
+  };
+  const { names, warnings } = selectCommands(
+    shell({ includePatterns: ["Get-*"], excludePatterns: ["Remove-*"], modules: ["SvcFixture"] }),
+    found,
+  );
+  assert.deepEqual(names, ["Get-Date", "Get-FixtureItem"]);
+  assert.deepEqual(warnings, ["Command 'Get-Nothing' was not found in the worker session"]);
+});
+
+Deno.test("buildTools() makes one tool per parameter set of Get-Process with real metadata", () => {
+  const catalog = buildTools([cmdletMeta("Get-Process")], { psVersion: "7.4.6" });
+  assert.deepEqual(catalog.tools.map((t) => t.name), [
+    "get_process_name",
+    "get_process_name_with_user_name",
+    "get_process_id",
+    "get_process_id_with_user_name",
+    "get_process_input_object",
+    "get_process_input_object_with_user_name",
+  ]);
+  assert.deepEqual(catalog.warnings, []);
+  const byName = catalog.tools.find((t) => t.name === "get_process_name")!;
+  assert.equal(byName.command, "Get-Process");
+  assert.deepEqual((byName.inputSchema.properties as Record<string, unknown>)["Name"], {
+    type: "array",
+    items: { type: "string" },
+  });
+  const byId = catalog.tools.find((t) => t.name === "get_process_id")!;
+  assert.deepEqual(byId.inputSchema.required, ["Id"]);
+  assert.equal(byId.annotations.readOnlyHint, true);
+  assert.equal(byId.annotations.title, "Get-Process");
+  for (const tool of catalog.tools) {
+    assert.equal(tool.inputSchema.additionalProperties, false);
+    assert.ok(!("Verbose" in (tool.inputSchema.properties as object)), "common parameters are dropped");
+  }
+});
+
+Deno.test("buildTools() maps every parameter kind to its JSON Schema keywords", () => {
+  const meta = command("Test-FixtureBinding", [["__AllParameterSets", [
+    param("Text", "System.String", { position: 0, isMandatory: true }),
+    param("Count", "System.Int32", { validateRange: { min: 1, max: 10 } }),
+    param("Big", "System.Int64"),
+    param("Ratio", "System.Double"),
+    param("Flag", "System.Boolean"),
+    param("Force", "System.Management.Automation.SwitchParameter"),
+    param("Color", "System.ConsoleColor", { enumValues: ["Black", "Red"] }),
+    param("Names", "System.String[]", { validateCount: { min: 1, max: 3 } }),
+    param("Numbers", "System.Int32[]"),
+    param("Options", "System.Collections.Hashtable"),
+    param("Code", "System.String", { validateLength: { min: 2, max: 5 }, validatePattern: "^[A-Z]+$" }),
+    param("Mode", "System.String", { validateSet: ["Fast", "Slow"] }),
+    param("Credential", "System.Management.Automation.PSCredential"),
+    param("Script", "System.Management.Automation.ScriptBlock"),
+    param("Verbose", "System.Management.Automation.SwitchParameter"),
+    param("WhatIf", "System.Management.Automation.SwitchParameter"),
+  ]]], { supportsShouldProcess: true });
+  const [tool] = buildTools([meta], { psVersion: "7.4.6" }).tools;
+  assert.ok(tool);
+  assert.equal(tool.name, "test_fixture_binding");
+  const p = tool.inputSchema.properties as Record<string, Record<string, unknown>>;
+  assert.deepEqual(Object.keys(p)[0], "Text", "positional parameters come first");
+  assert.deepEqual(tool.inputSchema.required, ["Text"]);
+  assert.deepEqual(p.Count, { type: "integer", minimum: 1, maximum: 10 });
+  assert.equal(p.Big!.type, "integer");
+  assert.deepEqual(p.Ratio, { type: "number" });
+  assert.deepEqual(p.Flag, { type: "boolean" });
+  assert.deepEqual(p.Force, { type: "boolean" });
+  assert.deepEqual(p.Color, { type: "string", enum: ["Black", "Red"], description: "One of: Black, Red" });
+  assert.deepEqual(p.Names, { type: "array", items: { type: "string" }, minItems: 1, maxItems: 3 });
+  assert.equal((p.Numbers!.items as Record<string, unknown>).type, "integer");
+  assert.deepEqual(p.Options, { type: "object" });
+  assert.deepEqual(p.Code, { type: "string", minLength: 2, maxLength: 5, pattern: "^[A-Z]+$" });
+  assert.deepEqual(p.Mode, { type: "string", enum: ["Fast", "Slow"], description: "One of: Fast, Slow" });
+  assert.deepEqual((p.Credential!.properties as Record<string, unknown>).UserName, { type: "string" });
+  assert.ok(!("Script" in p), "an optional ScriptBlock is dropped");
+  assert.ok(!("Verbose" in p));
+  assert.deepEqual(p.WhatIf, { type: "boolean" }, "WhatIf stays where ShouldProcess is supported");
+  assert.deepEqual(tool.parameters.find((x) => x.name === "Credential")?.kind, "credential");
+  assert.deepEqual(tool.parameters.find((x) => x.name === "Force")?.kind, "switch");
+});
+
+Deno.test("buildTools() reports collisions and unbindable mandatory sets instead of overwriting", () => {
+  const a = command("Get-Thing", [["Name", [param("Name", "System.String")]]]);
+  const b = command("Get-Thing-Name", [["__AllParameterSets", [param("X", "System.String")]]]);
+  const c = command("Invoke-Block", [["__AllParameterSets", [
+    param("Script", "System.Management.Automation.ScriptBlock", { isMandatory: true }),
+  ]]]);
+  const catalog = buildTools([a, b, c], { psVersion: "7.4.6" });
+  assert.deepEqual(catalog.tools.map((t) => t.command), ["Get-Thing"]);
+  assert.ok(catalog.warnings.some((w) => w.includes("'get_thing_name'") && w.includes("Get-Thing-Name")));
+  assert.ok(catalog.warnings.some((w) => w.includes("'Invoke-Block'")));
+});
+
+Deno.test("buildTools() takes descriptions from help, then syntax, sanitized and capped", () => {
+  const helped = command("Get-FixtureGreeting", [["__AllParameterSets", [param("Name", "System.String")]]], {
+    help: {
+      synopsis: "  Returns a\ngreeting\tfor a name. ",
+      description: "Long text",
+      parameters: { Name: "The name\u0007 to greet." },
+    },
+  });
+  const bare = command("Get-Bare", [["__AllParameterSets", [param("Name", "System.String")]]], {
+    help: { synopsis: "Get-Bare [-Name <string>]", description: null, parameters: {} },
+  });
+  const [a, b] = buildTools([helped, bare], { psVersion: "7.4.6" }).tools;
+  assert.equal(a!.description, "Returns a greeting for a name.");
+  assert.equal(a!.descriptionSource, "synopsis");
+  assert.equal((a!.inputSchema.properties as Record<string, Record<string, unknown>>).Name!.description, "The name to greet.");
+  assert.equal(b!.descriptionSource, "syntax");
+  assert.equal(sanitize("a\n\n\n b  c"), "a\n\nb c");
+  const capped = cap("word ".repeat(400), 1024);
+  assert.ok(capped.length <= 1024 && capped.endsWith("…"));
+});
+
+Deno.test("annotationsFor() derives hints from the verb and never marks a tool both read-only and destructive", () => {
+  assert.deepEqual(annotationsFor("Get-Date", "Get"), {
+    title: "Get-Date",
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: true,
+  });
+  assert.equal(annotationsFor("Remove-Item", "Remove").destructiveHint, true);
+  assert.equal(annotationsFor("Set-Variable", "Set").idempotentHint, true);
+  assert.equal(annotationsFor("New-Item", "New").destructiveHint, false);
+  for (const verb of ["Get", "Remove", "Set", "New", "Frobnicate"]) {
+    const a = annotationsFor(`${verb}-X`, verb);
+    assert.ok(!(a.readOnlyHint && a.destructiveHint));
+  }
+});
+
+Deno.test("the catalog cache round-trips and is invalid when PowerShell or module versions change", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-cache-test-" });
+  try {
+    const catalog = buildTools([cmdletMeta("Get-Date")], {
+      psVersion: "7.4.6",
+      modules: [{ name: "SvcFixture", found: true, version: "1.2.0", path: null, error: null }],
+    });
+    await writeCachedCatalog("k1", catalog, { directory: dir });
+    const read = await readCachedCatalog("k1", { directory: dir });
+    assert.deepEqual(read, catalog);
+    assert.equal(await readCachedCatalog("other", { directory: dir }), null);
+    const live = [{ name: "SvcFixture", found: true, version: "1.2.0", path: null, error: null }];
+    assert.ok(catalogStillValid(read!, "7.4.6", live));
+    assert.ok(!catalogStillValid(read!, "7.5.0", live));
+    assert.ok(!catalogStillValid(read!, "7.4.6", [{ ...live[0]!, version: "1.3.0" }]));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

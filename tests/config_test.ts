@@ -1,0 +1,117 @@
+import assert from "node:assert/strict";
+import { loadSettings, parseConfigText, parseTimeSpan } from "../lib/config.ts";
+import { ConfigError } from "../lib/errors.ts";
+
+async function withConfig(text: string, fn: (path: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "svc-config-test-" });
+  try {
+    const path = `${dir}/appsettings.json`;
+    await Deno.writeTextFile(path, text);
+    await fn(path);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("parseTimeSpan() reads hh:mm:ss, d.hh:mm:ss and fractions, and refuses nonsense", () => {
+  assert.equal(parseTimeSpan("00:05:00"), 300_000);
+  assert.equal(parseTimeSpan("1.00:00:01"), 86_401_000);
+  assert.equal(parseTimeSpan("00:00:00.250"), 250);
+  assert.equal(parseTimeSpan("5 minutes"), null);
+  assert.equal(parseTimeSpan("00:61:00"), null);
+});
+
+Deno.test("loadSettings() falls back to the embedded default when no file exists", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const settings = await loadSettings({}, { env: {}, cwd: dir });
+    assert.equal(settings.configPath, null);
+    assert.equal(settings.transport, "stdio");
+    assert.ok(settings.shell.commands.includes("Get-Date"));
+    assert.equal(settings.shell.toolCallTimeoutMs, 300_000);
+    assert.equal(settings.shell.maxResultBytes, 1_048_576);
+    assert.equal(settings.stopTimeoutMs, 5_000);
+    assert.equal(settings.shell.startupScript, null);
+  } finally {
+    await Deno.remove(dir);
+  }
+});
+
+Deno.test("loadSettings() reads PoshMcp's PowerShellConfiguration section and CommandNames, with comments", async () => {
+  await withConfig(
+    `{
+      // PoshMcp file
+      "PowerShellConfiguration": { "CommandNames": ["Get-Process"], "ExcludePatterns": ["Remove-*"], },
+    }`,
+    async (path) => {
+      const settings = await loadSettings({ config: path }, { env: {} });
+      assert.deepEqual(settings.shell.commands, ["Get-Process"]);
+      assert.deepEqual(settings.shell.excludePatterns, ["Remove-*"]);
+      assert.equal(settings.configPath, path);
+    },
+  );
+});
+
+Deno.test("loadSettings() layers flags over environment over file, matching keys case-insensitively", async () => {
+  await withConfig(
+    `{"shellconfiguration": {"toolcalltimeout": "00:00:10", "Commands": ["Get-Date"], "PwshPath": "/file/pwsh"}}`,
+    async (path) => {
+      const env = {
+        "ShellConfiguration__ToolCallTimeout": "00:00:20",
+        "ShellConfiguration__Commands__0": "Get-Location",
+        "ShellConfiguration__Commands__1": "Get-Variable",
+        "SVC_PWSH": "/env/pwsh",
+        "SVC_TRANSPORT": "http",
+      };
+      const fromEnv = await loadSettings({ config: path }, { env });
+      assert.equal(fromEnv.shell.toolCallTimeoutMs, 20_000);
+      assert.deepEqual(fromEnv.shell.commands, ["Get-Location", "Get-Variable"]);
+      assert.equal(fromEnv.shell.pwshPath, "/env/pwsh");
+      assert.equal(fromEnv.transport, "http");
+      const fromFlags = await loadSettings({ config: path, pwsh: "/flag/pwsh", transport: "stdio" }, { env });
+      assert.equal(fromFlags.shell.pwshPath, "/flag/pwsh");
+      assert.equal(fromFlags.transport, "stdio");
+    },
+  );
+});
+
+Deno.test("loadSettings() names the key of a wrong value in a ConfigError", async () => {
+  await withConfig(`{"ShellConfiguration": {"ToolCallTimeout": "soon"}}`, async (path) => {
+    await assert.rejects(() => loadSettings({ config: path }, { env: {} }), (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.equal(error.code, "INVALID_VALUE");
+      assert.match(error.message, /'ShellConfiguration:ToolCallTimeout'/);
+      assert.match(error.message, /"soon"/);
+      return true;
+    });
+  });
+  await withConfig(`{"ShellConfiguration": {"Commands": "Get-Date", "MaxResultBytes": -1}}`, async (path) => {
+    await assert.rejects(() => loadSettings({ config: path }, { env: {} }), /'ShellConfiguration:MaxResultBytes'/);
+  });
+});
+
+Deno.test("loadSettings() reads per-command time limits from CommandOverrides", async () => {
+  await withConfig(
+    `{"ShellConfiguration": {"CommandOverrides": {"Start-Sleep": {"ToolCallTimeout": "00:00:02", "RequiredRoles": ["ops"]}}}}`,
+    async (path) => {
+      const settings = await loadSettings({ config: path }, { env: {} });
+      assert.deepEqual(settings.shell.commandOverrides["Start-Sleep"], {
+        toolCallTimeoutMs: 2_000,
+        requiredRoles: ["ops"],
+      });
+    },
+  );
+});
+
+Deno.test("parseConfigText() reports the line of a syntax error and refuses non-objects", () => {
+  assert.throws(() => parseConfigText('{\n  "a": 1,\n  "b": }', "x.json"), /x\.json' at line 3/);
+  assert.throws(() => parseConfigText("[1]", "x.json"), /must hold a JSON object/);
+});
+
+Deno.test("loadSettings() refuses an unknown transport and an unreadable --config file", async () => {
+  await assert.rejects(() => loadSettings({ transport: "carrier-pigeon" }, { env: {}, cwd: "/" }), /'carrier-pigeon'/);
+  await assert.rejects(
+    () => loadSettings({ config: "/nonexistent/svc.json" }, { env: {} }),
+    (error: unknown) => error instanceof ConfigError && /--config/.test(error.message),
+  );
+});

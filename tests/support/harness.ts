@@ -1,0 +1,242 @@
+/**
+ * Test support for end-to-end tests: starts `svc serve` as a real child process and connects a real
+ * MCP client to it over stdio (SDK v2 in either era, or the v1 SDK at 2024-11-05). The worker is the
+ * stand-in (`tests/support/fake-pwsh`) unless `SVC_TEST_PWSH` names a real pwsh.
+ *
+ * @module
+ */
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { Client as V1Client } from "sdk1/client/index.js";
+import { StdioClientTransport as V1StdioClientTransport } from "sdk1/client/stdio.js";
+import type { JSONRPCMessage } from "sdk1/types.js";
+
+const root = new URL("../../", import.meta.url).pathname;
+
+/** Path of the stand-in worker executable. */
+export const FAKE_PWSH = `${root}tests/support/fake-pwsh`;
+
+/** Absolute path of the fixture module manifest. */
+export const FIXTURE_MODULE = `${root}tests/fixtures/SvcFixture/SvcFixture.psd1`;
+
+/** The worker executable the end-to-end tests use: `SVC_TEST_PWSH`, else the stand-in. */
+export const TEST_PWSH = Deno.env.get("SVC_TEST_PWSH") ?? FAKE_PWSH;
+
+/** True when the tests run against the stand-in rather than real PowerShell. */
+export const USING_STAND_IN = TEST_PWSH === FAKE_PWSH;
+
+/** A real pwsh for the PowerShell suite: `SVC_TEST_PWSH`, else `pwsh` on PATH, else null. */
+export function findRealPwsh(): string | null {
+  const configured = Deno.env.get("SVC_TEST_PWSH");
+  if (configured && configured !== FAKE_PWSH) return configured;
+  for (const dir of (Deno.env.get("PATH") ?? "").split(Deno.build.os === "windows" ? ";" : ":")) {
+    for (const name of Deno.build.os === "windows" ? ["pwsh.exe"] : ["pwsh"]) {
+      try {
+        if (Deno.statSync(`${dir}/${name}`).isFile) return `${dir}/${name}`;
+      } catch { /* not here */ }
+    }
+  }
+  return null;
+}
+
+/** Which client and protocol era to connect with. */
+export type Era = "2026-07-28" | "2025-11-25" | "v1-2024-11-05";
+
+/** Options of {@linkcode startSvc}. */
+export interface StartSvcOptions {
+  /** Contents of the configuration file (written to a temp dir). */
+  config?: Record<string, unknown>;
+  /** Era of the client. @default "2025-11-25" */
+  era?: Era;
+  /** Extra environment for svc. */
+  env?: Record<string, string>;
+  /** Extra command-line arguments for `svc serve`. */
+  args?: string[];
+}
+
+/** A connected client and what it takes to tear it down. */
+export interface SvcConnection extends AsyncDisposable {
+  /** Lists tools. */
+  listTools(): Promise<{ tools: ToolInfo[] }>;
+  /** Calls a tool; resolves with the raw CallToolResult. */
+  callTool(name: string, args?: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<CallResult>;
+  /** Sends a ping. */
+  ping(): Promise<unknown>;
+  /** The negotiated protocol version. */
+  protocolVersion(): string | undefined;
+  /** Everything svc wrote to stderr so far (its log). */
+  stderr(): string;
+  /** The temp directory holding config and cache. */
+  dir: string;
+  /** Closes the client (svc exits when stdin closes). */
+  close(): Promise<void>;
+}
+
+/** A tool as listed. */
+export interface ToolInfo {
+  name: string;
+  title?: string | undefined;
+  description?: string | undefined;
+  inputSchema: Record<string, unknown>;
+  annotations?: Record<string, unknown> | undefined;
+}
+
+/** A tool call result as received. */
+export interface CallResult {
+  content: { type: string; text?: string }[];
+  structuredContent?: Record<string, unknown> | undefined;
+  isError?: boolean | undefined;
+}
+
+/** The default test configuration: the stand-in's built-ins plus the fixture module. */
+export function fixtureConfig(shell: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    ShellConfiguration: {
+      Commands: [
+        "Get-Date",
+        "Start-Sleep",
+        "Write-Output",
+        "Write-Error",
+        "Set-Variable",
+        "Get-Variable",
+        "Get-Location",
+        "Set-Location",
+      ],
+      Modules: [FIXTURE_MODULE],
+      ...shell,
+    },
+    McpServer: { RunspacePool: { StopTimeout: "00:00:02" } },
+  };
+}
+
+/** Starts `svc serve --transport stdio` with a temp config and connects a client of the given era. */
+export async function startSvc(options: StartSvcOptions = {}): Promise<SvcConnection> {
+  const { config = fixtureConfig(), era = "2025-11-25", env = {}, args = [] } = options;
+  const dir = await Deno.makeTempDir({ prefix: "svc-e2e-" });
+  const configPath = `${dir}/appsettings.json`;
+  await Deno.writeTextFile(configPath, JSON.stringify(config, null, 2));
+  const serverArgs = [
+    "run",
+    "--allow-all",
+    "--quiet",
+    `${root}main.ts`,
+    "serve",
+    "--transport",
+    "stdio",
+    "--config",
+    configPath,
+    "--pwsh",
+    TEST_PWSH,
+    ...args,
+  ];
+  const serverEnv: Record<string, string> = {
+    ...Deno.env.toObject(),
+    SVC_CACHE_DIR: `${dir}/cache`,
+    SVC_LOG_LEVEL: "debug",
+    ...env,
+  };
+  let log = "";
+  const collect = (stream: ReadableStream<Uint8Array> | null | undefined) => {
+    if (!stream) return;
+    (async () => {
+      const decoder = new TextDecoder();
+      for await (const chunk of stream) log += decoder.decode(chunk, { stream: true });
+    })().catch(() => {});
+  };
+
+  if (era === "v1-2024-11-05") {
+    const transport = new V1StdioClientTransport({ command: Deno.execPath(), args: serverArgs, env: serverEnv, stderr: "pipe" });
+    collect(webStream(transport.stderr));
+    const client = new V1Client({ name: "svc-test-v1", version: "1.0.0" });
+    await client.connect(pinInitializeVersion(transport, "2024-11-05"));
+    return connection(dir, () => log, {
+      listTools: () => client.listTools() as Promise<{ tools: ToolInfo[] }>,
+      callTool: (name, args, opts) =>
+        client.callTool({ name, arguments: args ?? {} }, undefined, opts?.signal ? { signal: opts.signal } : {}) as Promise<CallResult>,
+      ping: () => client.ping(),
+      protocolVersion: () => "2024-11-05",
+      close: () => client.close(),
+    });
+  }
+
+  const transport = new StdioClientTransport({ command: Deno.execPath(), args: serverArgs, env: serverEnv, stderr: "pipe" });
+  collect(webStream(transport.stderr));
+  const client = new Client(
+    { name: "svc-test", version: "1.0.0" },
+    era === "2026-07-28" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {},
+  );
+  await client.connect(transport);
+  return connection(dir, () => log, {
+    listTools: () => client.listTools() as Promise<{ tools: ToolInfo[] }>,
+    callTool: (name, args, opts) =>
+      client.callTool({ name, arguments: args ?? {} }, opts?.signal ? { signal: opts.signal } : {}) as Promise<CallResult>,
+    ping: () => client.ping(),
+    protocolVersion: () => client.getNegotiatedProtocolVersion(),
+    close: () => client.close(),
+  });
+}
+
+function connection(
+  dir: string,
+  stderr: () => string,
+  api: Omit<SvcConnection, "dir" | "stderr" | typeof Symbol.asyncDispose>,
+): SvcConnection {
+  const close = async () => {
+    await api.close().catch(() => {});
+    // Give svc a moment to stop its worker before the temp dir goes away.
+    await new Promise((r) => setTimeout(r, 50));
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  };
+  return { ...api, dir, stderr, close, [Symbol.asyncDispose]: close };
+}
+
+/** The v1 SDK always offers its newest version; this rewrites the initialize request's version. */
+function pinInitializeVersion<T extends { send(message: JSONRPCMessage): Promise<void> }>(transport: T, version: string): T {
+  const send = transport.send.bind(transport);
+  transport.send = (message: JSONRPCMessage) => {
+    if ("method" in message && message.method === "initialize" && message.params) {
+      message = { ...message, params: { ...message.params, protocolVersion: version } };
+    }
+    return send(message);
+  };
+  return transport;
+}
+
+function webStream(stream: unknown): ReadableStream<Uint8Array> | null {
+  if (!stream) return null;
+  // The SDK exposes a Node stream; Deno's node:stream supports toWeb via the Readable class.
+  const readable = stream as { on(event: string, fn: (chunk: Uint8Array) => void): void };
+  return new ReadableStream({
+    start(controller) {
+      readable.on("data", (chunk) => controller.enqueue(new Uint8Array(chunk)));
+      readable.on("end", () => controller.close());
+      readable.on("error", () => controller.close());
+    },
+  });
+}
+
+/** The JSON of a successful call's first text block. */
+export function outputOf(result: CallResult): unknown {
+  const text = result.content.find((c) => c.type === "text" && !c.text?.startsWith("Command '"))?.text;
+  return JSON.parse(text ?? "null");
+}
+
+/** Pids of live processes whose command line contains `marker` (Linux /proc, else `ps`). */
+export function processesMatching(marker: string): number[] {
+  const out = new Deno.Command("ps", { args: ["-A", "-o", "pid=", "-o", "args="], stdout: "piped", stderr: "null" })
+    .outputSync();
+  return new TextDecoder().decode(out.stdout).split("\n")
+    .filter((line) => line.includes(marker) && !line.includes(" ps -A"))
+    .map((line) => Number(line.trim().split(/\s+/)[0]))
+    .filter((pid) => pid !== Deno.pid && !Number.isNaN(pid));
+}
+
+/** Waits until `check` returns true, polling every 50 ms, for at most `ms`. */
+export async function eventually(check: () => boolean | Promise<boolean>, ms = 5_000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return await check();
+}
