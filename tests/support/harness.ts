@@ -62,6 +62,8 @@ export interface SvcConnection extends AsyncDisposable {
   callTool(name: string, args?: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<CallResult>;
   /** Sends a ping. */
   ping(): Promise<unknown>;
+  /** Pid of the svc process. */
+  serverPid(): number | null;
   /** The negotiated protocol version. */
   protocolVersion(): string | undefined;
   /** Everything svc wrote to stderr so far (its log). */
@@ -154,6 +156,7 @@ export async function startSvc(options: StartSvcOptions = {}): Promise<SvcConnec
       callTool: (name, args, opts) =>
         client.callTool({ name, arguments: args ?? {} }, undefined, opts?.signal ? { signal: opts.signal } : {}) as Promise<CallResult>,
       ping: () => client.ping(),
+      serverPid: () => transport.pid,
       protocolVersion: () => "2024-11-05",
       close: () => client.close(),
     });
@@ -171,6 +174,7 @@ export async function startSvc(options: StartSvcOptions = {}): Promise<SvcConnec
     callTool: (name, args, opts) =>
       client.callTool({ name, arguments: args ?? {} }, opts?.signal ? { signal: opts.signal } : {}) as Promise<CallResult>,
     ping: () => client.ping(),
+    serverPid: () => transport.pid,
     protocolVersion: () => client.getNegotiatedProtocolVersion(),
     close: () => client.close(),
   });
@@ -219,6 +223,24 @@ function webStream(stream: unknown): ReadableStream<Uint8Array> | null {
 export function outputOf(result: CallResult): unknown {
   const text = result.content.find((c) => c.type === "text" && !c.text?.startsWith("Command '"))?.text;
   return JSON.parse(text ?? "null");
+}
+
+/** Pids of the live child processes of `pid` (for svc: its workers). */
+export function childrenOf(pid: number): number[] {
+  const out = new Deno.Command("ps", { args: ["-A", "-o", "pid=", "-o", "ppid="], stdout: "piped", stderr: "null" })
+    .outputSync();
+  return new TextDecoder().decode(out.stdout).split("\n")
+    .map((line) => line.trim().split(/\s+/).map(Number))
+    .filter(([child, parent]) => parent === pid && child !== undefined && !Number.isNaN(child))
+    .map(([child]) => child!);
+}
+
+/** True while a process with this pid exists (and is not a zombie). */
+export function isAlive(pid: number): boolean {
+  const out = new Deno.Command("ps", { args: ["-o", "stat=", "-p", String(pid)], stdout: "piped", stderr: "null" })
+    .outputSync();
+  const stat = new TextDecoder().decode(out.stdout).trim();
+  return stat !== "" && !stat.startsWith("Z");
 }
 
 /** Pids of live processes whose command line contains `marker` (Linux /proc, else `ps`). */
