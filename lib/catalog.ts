@@ -1,8 +1,7 @@
 /**
  * The catalog: which commands become tools and what those tools look like. Everything here is pure
  * policy over the raw metadata a worker reports (`describe`): command selection, tool names, JSON
- * Schemas, descriptions, annotations and collision handling, plus the on-disk cache of the result.
- * Talking to the worker is left to `shell.ts`; calling tools to `executor.ts`.
+ * Schemas, descriptions, annotations and collision handling.
  *
  * Selection semantics (documented in the README):
  * 1. every name in `Commands` is a tool source (a missing one is a warning);
@@ -10,9 +9,10 @@
  * 3. with no `Modules`, `IncludePatterns` select from every command of the session;
  * 4. `ExcludePatterns` remove anything they match, explicit names included: exclude always wins.
  *
+ * Discovery against a worker and the on-disk cache live in `discovery.ts`.
+ *
  * @module
  */
-import { createHash } from "node:crypto";
 import type { ShellSettings } from "./config.ts";
 import type {
   CommandMeta,
@@ -592,144 +592,4 @@ export function annotationsFor(command: string, verb: string | null): ToolAnnota
     idempotentHint: false,
     openWorldHint: true,
   };
-}
-
-// ---------------------------------------------------------------------------------------------------
-// On-disk cache
-
-const CACHE_FORMAT = 1;
-
-/** What a cached catalog is keyed on: the configuration and the pwsh binary. */
-export interface CatalogKeyInput {
-  shell: ShellSettings;
-  pwshPath: string;
-}
-
-/** Options of the catalog cache functions. */
-export interface CatalogCacheOptions {
-  /** Directory of cache files. @default `ShellConfiguration:CacheDirectory`, else the user cache dir + "/svc" */
-  directory: string;
-}
-
-/** Default cache directory: `$XDG_CACHE_HOME/svc`, `~/.cache/svc`, or `%LOCALAPPDATA%\svc`. */
-export function defaultCacheDirectory(
-  env: Record<string, string> = Deno.env.toObject(),
-): string | null {
-  if (env["XDG_CACHE_HOME"]) return `${env["XDG_CACHE_HOME"]}/svc`;
-  if (Deno.build.os === "windows" && env["LOCALAPPDATA"]) return `${env["LOCALAPPDATA"]}\\svc`;
-  if (env["HOME"]) return `${env["HOME"]}/.cache/svc`;
-  return null;
-}
-
-/**
- * The cache key: a digest of everything that decides the catalog before a worker runs (selection
- * settings, startup script text and file stamp, pwsh path and file stamp). Module and PowerShell
- * versions are checked after startup with {@linkcode catalogStillValid}.
- */
-export async function catalogKey(input: CatalogKeyInput): Promise<string> {
-  const { shell, pwshPath } = input;
-  const stamp = async (path: string | null) => {
-    if (!path) return null;
-    try {
-      const stat = await Deno.stat(path);
-      return `${stat.size}:${stat.mtime?.getTime() ?? 0}`;
-    } catch {
-      return "missing";
-    }
-  };
-  const material = JSON.stringify({
-    format: CACHE_FORMAT,
-    commands: shell.commands,
-    include: shell.includePatterns,
-    exclude: shell.excludePatterns,
-    modules: shell.modules,
-    script: shell.startupScript,
-    scriptPath: shell.startupScriptPath,
-    scriptStamp: await stamp(shell.startupScriptPath),
-    pwshPath,
-    pwshStamp: await stamp(pwshPath),
-  });
-  return createHash("sha256").update(material).digest("hex").slice(0, 32);
-}
-
-/** Reads a cached catalog; null when absent or unreadable. */
-export async function readCachedCatalog(
-  key: string,
-  options: CatalogCacheOptions,
-): Promise<Catalog | null> {
-  try {
-    const stored = JSON.parse(await Deno.readTextFile(`${options.directory}/catalog-${key}.json`));
-    if (stored?.format !== CACHE_FORMAT || !Array.isArray(stored.catalog?.tools)) return null;
-    return stored.catalog as Catalog;
-  } catch {
-    return null;
-  }
-}
-
-/** Writes a catalog to the cache atomically (temp file, then rename). */
-export async function writeCachedCatalog(
-  key: string,
-  catalog: Catalog,
-  options: CatalogCacheOptions,
-): Promise<void> {
-  await Deno.mkdir(options.directory, { recursive: true });
-  const path = `${options.directory}/catalog-${key}.json`;
-  const temp = `${path}.${crypto.randomUUID()}.tmp`;
-  await Deno.writeTextFile(temp, JSON.stringify({ format: CACHE_FORMAT, catalog }));
-  await Deno.rename(temp, path);
-}
-
-/** True when a cached catalog was built by the same PowerShell and module versions as a live worker. */
-export function catalogStillValid(
-  cached: Catalog,
-  psVersion: string,
-  modules: ModuleStatus[],
-): boolean {
-  if (cached.psVersion !== psVersion) return false;
-  const live = new Map(modules.map((m) => [m.name.toLowerCase(), m.version]));
-  if (live.size !== cached.modules.length) return false;
-  return cached.modules.every((m) => live.get(m.name.toLowerCase()) === m.version);
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Discovery
-
-/** The part of a worker that discovery uses. */
-export interface DiscoveryWorker {
-  /** Candidate commands by name, module and pattern. */
-  commands(
-    query: { names: string[]; modules: string[]; patterns: string[] },
-  ): Promise<CommandsResult>;
-  /** Metadata and help of named commands. */
-  describe(
-    names: string[],
-    help?: boolean,
-  ): Promise<{ commands: CommandMeta[]; missing: string[] }>;
-}
-
-/** Options of {@linkcode discoverCatalog}. */
-export interface DiscoverOptions {
-  /** PowerShell version of the worker. */
-  psVersion: string;
-  /** Module import outcomes from the worker's startup. */
-  modules: ModuleStatus[];
-}
-
-/** Asks a started worker for the configured commands and builds the catalog from their metadata. */
-export async function discoverCatalog(
-  worker: DiscoveryWorker,
-  shell: ShellSettings,
-  options: DiscoverOptions,
-): Promise<Catalog> {
-  const found = await worker.commands(candidateQuery(shell));
-  const { names, warnings } = selectCommands(shell, found);
-  const described = names.length > 0
-    ? await worker.describe(names, true)
-    : { commands: [], missing: [] };
-  for (const name of described.missing) warnings.push(`Command '${name}' could not be described`);
-  return buildTools(described.commands, {
-    psVersion: options.psVersion,
-    modules: options.modules,
-    warnings,
-  });
 }

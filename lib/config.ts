@@ -53,6 +53,28 @@ export interface ShellSettings {
   workerStartTimeoutMs: number;
 }
 
+/** Settings of the HTTP worker pool, `McpServer:RunspacePool:*` (durations in ms). */
+export interface PoolSettings {
+  /** Most workers at once. @default 16 (`MaxPoolSize`) */
+  maxPoolSize: number;
+  /** Replenishment floor and readiness minimum. @default 2 (`MinPoolSize`) */
+  minPoolSize: number;
+  /** Workers warmed at startup. @default 2 (`EagerWarmCount`) */
+  eagerWarmCount: number;
+  /** Idle time after which a worker above the minimum is reclaimed. @default 300000 (`IdleTtl`, "00:05:00") */
+  idleTtlMs: number;
+  /** Interval of the idle sweep. @default 30000 (`SweepInterval`, "00:00:30") */
+  sweepIntervalMs: number;
+  /** Longest wait for a worker before a call is refused. @default 15000 (`AcquisitionTimeout`, "00:00:15") */
+  acquisitionTimeoutMs: number;
+  /** Grace period of a stopped pipeline or closing worker. @default 5000 (`StopTimeout`, "00:00:05") */
+  stopTimeoutMs: number;
+  /** Time in-flight calls get on shutdown. @default 30000 (`ShutdownDrainTimeout`, "00:00:30") */
+  shutdownDrainTimeoutMs: number;
+  /** Interval of the replenishment check. @default 5000 (`ReplenishCheckInterval`, "00:00:05") */
+  replenishCheckIntervalMs: number;
+}
+
 /** All settings svc runs with. */
 export interface Settings {
   /** The configuration file read, or null for the embedded default. */
@@ -63,6 +85,8 @@ export interface Settings {
   shell: ShellSettings;
   /** Grace period for a stopped pipeline before its worker is killed, in ms. @default 5000 (`McpServer:RunspacePool:StopTimeout`) */
   stopTimeoutMs: number;
+  /** HTTP worker pool. */
+  pool: PoolSettings;
   /** Log level. @default "info" (`Logging:LogLevel:Default`, env `SVC_LOG_LEVEL`, flag `--log-level`) */
   logLevel: LogLevel;
   /** Log line format. @default "text" (flag `--log-format`, env `SVC_LOG_FORMAT`) */
@@ -323,11 +347,13 @@ function resolveSettings(
       read.optionalString("ShellConfiguration:CacheDirectory"),
     workerStartTimeoutMs: read.timeSpan("ShellConfiguration:WorkerStartTimeout", 120_000),
   };
+  const pool = readPool(read);
   return {
     configPath,
+    pool,
     transport: parseTransport(overrides.transport ?? env["SVC_TRANSPORT"] ?? "stdio"),
     shell,
-    stopTimeoutMs: read.timeSpan("McpServer:RunspacePool:StopTimeout", 5_000),
+    stopTimeoutMs: pool.stopTimeoutMs,
     logLevel: parseLogLevel(
       overrides.logLevel ?? env["SVC_LOG_LEVEL"] ??
         read.optionalString("Logging:LogLevel:Default") ??
@@ -335,6 +361,34 @@ function resolveSettings(
     ),
     logFormat: parseLogFormat(overrides.logFormat ?? env["SVC_LOG_FORMAT"] ?? "text"),
   };
+}
+
+function readPool(read: Reader): PoolSettings {
+  const key = (name: string) => `McpServer:RunspacePool:${name}`;
+  const pool: PoolSettings = {
+    maxPoolSize: read.integer(key("MaxPoolSize"), 16, 1),
+    minPoolSize: read.integer(key("MinPoolSize"), 2, 0),
+    eagerWarmCount: read.integer(key("EagerWarmCount"), 2, 0),
+    idleTtlMs: read.timeSpan(key("IdleTtl"), 300_000),
+    sweepIntervalMs: read.timeSpan(key("SweepInterval"), 30_000),
+    acquisitionTimeoutMs: read.timeSpan(key("AcquisitionTimeout"), 15_000),
+    stopTimeoutMs: read.timeSpan(key("StopTimeout"), 5_000),
+    shutdownDrainTimeoutMs: read.timeSpan(key("ShutdownDrainTimeout"), 30_000),
+    replenishCheckIntervalMs: read.timeSpan(key("ReplenishCheckInterval"), 5_000),
+  };
+  if (pool.minPoolSize > pool.maxPoolSize) {
+    throw new ConfigError(
+      "INVALID_VALUE",
+      `Invalid configuration value for '${key("MinPoolSize")}': ${pool.minPoolSize} is larger than '${key("MaxPoolSize")}' (${pool.maxPoolSize})`,
+    );
+  }
+  if (pool.eagerWarmCount > pool.maxPoolSize) {
+    throw new ConfigError(
+      "INVALID_VALUE",
+      `Invalid configuration value for '${key("EagerWarmCount")}': ${pool.eagerWarmCount} is larger than '${key("MaxPoolSize")}' (${pool.maxPoolSize})`,
+    );
+  }
+  return pool;
 }
 
 function readOverrides(read: Reader): Record<string, CommandOverride> {

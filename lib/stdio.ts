@@ -11,15 +11,7 @@ import {
   StdioServerTransport,
 } from "@modelcontextprotocol/server/stdio";
 import type { Server } from "@modelcontextprotocol/server";
-import {
-  type Catalog,
-  catalogKey,
-  catalogStillValid,
-  defaultCacheDirectory,
-  discoverCatalog,
-  readCachedCatalog,
-  writeCachedCatalog,
-} from "./catalog.ts";
+import { CatalogStore } from "./discovery.ts";
 import type { Settings } from "./config.ts";
 import { StartupError } from "./errors.ts";
 import { logger } from "./log.ts";
@@ -54,7 +46,7 @@ export class StdioSession implements AsyncDisposable {
   readonly #settings: Settings;
   readonly #pwsh: string;
   #current: Promise<ReadyWorker>;
-  #catalog: Promise<Catalog>;
+  readonly #catalog: CatalogStore;
   #closed = false;
   #servers = new Set<Server>();
 
@@ -63,16 +55,25 @@ export class StdioSession implements AsyncDisposable {
     this.#settings = settings;
     this.#pwsh = pwsh;
     this.#current = this.#startWorker();
-    this.#catalog = this.#loadCatalog();
-    // Failures surface through ready(); these keep unobserved rejections from crashing the process.
+    // Failures surface through ready(); this keeps an unobserved rejection from crashing the process.
     this.#current.catch(() => {});
-    this.#catalog.catch(() => {});
+    this.#catalog = new CatalogStore({
+      shell: settings.shell,
+      pwsh,
+      source: async () => {
+        const { worker, startup } = await this.#current;
+        return { worker, psVersion: worker.info.psVersion, modules: startup.modules };
+      },
+      onChange: () => {
+        for (const server of this.#servers) server.sendToolListChanged().catch(() => {});
+      },
+    });
   }
 
   /** Resolves when the first worker has started and the catalog is known; rejects on startup errors. */
   async ready(): Promise<void> {
     await this.#current;
-    await this.#catalog;
+    await this.#catalog.catalog();
   }
 
   /** Registers a server instance to be told when the tool list changes. */
@@ -83,7 +84,7 @@ export class StdioSession implements AsyncDisposable {
   /** The runner that the MCP server uses for this session. */
   runner(): ToolRunner {
     return {
-      tools: async () => (await this.#catalog).tools,
+      tools: () => this.#catalog.tools(),
       run: async (tool, args, options) => {
         const { worker } = await this.#liveWorker();
         return await worker.invoke({
@@ -167,54 +168,6 @@ export class StdioSession implements AsyncDisposable {
         { cause: error },
       );
     }
-  }
-
-  async #loadCatalog(): Promise<Catalog> {
-    const { shell } = this.#settings;
-    const directory = shell.cacheDirectory ?? defaultCacheDirectory();
-    const key = directory ? await catalogKey({ shell, pwshPath: this.#pwsh }) : null;
-    const cached = directory && key ? await readCachedCatalog(key, { directory }) : null;
-    if (cached) {
-      log.debug("Serving {Count} tools from the catalog cache.", { Count: cached.tools.length });
-      this.#revalidate(cached, key!, directory!);
-      return cached;
-    }
-    return await this.#discover(key, directory);
-  }
-
-  async #discover(key: string | null, directory: string | null): Promise<Catalog> {
-    const { worker, startup } = await this.#current;
-    const catalog = await discoverCatalog(worker, this.#settings.shell, {
-      psVersion: worker.info.psVersion,
-      modules: startup.modules,
-    });
-    for (const warning of catalog.warnings) log.warning("{Warning}", { Warning: warning });
-    log.info("Catalog ready: {Count} tools.", { Count: catalog.tools.length });
-    if (key && directory) {
-      await writeCachedCatalog(key, catalog, { directory }).catch((error) =>
-        log.warning("Cannot write the catalog cache in {Directory}: {Error}", {
-          Directory: directory,
-          Error: String(error),
-        })
-      );
-    }
-    return catalog;
-  }
-
-  /** Checks a cached catalog against the live worker; rediscovers and notifies when it is stale. */
-  #revalidate(cached: Catalog, key: string, directory: string): void {
-    this.#current.then(async ({ worker, startup }) => {
-      if (catalogStillValid(cached, worker.info.psVersion, startup.modules)) return;
-      log.info(
-        "The catalog cache is stale (PowerShell or module versions changed); rediscovering.",
-      );
-      const fresh = this.#discover(key, directory);
-      this.#catalog = fresh;
-      await fresh;
-      for (const server of this.#servers) await server.sendToolListChanged().catch(() => {});
-    }).catch((error) =>
-      log.warning("Catalog revalidation failed: {Error}", { Error: String(error) })
-    );
   }
 }
 

@@ -3,14 +3,12 @@ import {
   annotationsFor,
   buildTools,
   cap,
-  catalogStillValid,
-  readCachedCatalog,
   sanitize,
   selectCommands,
   toolName,
   wildcard,
-  writeCachedCatalog,
 } from "../lib/catalog.ts";
+import { catalogStillValid, readCachedCatalog, writeCachedCatalog } from "../lib/discovery.ts";
 import type { ShellSettings } from "../lib/config.ts";
 import type { CommandMeta, ParamMeta } from "../lib/shell.ts";
 import { cmdletMeta } from "./support/cmdlet_data.ts";

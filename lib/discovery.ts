@@ -1,0 +1,254 @@
+/**
+ * Discovery: asks a started worker for the configured commands, builds the catalog with the policy of
+ * `catalog.ts`, and caches it on disk so a warm start can answer `tools/list` before any worker is up.
+ * {@linkcode CatalogStore} is what the transports use: cache first, discovery otherwise, and a
+ * revalidation against the live worker's PowerShell and module versions.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import {
+  buildTools,
+  candidateQuery,
+  type Catalog,
+  selectCommands,
+  type ToolDescriptor,
+} from "./catalog.ts";
+import type { ShellSettings } from "./config.ts";
+import { logger } from "./log.ts";
+import type { CommandMeta, CommandsResult, ModuleStatus } from "./shell.ts";
+
+const log = logger("catalog");
+
+const CACHE_FORMAT = 1;
+
+/** What a cached catalog is keyed on: the configuration and the pwsh binary. */
+export interface CatalogKeyInput {
+  shell: ShellSettings;
+  pwshPath: string;
+}
+
+/** Options of the catalog cache functions. */
+export interface CatalogCacheOptions {
+  /** Directory of cache files. @default `ShellConfiguration:CacheDirectory`, else the user cache dir + "/svc" */
+  directory: string;
+}
+
+/** Default cache directory: `$XDG_CACHE_HOME/svc`, `~/.cache/svc`, or `%LOCALAPPDATA%\svc`. */
+export function defaultCacheDirectory(
+  env: Record<string, string> = Deno.env.toObject(),
+): string | null {
+  if (env["XDG_CACHE_HOME"]) return `${env["XDG_CACHE_HOME"]}/svc`;
+  if (Deno.build.os === "windows" && env["LOCALAPPDATA"]) return `${env["LOCALAPPDATA"]}\\svc`;
+  if (env["HOME"]) return `${env["HOME"]}/.cache/svc`;
+  return null;
+}
+
+/**
+ * The cache key: a digest of everything that decides the catalog before a worker runs (selection
+ * settings, startup script text and file stamp, pwsh path and file stamp). Module and PowerShell
+ * versions are checked after startup with {@linkcode catalogStillValid}.
+ */
+export async function catalogKey(input: CatalogKeyInput): Promise<string> {
+  const { shell, pwshPath } = input;
+  const stamp = async (path: string | null) => {
+    if (!path) return null;
+    try {
+      const stat = await Deno.stat(path);
+      return `${stat.size}:${stat.mtime?.getTime() ?? 0}`;
+    } catch {
+      return "missing";
+    }
+  };
+  const material = JSON.stringify({
+    format: CACHE_FORMAT,
+    commands: shell.commands,
+    include: shell.includePatterns,
+    exclude: shell.excludePatterns,
+    modules: shell.modules,
+    script: shell.startupScript,
+    scriptPath: shell.startupScriptPath,
+    scriptStamp: await stamp(shell.startupScriptPath),
+    pwshPath,
+    pwshStamp: await stamp(pwshPath),
+  });
+  return createHash("sha256").update(material).digest("hex").slice(0, 32);
+}
+
+/** Reads a cached catalog; null when absent or unreadable. */
+export async function readCachedCatalog(
+  key: string,
+  options: CatalogCacheOptions,
+): Promise<Catalog | null> {
+  try {
+    const stored = JSON.parse(await Deno.readTextFile(`${options.directory}/catalog-${key}.json`));
+    if (stored?.format !== CACHE_FORMAT || !Array.isArray(stored.catalog?.tools)) return null;
+    return stored.catalog as Catalog;
+  } catch {
+    return null;
+  }
+}
+
+/** Writes a catalog to the cache atomically (temp file, then rename). */
+export async function writeCachedCatalog(
+  key: string,
+  catalog: Catalog,
+  options: CatalogCacheOptions,
+): Promise<void> {
+  await Deno.mkdir(options.directory, { recursive: true });
+  const path = `${options.directory}/catalog-${key}.json`;
+  const temp = `${path}.${crypto.randomUUID()}.tmp`;
+  await Deno.writeTextFile(temp, JSON.stringify({ format: CACHE_FORMAT, catalog }));
+  await Deno.rename(temp, path);
+}
+
+/** True when a cached catalog was built by the same PowerShell and module versions as a live worker. */
+export function catalogStillValid(
+  cached: Catalog,
+  psVersion: string,
+  modules: ModuleStatus[],
+): boolean {
+  if (cached.psVersion !== psVersion) return false;
+  const live = new Map(modules.map((m) => [m.name.toLowerCase(), m.version]));
+  if (live.size !== cached.modules.length) return false;
+  return cached.modules.every((m) => live.get(m.name.toLowerCase()) === m.version);
+}
+
+/** The part of a worker that discovery uses. */
+export interface DiscoveryWorker {
+  /** Candidate commands by name, module and pattern. */
+  commands(
+    query: { names: string[]; modules: string[]; patterns: string[] },
+  ): Promise<CommandsResult>;
+  /** Metadata and help of named commands. */
+  describe(
+    names: string[],
+    help?: boolean,
+  ): Promise<{ commands: CommandMeta[]; missing: string[] }>;
+}
+
+/** Options of {@linkcode discoverCatalog}. */
+export interface DiscoverOptions {
+  /** PowerShell version of the worker. */
+  psVersion: string;
+  /** Module import outcomes from the worker's startup. */
+  modules: ModuleStatus[];
+}
+
+/** Asks a started worker for the configured commands and builds the catalog from their metadata. */
+export async function discoverCatalog(
+  worker: DiscoveryWorker,
+  shell: ShellSettings,
+  options: DiscoverOptions,
+): Promise<Catalog> {
+  const found = await worker.commands(candidateQuery(shell));
+  const { names, warnings } = selectCommands(shell, found);
+  const described = names.length > 0
+    ? await worker.describe(names, true)
+    : { commands: [], missing: [] };
+  for (const name of described.missing) warnings.push(`Command '${name}' could not be described`);
+  return buildTools(described.commands, {
+    psVersion: options.psVersion,
+    modules: options.modules,
+    warnings,
+  });
+}
+
+/** A started worker that discovery may use, and how to give it back. */
+export interface DiscoverySource {
+  /** The worker. */
+  worker: DiscoveryWorker;
+  /** PowerShell version the worker reported. */
+  psVersion: string;
+  /** Module import outcomes of its startup. */
+  modules: ModuleStatus[];
+  /** Called when discovery is done with the worker. */
+  release?: () => void;
+}
+
+/** Options of {@linkcode CatalogStore}. */
+export interface CatalogStoreOptions {
+  /** Selection settings. */
+  shell: ShellSettings;
+  /** Absolute path of pwsh (part of the cache key). */
+  pwsh: string;
+  /** Provides a started worker for discovery (waits for one when needed). */
+  source: () => Promise<DiscoverySource>;
+  /** Called when a stale cached catalog was replaced by a fresh one. */
+  onChange?: () => void;
+}
+
+/** The catalog of a running server: from the cache when possible, else from discovery. */
+export class CatalogStore {
+  readonly #options: CatalogStoreOptions;
+  #catalog: Promise<Catalog>;
+
+  /** Starts loading at once. */
+  constructor(options: CatalogStoreOptions) {
+    this.#options = options;
+    this.#catalog = this.#load();
+    this.#catalog.catch(() => {});
+  }
+
+  /** The catalog, once known. */
+  catalog(): Promise<Catalog> {
+    return this.#catalog;
+  }
+
+  /** The tools on offer. */
+  async tools(): Promise<ToolDescriptor[]> {
+    return (await this.#catalog).tools;
+  }
+
+  async #load(): Promise<Catalog> {
+    const { shell, pwsh } = this.#options;
+    const directory = shell.cacheDirectory ?? defaultCacheDirectory();
+    const key = directory ? await catalogKey({ shell, pwshPath: pwsh }) : null;
+    const cached = directory && key ? await readCachedCatalog(key, { directory }) : null;
+    if (cached) {
+      log.debug("Serving {Count} tools from the catalog cache.", { Count: cached.tools.length });
+      this.#revalidate(cached, key!, directory!);
+      return cached;
+    }
+    return await this.#discover(key, directory);
+  }
+
+  async #discover(key: string | null, directory: string | null): Promise<Catalog> {
+    const source = await this.#options.source();
+    let catalog: Catalog;
+    try {
+      catalog = await discoverCatalog(source.worker, this.#options.shell, {
+        psVersion: source.psVersion,
+        modules: source.modules,
+      });
+    } finally {
+      source.release?.();
+    }
+    for (const warning of catalog.warnings) log.warning("{Warning}", { Warning: warning });
+    log.info("Catalog ready: {Count} tools.", { Count: catalog.tools.length });
+    if (key && directory) {
+      await writeCachedCatalog(key, catalog, { directory }).catch((error) =>
+        log.warning("Cannot write the catalog cache in {Directory}: {Error}", {
+          Directory: directory,
+          Error: String(error),
+        })
+      );
+    }
+    return catalog;
+  }
+
+  /** Checks a cached catalog against a live worker; rediscovers and notifies when it is stale. */
+  #revalidate(cached: Catalog, key: string, directory: string): void {
+    this.#options.source().then(async (source) => {
+      const valid = catalogStillValid(cached, source.psVersion, source.modules);
+      source.release?.();
+      if (valid) return;
+      log.info("The catalog cache is stale (PowerShell or module versions changed); rediscovering.");
+      const fresh = this.#discover(key, directory);
+      fresh.catch(() => {});
+      await fresh;
+      this.#catalog = fresh;
+      this.#options.onChange?.();
+    }).catch((error) => log.warning("Catalog revalidation failed: {Error}", { Error: String(error) }));
+  }
+}

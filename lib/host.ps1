@@ -1,0 +1,861 @@
+#Requires -Version 7.4
+# svc worker: the PowerShell side of docs/worker-protocol.md. It runs requests in a separate runspace
+# and reports raw facts; every policy decision (tool names, schemas, coercion, truncation, wording) is
+# made in TypeScript. Frames travel over the socket named by -Endpoint, never over stdin/stdout, so
+# nothing user code prints can corrupt them; stdout/stderr are diagnostics only.
+[CmdletBinding()]
+param([Parameter(Mandatory)][string]$Endpoint)
+
+Set-StrictMode -Version 3.0
+$ErrorActionPreference = 'Stop'
+$ProgressPreference = 'SilentlyContinue'
+
+# ---------------------------------------------------------------------------------------------------
+# Scripts that run INSIDE the worker runspace. They are literals here only so the parser and ps-lint
+# check them; they are sent as text (ToString) because a script block stays bound to the runspace that
+# created it. Each runs in its own local scope, so its variables never reach the user's global scope,
+# and each switches strict mode off for itself so a user's global Set-StrictMode cannot break it.
+# ---------------------------------------------------------------------------------------------------
+
+$SnapshotScript = {
+    Set-StrictMode -Off
+    $ErrorActionPreference = 'Stop'
+    $variables = @{}
+    foreach ($v in @(Get-Variable -Scope Global)) { $variables[$v.Name] = @{ Value = $v.Value; Options = $v.Options } }
+    $functions = @{}
+    foreach ($f in @(Get-ChildItem -Path Function:)) { $functions[$f.Name] = @{ ScriptBlock = $f.ScriptBlock; Options = $f.Options } }
+    $aliases = @{}
+    foreach ($a in @(Get-ChildItem -Path Alias:)) { $aliases[$a.Name] = @{ Definition = $a.Definition; Options = $a.Options } }
+    $drives = @{}
+    foreach ($d in @(Get-PSDrive)) { $drives[$d.Name] = @{ Root = $d.Root; Provider = $d.Provider.Name; Description = $d.Description } }
+    # $PSDefaultParameterValues is usually edited in place, which a reference comparison cannot see.
+    $defaults = @{}
+    $current = $global:PSDefaultParameterValues
+    if ($current -is [System.Collections.IDictionary]) { foreach ($k in @($current.Keys)) { $defaults[$k] = $current[$k] } }
+    # Get-Module runs last: the cmdlets above autoload Utility and Management, which must count as
+    # part of the snapshot or every reset would unload them and every call would load them again.
+    @{
+        Variables       = $variables
+        Functions       = $functions
+        Aliases         = $aliases
+        Drives          = $drives
+        Defaults        = $defaults
+        Location        = (Get-Location).Path
+        OutputRendering = $PSStyle.OutputRendering
+        Modules         = @(Get-Module)
+    }
+}
+
+$ResetScript = {
+    param($Snapshot)
+
+    Set-StrictMode -Off
+    $ErrorActionPreference = 'Stop'
+
+    foreach ($module in @(Get-Module)) {
+        if ($Snapshot.Modules -notcontains $module) { Remove-Module -ModuleInfo $module -Force }
+    }
+    $loaded = @(Get-Module)
+    foreach ($module in $Snapshot.Modules) {
+        if ($loaded -notcontains $module) { throw "Module '$($module.Name)' was removed and cannot be restored." }
+    }
+
+    # Removal searches the scope chain, so it reaches global functions from this scope; re-creating
+    # one here would define it in this scope, so the host does that with top-level Set-Item calls.
+    $functions = @{}
+    foreach ($f in @(Get-ChildItem -Path Function:)) { $functions[$f.Name] = $f }
+    foreach ($name in @($functions.Keys)) {
+        if (-not $Snapshot.Functions.ContainsKey($name)) { Remove-Item -LiteralPath "Function:\$name" -Force }
+    }
+    $restore = [System.Collections.Generic.List[string]]::new()
+    foreach ($entry in $Snapshot.Functions.GetEnumerator()) {
+        $current = $functions[$entry.Key]
+        if ($null -eq $current -or -not [object]::ReferenceEquals($current.ScriptBlock, $entry.Value.ScriptBlock)) { $restore.Add($entry.Key) }
+    }
+
+    $aliases = @{}
+    foreach ($a in @(Get-ChildItem -Path Alias:)) { $aliases[$a.Name] = $a }
+    foreach ($name in @($aliases.Keys)) {
+        if (-not $Snapshot.Aliases.ContainsKey($name)) { Remove-Alias -Name $name -Scope Global -Force }
+    }
+    foreach ($entry in $Snapshot.Aliases.GetEnumerator()) {
+        $current = $aliases[$entry.Key]
+        if ($null -eq $current -or $current.Definition -cne $entry.Value.Definition) {
+            Set-Alias -Name $entry.Key -Value $entry.Value.Definition -Option $entry.Value.Options -Scope Global -Force
+        }
+    }
+
+    $drives = @{}
+    foreach ($d in @(Get-PSDrive)) { $drives[$d.Name] = $d }
+    foreach ($name in @($drives.Keys)) {
+        $saved = $Snapshot.Drives[$name]
+        $drive = $drives[$name]
+        if ($null -eq $saved -or $saved.Root -cne $drive.Root -or $saved.Provider -cne $drive.Provider.Name) {
+            Remove-PSDrive -LiteralName $name -Scope Global -Force
+            $drives.Remove($name)
+        }
+    }
+    foreach ($entry in $Snapshot.Drives.GetEnumerator()) {
+        if (-not $drives.ContainsKey($entry.Key)) {
+            $null = New-PSDrive -Name $entry.Key -PSProvider $entry.Value.Provider -Root $entry.Value.Root -Description $entry.Value.Description -Scope Global
+        }
+    }
+    Set-Location -LiteralPath $Snapshot.Location
+
+    # Engine-managed names: per-pipeline automatics, constants, $Error (cleared below) and $PWD
+    # (follows the location restored above).
+    $automatic = @('$', '^', '?', '_', 'PSItem', 'args', 'input', 'this', 'foreach', 'switch', 'MyInvocation',
+        'PSBoundParameters', 'PSCmdlet', 'PSCommandPath', 'PSScriptRoot', 'Error', 'PWD', 'ExecutionContext',
+        'Host', 'null', 'true', 'false')
+    $variables = @{}
+    foreach ($v in @(Get-Variable -Scope Global)) { $variables[$v.Name] = $v }
+    foreach ($name in @($variables.Keys)) {
+        if ($automatic -notcontains $name -and -not $Snapshot.Variables.ContainsKey($name)) {
+            # -Name takes wildcards; a new Constant variable fails here and fails the reset.
+            Remove-Variable -Name ([System.Management.Automation.WildcardPattern]::Escape($name)) -Scope Global -Force
+        }
+    }
+    foreach ($entry in $Snapshot.Variables.GetEnumerator()) {
+        $saved = $entry.Value
+        if ($automatic -contains $entry.Key) { continue }
+        if ($saved.Options.HasFlag([System.Management.Automation.ScopedItemOptions]::ReadOnly) -or
+            $saved.Options.HasFlag([System.Management.Automation.ScopedItemOptions]::Constant)) { continue }
+        $current = $variables[$entry.Key]
+        if ($null -eq $current) {
+            New-Variable -Name $entry.Key -Value $saved.Value -Option $saved.Options -Scope Global
+        } elseif (-not [object]::ReferenceEquals($current.Value, $saved.Value)) {
+            $current.Value = $saved.Value
+        }
+    }
+
+    $defaults = $global:PSDefaultParameterValues
+    if ($defaults -is [System.Collections.IDictionary]) {
+        $defaults.Clear()
+        foreach ($entry in $Snapshot.Defaults.GetEnumerator()) { $defaults[$entry.Key] = $entry.Value }
+    }
+    # $PSStyle is one process-wide object shared by every runspace.
+    if ($null -ne $Snapshot.OutputRendering) { $PSStyle.OutputRendering = $Snapshot.OutputRendering }
+    $global:Error.Clear()
+    @{ Restore = $restore.ToArray() }
+}
+
+$CommandsScript = {
+    param($Names, $Modules, $Patterns)
+
+    Set-StrictMode -Off
+    $ErrorActionPreference = 'Stop'
+    $found = [System.Collections.Generic.List[object]]::new()
+    $missing = [System.Collections.Generic.List[string]]::new()
+
+    function Add-Found($Command, [string]$Source, [string]$Via) {
+        $found.Add([ordered]@{
+                name        = $Command.Name
+                module      = if ($Command.ModuleName) { $Command.ModuleName } else { $null }
+                commandType = [string]$Command.CommandType
+                source      = $Source
+                via         = $Via
+            })
+    }
+
+    # -ErrorAction Ignore: an unknown name is an answer ("missing"), and Ignore keeps it out of $Error.
+    foreach ($item in $Names) {
+        $name = [string]$item
+        $hits = @(Get-Command -Name ([System.Management.Automation.WildcardPattern]::Escape($name)) -All -ErrorAction Ignore)
+        if ($hits.Count -eq 0) { $missing.Add($name) }
+        foreach ($command in $hits) { Add-Found $command 'name' $name }
+    }
+    foreach ($item in $Modules) {
+        $module = [string]$item
+        foreach ($command in @(Get-Command -Module $module -CommandType @('Cmdlet', 'Function') -ErrorAction Ignore)) { Add-Found $command 'module' $module }
+    }
+    foreach ($item in $Patterns) {
+        $pattern = [string]$item
+        foreach ($command in @(Get-Command -Name $pattern -CommandType @('Cmdlet', 'Function') -ErrorAction Ignore)) { Add-Found $command 'pattern' $pattern }
+    }
+    [ordered]@{ commands = $found; missing = $missing }
+}
+
+$DescribeScript = {
+    param($Names, $WithHelp)
+
+    Set-StrictMode -Off
+    $ErrorActionPreference = 'Stop'
+
+    function Get-TypeName($Type) {
+        if ($null -eq $Type) { return $null }
+        if ($Type.FullName) { return $Type.FullName }
+        return $Type.ToString()
+    }
+
+    function Get-Bound($Value) {
+        if ($null -eq $Value) { return $null }
+        foreach ($numeric in @([byte], [sbyte], [int16], [uint16], [int], [uint32], [long], [uint64], [single], [double], [decimal])) {
+            if ($Value -is $numeric) { return $Value }
+        }
+        return [string]$Value
+    }
+
+    # Help text arrives as an array of paragraph objects with a Text property (or plain strings).
+    function Get-Text($Value) {
+        $parts = [System.Collections.Generic.List[string]]::new()
+        foreach ($item in @($Value)) {
+            if ($null -eq $item) { continue }
+            $text = if ($item -is [string]) { $item } else { [string]$item.Text }
+            if ($text.Trim()) { $parts.Add($text.Trim()) }
+        }
+        if ($parts.Count -eq 0) { return $null }
+        return $parts -join "`n`n"
+    }
+
+    function Get-ParamMeta($Parameter) {
+        $type = $Parameter.ParameterType
+        $element = if ($type.IsArray) { $type.GetElementType() } else { $null }
+        $valueType = if ($null -ne $element) { $element } else { $type }
+        $underlying = [System.Nullable]::GetUnderlyingType($valueType)
+        if ($null -ne $underlying) { $valueType = $underlying }
+        $meta = [ordered]@{
+            name                        = $Parameter.Name
+            type                        = Get-TypeName $type
+            elementType                 = Get-TypeName $element
+            isMandatory                 = $Parameter.IsMandatory
+            position                    = if ($Parameter.Position -eq [int]::MinValue) { $null } else { $Parameter.Position }
+            valueFromPipeline           = $Parameter.ValueFromPipeline
+            valueFromRemainingArguments = $Parameter.ValueFromRemainingArguments
+            helpMessage                 = if ($Parameter.HelpMessage) { $Parameter.HelpMessage } else { $null }
+            aliases                     = @($Parameter.Aliases)
+            isSwitch                    = $type -eq [System.Management.Automation.SwitchParameter]
+            isCredential                = $type -eq [System.Management.Automation.PSCredential]
+            enumValues                  = if ($valueType.IsEnum) { [string[]][System.Enum]::GetNames($valueType) } else { $null }
+            validateSet                 = $null
+            validateRange               = $null
+            validateLength              = $null
+            validatePattern             = $null
+            validateCount               = $null
+            validateNotNullOrEmpty      = $false
+            isDynamic                   = $Parameter.IsDynamic
+        }
+        foreach ($attribute in $Parameter.Attributes) {
+            # One unreadable attribute (e.g. a throwing ValidValues generator) must not hide the command.
+            try {
+                if ($attribute -is [System.Management.Automation.ValidateSetAttribute]) {
+                    if ($null -eq $meta['validateSet']) { $meta['validateSet'] = [string[]]@($attribute.ValidValues) }
+                } elseif ($attribute -is [System.Management.Automation.ValidateRangeAttribute]) {
+                    $min = $attribute.MinRange
+                    $max = $attribute.MaxRange
+                    if ($null -eq $min -and $null -eq $max) {
+                        # [ValidateRange('Positive')] etc. keep the kind in an internal property only.
+                        $property = $attribute.GetType().GetProperty('RangeKind', [System.Reflection.BindingFlags]'NonPublic, Instance')
+                        $kind = if ($null -ne $property) { [string]$property.GetValue($attribute) } else { '' }
+                        if ($kind -in @('Positive', 'NonNegative')) { $min = 0 }
+                        if ($kind -in @('Negative', 'NonPositive')) { $max = 0 }
+                    }
+                    $meta['validateRange'] = [ordered]@{ min = Get-Bound $min; max = Get-Bound $max }
+                } elseif ($attribute -is [System.Management.Automation.ValidateLengthAttribute]) {
+                    $meta['validateLength'] = [ordered]@{ min = $attribute.MinLength; max = $attribute.MaxLength }
+                } elseif ($attribute -is [System.Management.Automation.ValidatePatternAttribute]) {
+                    $meta['validatePattern'] = $attribute.RegexPattern
+                } elseif ($attribute -is [System.Management.Automation.ValidateCountAttribute]) {
+                    $meta['validateCount'] = [ordered]@{ min = $attribute.MinLength; max = $attribute.MaxLength }
+                } elseif ($attribute -is [System.Management.Automation.ValidateNotNullOrEmptyAttribute] -or
+                    $attribute.GetType().FullName -eq 'System.Management.Automation.ValidateNotNullOrWhiteSpaceAttribute') {
+                    $meta['validateNotNullOrEmpty'] = $true
+                }
+            } catch {
+                [Console]::Error.WriteLine("host.ps1: skipped an attribute of parameter '$($Parameter.Name)': $($_.Exception.Message)")
+            }
+        }
+        $meta
+    }
+
+    function Get-HelpMeta($Command) {
+        $help = @(Get-Help -Name $Command.Name -ErrorAction Stop)[0]
+        if ($null -eq $help) { return $null }
+        # Without a help file Get-Help invents a synopsis from the syntax; that is not help text.
+        if ($help.PSObject.TypeNames -contains 'ExtendedCmdletHelpInfo') {
+            return [ordered]@{ synopsis = $null; description = $null; parameters = [ordered]@{} }
+        }
+        $parameters = [ordered]@{}
+        foreach ($p in @($help.parameters.parameter)) {
+            if ($null -eq $p) { continue }
+            $text = Get-Text $p.description
+            if ($text) { $parameters[[string]$p.name] = $text }
+        }
+        $synopsis = ([string]$help.Synopsis).Trim()
+        return [ordered]@{
+            synopsis    = if ($synopsis) { $synopsis } else { $null }
+            description = Get-Text $help.description
+            parameters  = $parameters
+        }
+    }
+
+    $commands = [System.Collections.Generic.List[object]]::new()
+    $missing = [System.Collections.Generic.List[string]]::new()
+    foreach ($item in $Names) {
+        $name = [string]$item
+        try {
+            $command = @(Get-Command -Name ([System.Management.Automation.WildcardPattern]::Escape($name)) -ErrorAction Ignore)[0]
+            if ($command -is [System.Management.Automation.AliasInfo]) { $command = $command.ResolvedCommand }
+            if ($null -eq $command) { $missing.Add($name); continue }
+            $metadata = $null
+            try { $metadata = [System.Management.Automation.CommandMetadata]::new($command) } catch { $metadata = $null }
+            $sets = [System.Collections.Generic.List[object]]::new()
+            $default = $null
+            foreach ($set in $command.ParameterSets) {
+                # Only a named set can be flagged default; a lone __AllParameterSets never is.
+                if ($set.IsDefault) { $default = $set.Name }
+                $sets.Add([ordered]@{
+                        name       = $set.Name
+                        isDefault  = $set.IsDefault
+                        syntax     = $set.ToString()
+                        parameters = @(foreach ($p in $set.Parameters) { Get-ParamMeta $p })
+                    })
+            }
+            $help = $null
+            if ($WithHelp) {
+                try { $help = Get-HelpMeta $command } catch { $help = $null }
+            }
+            $commands.Add([ordered]@{
+                    name                  = $command.Name
+                    commandType           = [string]$command.CommandType
+                    module                = if ($command.ModuleName) { $command.ModuleName } else { $null }
+                    moduleVersion         = if ($null -ne $command.Module) { [string]$command.Module.Version } else { $null }
+                    verb                  = if ($command.Verb) { $command.Verb } else { $null }
+                    noun                  = if ($command.Noun) { $command.Noun } else { $null }
+                    defaultParameterSet   = $default
+                    supportsShouldProcess = $null -ne $metadata -and $metadata.SupportsShouldProcess
+                    outputTypes           = @(foreach ($type in $command.OutputType) { $type.Name })
+                    parameterSets         = $sets
+                    help                  = $help
+                })
+        } catch {
+            [Console]::Error.WriteLine("host.ps1: cannot describe '$name': $($_.Exception.Message)")
+            $missing.Add($name)
+        }
+    }
+    [ordered]@{ commands = $commands; missing = $missing }
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Host state and helpers (host runspace only).
+# ---------------------------------------------------------------------------------------------------
+
+$script:Worker = $null
+$script:Reader = $null
+$script:Writer = $null
+$script:Running = $null
+$script:Snapshot = $null
+$script:EnvSnapshot = $null
+$script:Quit = $false
+
+function Write-Diag([string]$Message) {
+    [Console]::Error.WriteLine("host.ps1: $Message")
+}
+
+# Exactly one layer: a .NET call made from script wraps what it throws in MethodInvocationException.
+function Get-InnerException([System.Exception]$Exception) {
+    if ($Exception -is [System.Management.Automation.MethodInvocationException] -and $null -ne $Exception.InnerException) {
+        return $Exception.InnerException
+    }
+    return $Exception
+}
+
+function Get-ErrorRecord([System.Exception]$Exception) {
+    if ($Exception -is [System.Management.Automation.IContainsErrorRecord]) {
+        $record = $null
+        try { $record = $Exception.ErrorRecord } catch { $record = $null }
+        if ($null -ne $record) { return $record }
+    }
+    return [System.Management.Automation.ErrorRecord]::new($Exception, $Exception.GetType().Name,
+        [System.Management.Automation.ErrorCategory]::NotSpecified, $null)
+}
+
+function Get-NonEmpty([string]$Text) {
+    if ([string]::IsNullOrEmpty($Text)) { return $null }
+    return $Text
+}
+
+function ConvertTo-ErrorInfo([System.Management.Automation.ErrorRecord]$Record, [bool]$Terminating) {
+    $invocation = $Record.InvocationInfo
+    $position = $null
+    if ($null -ne $invocation -and $invocation.ScriptLineNumber -gt 0) {
+        $position = [ordered]@{
+            scriptName = Get-NonEmpty $invocation.ScriptName
+            line       = $invocation.ScriptLineNumber
+            column     = $invocation.OffsetInLine
+            text       = Get-NonEmpty $invocation.Line
+        }
+    }
+    $category = $Record.CategoryInfo
+    [ordered]@{
+        message               = $Record.ToString()
+        fullyQualifiedErrorId = Get-NonEmpty $Record.FullyQualifiedErrorId
+        category              = [string]$category.Category
+        targetName            = Get-NonEmpty $category.TargetName
+        targetType            = Get-NonEmpty $category.TargetType
+        exceptionType         = if ($null -ne $Record.Exception) { $Record.Exception.GetType().FullName } else { $null }
+        scriptStackTrace      = Get-NonEmpty $Record.ScriptStackTrace
+        terminating           = $Terminating
+        position              = $position
+    }
+}
+
+# JSON null or absent -> empty array; a scalar -> one item. The comma stops the caller unrolling it.
+function ConvertTo-List($Value) {
+    if ($null -eq $Value) { return , ([object[]]@()) }
+    return , ([object[]]@($Value))
+}
+
+# Requests are parsed with System.Text.Json rather than ConvertFrom-Json: in 7.4 ConvertFrom-Json turns
+# every ISO-8601-looking string into a DateTime and cannot be told not to, which would change the
+# arguments a user passes. Objects become case-insensitive [hashtable]s, arrays object[].
+function ConvertFrom-JsonElement($Element) {
+    switch ([string]$Element.ValueKind) {
+        'Object' {
+            $table = @{}
+            foreach ($property in $Element.EnumerateObject()) { $table[$property.Name] = ConvertFrom-JsonElement $property.Value }
+            return $table
+        }
+        'Array' {
+            $items = [System.Collections.Generic.List[object]]::new()
+            foreach ($item in $Element.EnumerateArray()) { $items.Add((ConvertFrom-JsonElement $item)) }
+            return , $items.ToArray()
+        }
+        'String' { return $Element.GetString() }
+        'Number' {
+            [long]$number = 0
+            if ($Element.TryGetInt64([ref]$number)) {
+                if ($number -ge [int]::MinValue -and $number -le [int]::MaxValue) { return [int]$number }
+                return $number
+            }
+            return $Element.GetDouble()
+        }
+        'True' { return $true }
+        'False' { return $false }
+    }
+    return $null
+}
+
+function ConvertFrom-FrameJson([string]$Line) {
+    $document = [System.Text.Json.JsonDocument]::Parse($Line)
+    try { return ConvertFrom-JsonElement $document.RootElement } finally { $document.Dispose() }
+}
+
+function Send-Frame([string]$Json) {
+    $script:Writer.WriteLine($Json)
+}
+
+function Send-Response($Id, $Result) {
+    Send-Frame (ConvertTo-Json -InputObject ([ordered]@{ id = $Id; ok = $true; result = $Result }) -Depth 100 -Compress)
+}
+
+function Send-Failure($Id, [string]$Kind, [string]$Message, $Record) {
+    $failure = [ordered]@{ kind = $Kind; message = $Message; record = $Record }
+    Send-Frame (ConvertTo-Json -InputObject ([ordered]@{ id = $Id; ok = $false; error = $failure }) -Depth 100 -Compress)
+}
+
+function New-WorkerRunspace {
+    # CreateDefault2 is what the console host uses: only Core is loaded, the rest autoloads, so built-in
+    # commands report the same Module/Version as in an interactive pwsh. No host is passed: the runspace
+    # gets DefaultHost, whose prompts (Read-Host, Get-Credential, confirmations) fail at once.
+    $iss = [System.Management.Automation.Runspaces.InitialSessionState]::CreateDefault2()
+    $runspace = [System.Management.Automation.Runspaces.RunspaceFactory]::CreateRunspace($iss)
+    $runspace.Open()
+    # Verbose and debug records are kept only under Continue (nothing is printed without a host UI);
+    # TypeScript decides what to show. Progress records are never reported, so do not store them.
+    $runspace.SessionStateProxy.SetVariable('VerbosePreference', [System.Management.Automation.ActionPreference]::Continue)
+    $runspace.SessionStateProxy.SetVariable('DebugPreference', [System.Management.Automation.ActionPreference]::Continue)
+    $runspace.SessionStateProxy.SetVariable('ProgressPreference', [System.Management.Automation.ActionPreference]::SilentlyContinue)
+    return $runspace
+}
+
+# Runs one of the scripts above in the worker runspace and returns its single output object.
+function Invoke-WorkerScript([scriptblock]$Script, [object[]]$ArgumentList) {
+    $ps = [powershell]::Create($script:Worker)
+    try {
+        $null = $ps.AddScript($Script.ToString(), $true)
+        foreach ($argument in $ArgumentList) { $null = $ps.AddArgument($argument) }
+        $output = $ps.Invoke()
+    } finally {
+        $ps.Dispose()
+    }
+    if ($output.Count -eq 0) { return $null }
+    return $output[0].PSObject.BaseObject
+}
+
+function Get-EnvSnapshot {
+    $comparer = if ($IsWindows) { [System.StringComparer]::OrdinalIgnoreCase } else { [System.StringComparer]::Ordinal }
+    $table = [System.Collections.Generic.Dictionary[string, string]]::new($comparer)
+    foreach ($entry in [System.Environment]::GetEnvironmentVariables().GetEnumerator()) {
+        # Windows keeps per-drive directories as '=C:' entries, which cannot be set by name.
+        if (-not ([string]$entry.Key).StartsWith('=')) { $table[[string]$entry.Key] = [string]$entry.Value }
+    }
+    return , $table
+}
+
+function Restore-Environment {
+    $saved = $script:EnvSnapshot
+    $now = Get-EnvSnapshot
+    foreach ($name in @($now.Keys)) {
+        if (-not $saved.ContainsKey($name)) { [System.Environment]::SetEnvironmentVariable($name, $null) }
+    }
+    foreach ($name in @($saved.Keys)) {
+        if (-not $now.ContainsKey($name) -or $now[$name] -cne $saved[$name]) {
+            [System.Environment]::SetEnvironmentVariable($name, $saved[$name])
+        }
+    }
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Operations.
+# ---------------------------------------------------------------------------------------------------
+
+function Import-WorkerModule([string]$Name) {
+    $entry = [ordered]@{ name = $Name; found = $false; version = $null; path = $null; error = $null }
+    $ps = [powershell]::Create($script:Worker)
+    try {
+        # Module-qualified so a user function or alias of the same name cannot intercept the call.
+        $null = $ps.AddCommand('Microsoft.PowerShell.Core\Import-Module').AddParameter('Name', $Name).AddParameter('Global').AddParameter('PassThru').AddParameter('ErrorAction', 'Stop')
+        $loaded = $ps.Invoke()
+        $entry['found'] = $true
+        if ($loaded.Count -gt 0) {
+            $module = $loaded[0].PSObject.BaseObject
+            $entry['version'] = [string]$module.Version
+            $entry['path'] = Get-NonEmpty $module.Path
+        }
+    } catch {
+        $record = Get-ErrorRecord (Get-InnerException $_.Exception)
+        $entry['error'] = $record.ToString()
+        $errorId = ([string]$record.FullyQualifiedErrorId -split ',')[0]
+        $entry['found'] = @('Modules_ModuleNotFound', 'Modules_ModuleWithVersionNotFound') -notcontains $errorId
+    } finally {
+        $ps.Dispose()
+    }
+    return $entry
+}
+
+function Invoke-Startup($Id, [hashtable]$Params) {
+    $watch = [System.Diagnostics.Stopwatch]::StartNew()
+    $modules = [System.Collections.Generic.List[object]]::new()
+    foreach ($name in (ConvertTo-List $Params['modules'])) { $modules.Add((Import-WorkerModule ([string]$name))) }
+
+    # Stop turns every error (throw, -ErrorAction Stop, a failing .NET call) into one that ends the
+    # invocation; it is set and restored in the worker's global scope, where the scripts run.
+    $proxy = $script:Worker.SessionStateProxy
+    $savedPreference = $proxy.GetVariable('ErrorActionPreference')
+    $proxy.SetVariable('ErrorActionPreference', [System.Management.Automation.ActionPreference]::Stop)
+    $failure = $null
+    try {
+        $path = $Params['scriptPath']
+        if ($path -is [string] -and $path.Length -gt 0) {
+            $ps = [powershell]::Create($script:Worker)
+            # useLocalScope $false dot-sources the file: its definitions stay global, and
+            # $PSScriptRoot and error positions still refer to the file.
+            try { $null = $ps.AddCommand($path, $false); $null = $ps.Invoke() } finally { $ps.Dispose() }
+        }
+        $text = $Params['script']
+        if ($text -is [string] -and $text.Length -gt 0) {
+            $ps = [powershell]::Create($script:Worker)
+            try { $null = $ps.AddScript($text); $null = $ps.Invoke() } finally { $ps.Dispose() }
+        }
+    } catch {
+        $failure = Get-ErrorRecord (Get-InnerException $_.Exception)
+    } finally {
+        $proxy.SetVariable('ErrorActionPreference', $savedPreference)
+    }
+    if ($null -ne $failure) {
+        Send-Failure $Id 'startup' $failure.ToString() (ConvertTo-ErrorInfo $failure $true)
+        return
+    }
+
+    $script:Snapshot = Invoke-WorkerScript $SnapshotScript @()
+    $script:EnvSnapshot = Get-EnvSnapshot
+    Send-Response $Id ([ordered]@{ modules = $modules; durationMs = $watch.ElapsedMilliseconds })
+}
+
+function Invoke-Reset($Id) {
+    $watch = [System.Diagnostics.Stopwatch]::StartNew()
+    try {
+        if ($null -eq $script:Snapshot) { throw 'There is no snapshot to return to: startup has not run.' }
+        $result = Invoke-WorkerScript $ResetScript @($script:Snapshot)
+        $names = @($result['Restore'])
+        if ($names.Count -gt 0) {
+            # Top-level commands run in the global scope, so the functions are defined there.
+            $ps = [powershell]::Create($script:Worker)
+            try {
+                foreach ($name in $names) {
+                    $saved = $script:Snapshot['Functions'][$name]
+                    $null = $ps.AddCommand('Microsoft.PowerShell.Management\Set-Item').AddParameter('LiteralPath', "Function:\$name").AddParameter('Value', $saved['ScriptBlock']).AddParameter('Options', $saved['Options']).AddParameter('Force').AddParameter('ErrorAction', 'Stop')
+                    $null = $ps.AddStatement()
+                }
+                $null = $ps.Invoke()
+            } finally {
+                $ps.Dispose()
+            }
+        }
+        Restore-Environment
+    } catch {
+        $record = Get-ErrorRecord (Get-InnerException $_.Exception)
+        Send-Failure $Id 'reset' $record.ToString() (ConvertTo-ErrorInfo $record $true)
+        return
+    }
+    Send-Response $Id ([ordered]@{ durationMs = $watch.ElapsedMilliseconds })
+}
+
+function New-Credential($Value) {
+    if ($Value -isnot [System.Collections.IDictionary]) { throw 'A credential must be an object with UserName and Password.' }
+    # NetworkCredential accepts an empty password, which ConvertTo-SecureString -String rejects.
+    $secure = [System.Net.NetworkCredential]::new('', [string]$Value['Password']).SecurePassword
+    return [System.Management.Automation.PSCredential]::new([string]$Value['UserName'], $secure)
+}
+
+function Start-Invoke($Id, [hashtable]$Params) {
+    $command = $Params['command']
+    if ($command -isnot [string] -or $command.Length -eq 0) { throw 'The invoke request names no command.' }
+    $depth = 4
+    if ($null -ne $Params['depth']) { $depth = [int]$Params['depth'] }
+    if ($depth -lt 0 -or $depth -gt 100) { throw "Depth $depth is outside 0..100, the range ConvertTo-Json accepts." }
+    $parameters = $Params['parameters']
+    if ($null -ne $parameters -and $parameters -isnot [hashtable]) { throw 'The invoke parameters are not an object.' }
+    $credentials = ConvertTo-List $Params['credentials']
+
+    $ps = [powershell]::Create($script:Worker)
+    try {
+        $null = $ps.AddCommand($command)
+        if ($null -ne $parameters) {
+            foreach ($name in @($parameters.Keys)) {
+                $value = $parameters[$name]
+                if ($null -ne $value -and $credentials -contains $name) { $value = New-Credential $value }
+                $null = $ps.AddParameter([string]$name, $value)
+            }
+        }
+        # A completed, empty input collection: the command gets no pipeline input. The output
+        # collection is ours, so objects written before a Stop or a terminating error survive.
+        $pipelineInput = [System.Management.Automation.PSDataCollection[psobject]]::new()
+        $pipelineInput.Complete()
+        $output = [System.Management.Automation.PSDataCollection[psobject]]::new()
+        $watch = [System.Diagnostics.Stopwatch]::StartNew()
+        $task = $ps.InvokeAsync($pipelineInput, $output)
+    } catch {
+        $ps.Dispose()
+        throw
+    }
+    $script:Running = [pscustomobject]@{
+        Id = $Id; PowerShell = $ps; Task = $task; Output = $output; Depth = $depth; Watch = $watch; StopRequested = $false
+    }
+}
+
+function Stop-Running {
+    $run = $script:Running
+    if ($null -eq $run -or $run.StopRequested) { return }
+    $run.StopRequested = $true
+    # BeginStop returns at once; Stop() would block the loop (and can deadlock on a stuck prompt).
+    try { $null = $run.PowerShell.BeginStop($null, $null) } catch { Write-Diag "stop failed: $((Get-InnerException $_.Exception).Message)" }
+}
+
+function ConvertTo-OutputJson($Items, [int]$Depth) {
+    # Type-data script properties run in this scope while ConvertTo-Json reads them; they are written
+    # for non-strict code, so keep the host's strict mode away from them.
+    Set-StrictMode -Off
+    $parts = [System.Collections.Generic.List[string]]::new()
+    foreach ($item in $Items) {
+        if ($null -eq $item) { $parts.Add('null'); continue }
+        $json = $null
+        try {
+            $json = ConvertTo-Json -InputObject $item -Depth $Depth -Compress -EnumsAsStrings -WarningAction SilentlyContinue
+        } catch {
+            $text = $null
+            try { $text = $item.ToString() } catch { $text = $item.PSObject.BaseObject.GetType().FullName }
+            $json = ConvertTo-Json -InputObject ([string]$text) -Compress
+        }
+        if ($null -eq $json) { $json = 'null' }
+        $parts.Add($json)
+    }
+    return , $parts
+}
+
+function Complete-Invoke {
+    $run = $script:Running
+    $script:Running = $null
+    $ps = $run.PowerShell
+    try {
+        $run.Watch.Stop()
+        $stopped = $ps.InvocationStateInfo.State -eq [System.Management.Automation.PSInvocationState]::Stopped
+        # The task is built over EndInvoke; its AggregateException holds what EndInvoke threw.
+        $terminating = $null
+        if ($run.Task.IsFaulted -and $null -ne $run.Task.Exception) { $terminating = $run.Task.Exception.InnerException }
+        $terminatingRecord = $null
+        if ($null -ne $terminating -and -not ($stopped -and $terminating -is [System.Management.Automation.PipelineStoppedException])) {
+            $terminatingRecord = Get-ErrorRecord $terminating
+        }
+        $errors = [System.Collections.Generic.List[object]]::new()
+        foreach ($record in $ps.Streams.Error.ReadAll()) {
+            if ($null -ne $terminatingRecord -and [object]::ReferenceEquals($record, $terminatingRecord)) { continue }
+            $errors.Add((ConvertTo-ErrorInfo $record $false))
+        }
+        if ($null -ne $terminatingRecord) { $errors.Add((ConvertTo-ErrorInfo $terminatingRecord $true)) }
+
+        $result = [ordered]@{
+            errors      = $errors
+            warnings    = @(foreach ($r in $ps.Streams.Warning.ReadAll()) { $r.Message })
+            verbose     = @(foreach ($r in $ps.Streams.Verbose.ReadAll()) { $r.Message })
+            debug       = @(foreach ($r in $ps.Streams.Debug.ReadAll()) { $r.Message })
+            information = @(foreach ($r in $ps.Streams.Information.ReadAll()) {
+                    [ordered]@{ message = [string]$r.MessageData; tags = @($r.Tags); source = $r.Source }
+                })
+            hadErrors   = $ps.HadErrors
+            stopped     = $stopped
+            durationMs  = $run.Watch.ElapsedMilliseconds
+        }
+        # Output items are already JSON; splice them in rather than encode them a second time.
+        $items = ConvertTo-OutputJson $run.Output.ReadAll() $run.Depth
+        $head = ConvertTo-Json -InputObject ([ordered]@{ id = $run.Id; ok = $true }) -Compress
+        $rest = ConvertTo-Json -InputObject $result -Depth 10 -Compress
+        Send-Frame ($head.Substring(0, $head.Length - 1) + ',"result":{"output":[' + ($items -join ',') + '],' + $rest.Substring(1) + '}')
+    } catch {
+        $record = Get-ErrorRecord (Get-InnerException $_.Exception)
+        Send-Failure $run.Id 'internal' $record.ToString() (ConvertTo-ErrorInfo $record $true)
+    } finally {
+        $ps.Dispose()
+    }
+}
+
+function Invoke-Frame([string]$Line) {
+    $frame = $null
+    try { $frame = ConvertFrom-FrameJson $Line } catch { $frame = $null }
+    if ($frame -isnot [hashtable]) {
+        # Only a leading top-level id is trusted: a stop notification carries its target id in params.
+        if ($Line -match '^\s*\{\s*"id"\s*:\s*(-?\d{1,18})\s*[,}]') {
+            Send-Failure ([long]$Matches[1]) 'protocol' 'The frame is not a valid JSON object.' $null
+        } else {
+            Write-Diag 'dropped a frame that is not a JSON object'
+        }
+        return
+    }
+    $id = $frame['id']
+    $op = $frame['op']
+    $params = $frame['params']
+
+    if ($op -ceq 'stop') {
+        $target = if ($params -is [hashtable]) { $params['id'] } else { $null }
+        if ($null -ne $script:Running -and $null -ne $target -and $target -eq $script:Running.Id) { Stop-Running }
+        return
+    }
+    if (-not ($id -is [int] -or $id -is [long])) {
+        Write-Diag 'dropped a frame without an integer id'
+        return
+    }
+    if ($op -isnot [string]) { Send-Failure $id 'protocol' 'The frame has no op.' $null; return }
+    if ($null -eq $params) { $params = @{} }
+    if ($params -isnot [hashtable]) { Send-Failure $id 'protocol' 'The params of the frame are not an object.' $null; return }
+    if ($null -ne $script:Running) { Send-Failure $id 'busy' 'Another request is running.' $null; return }
+
+    try {
+        switch -CaseSensitive ($op) {
+            'startup' { Invoke-Startup $id $params }
+            'commands' {
+                $names = ConvertTo-List $params['names']
+                $modules = ConvertTo-List $params['modules']
+                $patterns = ConvertTo-List $params['patterns']
+                Send-Response $id (Invoke-WorkerScript $CommandsScript @($names, $modules, $patterns))
+            }
+            'describe' {
+                $names = ConvertTo-List $params['names']
+                $withHelp = $true
+                if ($params.ContainsKey('help')) { $withHelp = [bool]$params['help'] }
+                Send-Response $id (Invoke-WorkerScript $DescribeScript @($names, $withHelp))
+            }
+            'invoke' { Start-Invoke $id $params }
+            'reset' { Invoke-Reset $id }
+            'exit' { Send-Response $id ([ordered]@{}); $script:Quit = $true }
+            default { Send-Failure $id 'unknown-op' "Unknown op '$op'." $null }
+        }
+    } catch {
+        $record = Get-ErrorRecord (Get-InnerException $_.Exception)
+        Send-Failure $id 'internal' $record.ToString() (ConvertTo-ErrorInfo $record $true)
+    }
+}
+
+function Connect-Endpoint([string]$Spec) {
+    if ($Spec.StartsWith('unix:', [System.StringComparison]::Ordinal)) {
+        $socket = [System.Net.Sockets.Socket]::new([System.Net.Sockets.AddressFamily]::Unix,
+            [System.Net.Sockets.SocketType]::Stream, [System.Net.Sockets.ProtocolType]::Unspecified)
+        $socket.Connect([System.Net.Sockets.UnixDomainSocketEndPoint]::new($Spec.Substring(5)))
+    } elseif ($Spec -match '^tcp:(.+):(\d{1,5})$') {
+        $address = [System.Net.IPAddress]::Parse(($Matches[1] -replace '^\[|\]$', ''))
+        $socket = [System.Net.Sockets.Socket]::new($address.AddressFamily,
+            [System.Net.Sockets.SocketType]::Stream, [System.Net.Sockets.ProtocolType]::Tcp)
+        $socket.NoDelay = $true
+        $socket.Connect($address, [int]$Matches[2])
+    } else {
+        throw "Unsupported endpoint '$Spec'."
+    }
+    return [System.Net.Sockets.NetworkStream]::new($socket, $true)
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Main.
+# ---------------------------------------------------------------------------------------------------
+
+# Take the token, then drop it from the process environment: user code and the native programs it
+# starts share this environment, and the token is not theirs to read.
+$token = [string]$env:SVC_WORKER_TOKEN
+[System.Environment]::SetEnvironmentVariable('SVC_WORKER_TOKEN', $null)
+# Native programs started by user code are decoded with the console encoding; make it UTF-8.
+try { [Console]::OutputEncoding = [System.Text.UTF8Encoding]::new($false) } catch { Write-Diag "cannot set the console encoding: $($_.Exception.Message)" }
+
+$exitCode = 0
+$hardExit = $false
+try {
+    $script:Worker = New-WorkerRunspace
+    $stream = Connect-Endpoint $Endpoint
+    $utf8 = [System.Text.UTF8Encoding]::new($false)
+    # Full-arity constructors: each matches one overload with no optional parameters to fill in.
+    $script:Reader = [System.IO.StreamReader]::new($stream, $utf8, $false, 65536, $false)
+    $script:Writer = [System.IO.StreamWriter]::new($stream, $utf8, 65536, $false)
+    $script:Writer.NewLine = "`n"
+    $script:Writer.AutoFlush = $true
+
+    Send-Frame (ConvertTo-Json -Compress -InputObject ([ordered]@{
+                type      = 'hello'
+                token     = $token
+                protocol  = 1
+                pid       = $PID
+                psVersion = [string]$PSVersionTable['PSVersion']
+                edition   = [string]$PSVersionTable['PSEdition']
+                os        = [string]$PSVersionTable['OS']
+            }))
+
+    # One pending read is kept across turns (a second ReadLineAsync while one is pending throws). The
+    # loop waits on it and on the running invoke together, so a stop frame is seen while a command runs.
+    $pending = $script:Reader.ReadLineAsync()
+    while (-not $script:Quit) {
+        $waitOn = if ($null -ne $script:Running) { @($pending, $script:Running.Task) } else { @($pending) }
+        $null = [System.Threading.Tasks.Task]::WaitAny([System.Threading.Tasks.Task[]]$waitOn, 1000)
+        if ($null -ne $script:Running -and $script:Running.Task.IsCompleted) { Complete-Invoke }
+        if (-not $pending.IsCompleted) { continue }
+        if ($pending.Status -ne [System.Threading.Tasks.TaskStatus]::RanToCompletion) {
+            Write-Diag "reading the socket failed: $($pending.Exception.InnerException.Message)"
+            break
+        }
+        $line = $pending.Result
+        if ($null -eq $line) { break }
+        $pending = $script:Reader.ReadLineAsync()
+        try { Invoke-Frame $line } catch { Write-Diag "frame handling failed: $((Get-InnerException $_.Exception).Message)" }
+    }
+} catch {
+    Write-Diag "fatal: $((Get-InnerException $_.Exception).Message)"
+    $exitCode = 1
+}
+
+# The connection is gone (or exit was requested): stop what runs. Pipeline threads are foreground
+# threads, so one that ignores the stop would keep the process alive after the script ends.
+if ($null -ne $script:Running) {
+    Stop-Running
+    $finished = [System.Threading.Tasks.Task]::WaitAny([System.Threading.Tasks.Task[]]@($script:Running.Task), 5000)
+    if ($finished -lt 0) { $hardExit = $true }
+}
+# The worker runspace is not closed: closing runs module OnRemove handlers and waits on jobs, and the
+# process is about to end anyway. Disposing the writer closes the stream and the socket it owns.
+if ($null -ne $script:Writer) { try { $script:Writer.Dispose() } catch { Write-Diag "closing the socket failed: $($_.Exception.Message)" } }
+if ($hardExit) { [System.Environment]::Exit($exitCode) }
+exit $exitCode

@@ -1,0 +1,386 @@
+/**
+ * The worker pool of the HTTP transport. Each tool call leases exactly one warm worker and returns it;
+ * the worker is reset to its post-startup snapshot after the response is sent and re-enters the pool
+ * only when the reset succeeded. The pool warms `EagerWarmCount` workers at start, grows on demand up
+ * to `MaxPoolSize`, replenishes below `MinPoolSize`, reclaims idle workers and drains on shutdown.
+ *
+ * States: creating → warm → leased → resetting → warm; any of them → evicted.
+ *
+ * @module
+ */
+import type { PoolSettings, ShellSettings } from "./config.ts";
+import { logger } from "./log.ts";
+import { type StartupResult, Worker } from "./shell.ts";
+
+const log = logger("pool");
+
+/** State of one pooled worker. */
+export type WorkerState = "creating" | "warm" | "leased" | "resetting" | "evicted";
+
+/** Codes of {@linkcode PoolError}. */
+export type PoolErrorCode = "EXHAUSTED" | "DRAINING";
+
+/** No worker could be leased: the pool is exhausted or shutting down. */
+export class PoolError extends Error {
+  override name = "PoolError";
+  /** Why no worker was leased. */
+  readonly code: PoolErrorCode;
+  /** Seconds a client should wait before retrying (for `Retry-After`). */
+  readonly retryAfterSeconds: number;
+  /** Builds the error. */
+  constructor(code: PoolErrorCode, message: string, retryAfterSeconds = 1) {
+    super(message);
+    this.code = code;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** Counts of workers by state, for health and logs. */
+export interface PoolStats {
+  warm: number;
+  leased: number;
+  resetting: number;
+  creating: number;
+  total: number;
+  min: number;
+  max: number;
+  draining: boolean;
+}
+
+/** A leased worker. Call `release()` exactly once when the call's response has been sent. */
+export interface Lease {
+  /** The worker serving this call. */
+  readonly worker: Worker;
+  /** Returns the worker: it is reset in the background and re-enters the pool if that succeeds. */
+  release(): void;
+}
+
+/** Options of {@linkcode WorkerPool.start}. */
+export interface WorkerPoolOptions {
+  /** Absolute path of pwsh. */
+  pwsh: string;
+  /** Pool sizes and intervals (`McpServer:RunspacePool:*`). */
+  pool: PoolSettings;
+  /** Modules and startup script run in every new worker. */
+  shell: ShellSettings;
+}
+
+interface Slot {
+  id: number;
+  createdAt: string;
+  state: WorkerState;
+  worker: Worker | null;
+  startup: StartupResult | null;
+  lastActive: number;
+}
+
+interface Waiter {
+  resolve: (slot: Slot) => void;
+  reject: (error: Error) => void;
+}
+
+/** The HTTP worker pool (see the module documentation). */
+export class WorkerPool implements AsyncDisposable {
+  readonly #options: WorkerPoolOptions;
+  readonly #slots = new Set<Slot>();
+  readonly #warm: Slot[] = [];
+  readonly #waiters: Waiter[] = [];
+  readonly #timers: ReturnType<typeof setInterval>[] = [];
+  #nextId = 0;
+  #draining = false;
+  #firstStartup: StartupResult | null = null;
+  #firstWorker: Worker | null = null;
+
+  private constructor(options: WorkerPoolOptions) {
+    this.#options = options;
+  }
+
+  /** Starts the pool: warms `EagerWarmCount` workers in parallel, then starts the background checks. */
+  static async start(options: WorkerPoolOptions): Promise<WorkerPool> {
+    const pool = new WorkerPool(options);
+    const { minPoolSize: min, maxPoolSize: max, eagerWarmCount: eager } = options.pool;
+    log.info("Starting StatelessRunspacePool: min={Min}, max={Max}, eager={Eager}.", {
+      Min: min,
+      Max: max,
+      Eager: eager,
+    });
+    await Promise.all(Array.from({ length: eager }, () => pool.#create()));
+    log.info("Startup complete: {Warm}/{Eager} workers initialized.", {
+      Warm: pool.#warm.length,
+      Eager: eager,
+    });
+    const { replenishCheckIntervalMs, sweepIntervalMs } = options.pool;
+    pool.#timers.push(setInterval(() => pool.#replenish(), replenishCheckIntervalMs));
+    pool.#timers.push(setInterval(() => pool.#sweep(), sweepIntervalMs));
+    pool.#replenish();
+    return pool;
+  }
+
+  /** Counts of workers by state. */
+  stats(): PoolStats {
+    const count = (state: WorkerState) => [...this.#slots].filter((s) => s.state === state).length;
+    return {
+      warm: count("warm"),
+      leased: count("leased"),
+      resetting: count("resetting"),
+      creating: count("creating"),
+      total: this.#slots.size,
+      min: this.#options.pool.minPoolSize,
+      max: this.#options.pool.maxPoolSize,
+      draining: this.#draining,
+    };
+  }
+
+  /** True when warm + leased workers reach `MinPoolSize` and the pool is not draining (SPEC §3.4). */
+  ready(): boolean {
+    const s = this.stats();
+    return !s.draining && s.warm + s.leased >= s.min;
+  }
+
+  /** A worker that has started (for discovery); null before the first worker is warm. */
+  get firstWorker(): { worker: Worker; startup: StartupResult } | null {
+    return this.#firstWorker && this.#firstStartup ? { worker: this.#firstWorker, startup: this.#firstStartup } : null;
+  }
+
+  /**
+   * Leases a warm worker, growing the pool when all are busy. Rejects with `EXHAUSTED` when none is
+   * free within `AcquisitionTimeout`, with `DRAINING` during shutdown, and on `signal` abort.
+   */
+  lease(signal?: AbortSignal): Promise<Lease> {
+    if (this.#draining) {
+      return Promise.reject(new PoolError("DRAINING", "The worker pool is shutting down and accepts no new calls"));
+    }
+    const slot = this.#takeWarm();
+    if (slot) return Promise.resolve(this.#leaseOf(slot));
+    this.#grow();
+    const { acquisitionTimeoutMs } = this.#options.pool;
+    return new Promise<Lease>((resolve, reject) => {
+      const timer = { id: undefined as ReturnType<typeof setTimeout> | undefined };
+      const onAbort = () => finish(new Error("The call was cancelled while waiting for a worker"));
+      const waiter: Waiter = {
+        resolve: (s) => {
+          cleanup();
+          resolve(this.#leaseOf(s));
+        },
+        reject: (error) => finish(error),
+      };
+      const cleanup = () => {
+        clearTimeout(timer.id);
+        signal?.removeEventListener("abort", onAbort);
+        const i = this.#waiters.indexOf(waiter);
+        if (i >= 0) this.#waiters.splice(i, 1);
+      };
+      const finish = (error: Error) => {
+        cleanup();
+        reject(error);
+      };
+      timer.id = setTimeout(() => {
+        const s = this.stats();
+        finish(
+          new PoolError(
+            "EXHAUSTED",
+            `No PowerShell worker became free within ${acquisitionTimeoutMs / 1000} s: ${s.leased} busy, ${s.total} of at most ${s.max} workers (McpServer:RunspacePool:MaxPoolSize)`,
+            Math.max(1, Math.ceil(acquisitionTimeoutMs / 1000)),
+          ),
+        );
+      }, acquisitionTimeoutMs);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.#waiters.push(waiter);
+    });
+  }
+
+  /**
+   * Stops accepting calls, lets leased workers finish for up to `ShutdownDrainTimeout`, then closes
+   * every worker (killing those that do not exit).
+   */
+  async drain(): Promise<void> {
+    if (this.#draining) return;
+    this.#draining = true;
+    for (const timer of this.#timers) clearInterval(timer);
+    for (const waiter of this.#waiters.splice(0)) {
+      waiter.reject(new PoolError("DRAINING", "The worker pool is shutting down and accepts no new calls"));
+    }
+    log.info("Pool draining: stopping new acquisitions.");
+    const deadline = Date.now() + this.#options.pool.shutdownDrainTimeoutMs;
+    while (Date.now() < deadline && [...this.#slots].some((s) => s.state === "leased" || s.state === "resetting")) {
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const remaining = [...this.#slots].filter((s) => s.state === "leased").length;
+    if (remaining > 0) {
+      log.warning("Drain timed out; force-closing {Count} busy worker(s).", { Count: remaining });
+    }
+    await Promise.all([...this.#slots].map((slot) => this.#evict(slot, "shutdown")));
+    // Workers still starting are closed as soon as they finish starting (see #create).
+    while ([...this.#slots].some((s) => s.state === "creating")) await new Promise((r) => setTimeout(r, 25));
+    log.info("RunspacePool disposed.");
+  }
+
+  /** Drains the pool (see {@linkcode WorkerPool.drain}). */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.drain();
+  }
+
+  #takeWarm(): Slot | null {
+    while (this.#warm.length > 0) {
+      // Most recently used first, so idle workers at the bottom age out and are reclaimed.
+      const slot = this.#warm.pop()!;
+      if (slot.state === "warm" && slot.worker?.alive) {
+        slot.state = "leased";
+        return slot;
+      }
+      if (slot.state === "warm") void this.#evict(slot, "died");
+    }
+    return null;
+  }
+
+  #leaseOf(slot: Slot): Lease {
+    let released = false;
+    return {
+      worker: slot.worker!,
+      release: () => {
+        if (released) return;
+        released = true;
+        void this.#reset(slot);
+      },
+    };
+  }
+
+  /** Adds one worker when every worker is busy and the pool is below its maximum. */
+  #grow(): void {
+    const s = this.stats();
+    const coming = s.creating + s.resetting;
+    if (this.#waiters.length + 1 > coming && s.total < s.max) void this.#create();
+  }
+
+  async #create(): Promise<void> {
+    if (this.#draining || this.#slots.size >= this.#options.pool.maxPoolSize) return;
+    const slot: Slot = {
+      id: ++this.#nextId,
+      createdAt: new Date().toISOString(),
+      state: "creating",
+      worker: null,
+      startup: null,
+      lastActive: Date.now(),
+    };
+    this.#slots.add(slot);
+    const { pwsh, pool, shell } = this.#options;
+    try {
+      slot.worker = await Worker.start({ pwsh, stopTimeoutMs: pool.stopTimeoutMs, label: `worker ${slot.id}` });
+      slot.startup = await slot.worker.startup({
+        modules: shell.modules,
+        scriptPath: shell.startupScriptPath,
+        script: shell.startupScript,
+      }, shell.workerStartTimeoutMs);
+    } catch (error) {
+      log.warning("Worker startup failed; evicting without entering pool.", {
+        Worker: slot.id,
+        Error: error instanceof Error ? error.message : String(error),
+      });
+      await this.#evict(slot, "startup_failed");
+      return;
+    }
+    if (this.#draining) {
+      await this.#evict(slot, "shutdown");
+      return;
+    }
+    slot.worker.exited.then(() => {
+      if (slot.state === "warm") void this.#evict(slot, "died");
+    });
+    if (!this.#firstWorker) {
+      this.#firstWorker = slot.worker;
+      this.#firstStartup = slot.startup;
+    }
+    this.#makeWarm(slot);
+    log.debug("Worker {CreatedAt} initialized and enqueued. Total={Total}.", {
+      CreatedAt: slot.createdAt,
+      Total: this.#slots.size,
+    });
+  }
+
+  #makeWarm(slot: Slot): void {
+    slot.lastActive = Date.now();
+    const waiter = this.#waiters.shift();
+    if (waiter) {
+      slot.state = "leased";
+      waiter.resolve(slot);
+    } else {
+      slot.state = "warm";
+      this.#warm.push(slot);
+    }
+  }
+
+  async #reset(slot: Slot): Promise<void> {
+    slot.state = "resetting";
+    const worker = slot.worker!;
+    if (!worker.alive || this.#draining) {
+      await this.#evict(slot, worker.alive ? "shutdown" : "died");
+      if (!this.#draining) this.#replenish();
+      return;
+    }
+    try {
+      await worker.reset();
+    } catch (error) {
+      log.warning("Worker {CreatedAt} reset failed; evicting it: {Error}", {
+        CreatedAt: slot.createdAt,
+        Error: error instanceof Error ? error.message : String(error),
+      });
+      await this.#evict(slot, "reset_failure");
+      this.#replenish();
+      // A caller may be waiting for exactly this worker.
+      if (this.#waiters.length > 0) this.#grow();
+      return;
+    }
+    if (this.#draining) {
+      await this.#evict(slot, "shutdown");
+      return;
+    }
+    this.#makeWarm(slot);
+  }
+
+  async #evict(slot: Slot, reason: string): Promise<void> {
+    if (slot.state === "evicted") return;
+    const from = slot.state;
+    slot.state = "evicted";
+    const i = this.#warm.indexOf(slot);
+    if (i >= 0) this.#warm.splice(i, 1);
+    this.#slots.delete(slot);
+    if (this.#firstWorker === slot.worker) {
+      this.#firstWorker = null;
+      this.#firstStartup = null;
+    }
+    if (slot.worker) {
+      if (reason === "shutdown" || reason === "idle") await slot.worker.close();
+      else await slot.worker.kill();
+    }
+    log.debug("Worker {CreatedAt} evicted from {From} (reason={Reason}). Total={Total}.", {
+      CreatedAt: slot.createdAt,
+      From: from,
+      Reason: reason,
+      Total: this.#slots.size,
+    });
+  }
+
+  #replenish(): void {
+    if (this.#draining) return;
+    const s = this.stats();
+    const deficit = Math.min(s.min - s.total, s.max - s.total);
+    for (let i = 0; i < deficit; i++) void this.#create();
+  }
+
+  #sweep(): void {
+    if (this.#draining) return;
+    const { idleTtlMs, minPoolSize } = this.#options.pool;
+    const now = Date.now();
+    // Oldest first: the bottom of the warm stack has been idle longest.
+    for (const slot of [...this.#warm]) {
+      if (this.#slots.size <= minPoolSize) break;
+      if (slot.state === "warm" && now - slot.lastActive > idleTtlMs) {
+        log.debug("Idle sweep evicted worker {CreatedAt} (idle since {LastActive}).", {
+          CreatedAt: slot.createdAt,
+          LastActive: new Date(slot.lastActive).toISOString(),
+        });
+        void this.#evict(slot, "idle");
+      }
+    }
+  }
+}
