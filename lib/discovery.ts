@@ -195,9 +195,16 @@ export class CatalogStore {
     return this.#catalog;
   }
 
-  /** The tools on offer. */
+  /** The tools on offer. A failed discovery is retried by the next caller. */
   async tools(): Promise<ToolDescriptor[]> {
-    return (await this.#catalog).tools;
+    try {
+      return (await this.#catalog).tools;
+    } catch (error) {
+      const retry = this.#load();
+      retry.catch(() => {});
+      this.#catalog = retry;
+      throw error;
+    }
   }
 
   async #load(): Promise<Catalog> {
@@ -243,12 +250,16 @@ export class CatalogStore {
       const valid = catalogStillValid(cached, source.psVersion, source.modules);
       source.release?.();
       if (valid) return;
-      log.info("The catalog cache is stale (PowerShell or module versions changed); rediscovering.");
+      log.info(
+        "The catalog cache is stale (PowerShell or module versions changed); rediscovering.",
+      );
       const fresh = this.#discover(key, directory);
       fresh.catch(() => {});
       await fresh;
       this.#catalog = fresh;
       this.#options.onChange?.();
-    }).catch((error) => log.warning("Catalog revalidation failed: {Error}", { Error: String(error) }));
+    }).catch((error) =>
+      log.warning("Catalog revalidation failed: {Error}", { Error: String(error) })
+    );
   }
 }

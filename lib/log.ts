@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import {
   configure,
   getJsonLinesFormatter,
@@ -82,6 +83,8 @@ export async function configureLogging(options: LoggingOptions = {}): Promise<vo
   await reset();
   await configure({
     reset: true,
+    // Lets the HTTP transport attach a correlation id to every line logged while serving a request.
+    contextLocalStorage: new AsyncLocalStorage(),
     sinks: {
       stderr: getStreamSink(stderrStream(), {
         formatter: format === "json" ? jsonFormatter : textFormatter,

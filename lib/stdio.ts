@@ -207,13 +207,10 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     onerror: (error) => log.debug("stdio transport: {Error}", { Error: String(error) }),
   });
   try {
-    const stop = Symbol("stop");
-    const outcome = await Promise.race([
-      session.ready().then(() => transport.ended),
-      transport.ended,
-      ...(shutdown ? [shutdown.then(() => stop)] : []),
-    ]);
-    if (outcome !== stop) await transport.ended;
+    // Startup must be settled before exiting, so a failing startup script exits 3 even when the
+    // client has already gone away.
+    const served = Promise.all([session.ready(), transport.ended]);
+    await (shutdown ? Promise.race([served, shutdown]) : served);
   } finally {
     await handle.close().catch(() => {});
   }

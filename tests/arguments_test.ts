@@ -12,17 +12,43 @@ function tool(parameters: ToolParameter[]): ToolDescriptor {
     description: "",
     descriptionSource: "name",
     inputSchema: { type: "object" },
-    annotations: { title: "Test-Tool", readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+    annotations: {
+      title: "Test-Tool",
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: true,
+    },
     parameters,
   };
 }
 
 const t = tool([
   { name: "Name", schema: { type: "string" }, required: true, kind: "value" },
-  { name: "Count", schema: { type: "integer", minimum: 1, maximum: 10 }, required: false, kind: "value" },
-  { name: "Ids", schema: { type: "array", items: { type: "integer" }, maxItems: 2 }, required: false, kind: "value" },
-  { name: "Mode", schema: { type: "string", enum: ["Fast", "Slow"] }, required: false, kind: "value" },
-  { name: "Code", schema: { type: "string", pattern: "^[A-Z]+$", maxLength: 5 }, required: false, kind: "value" },
+  {
+    name: "Count",
+    schema: { type: "integer", minimum: 1, maximum: 10 },
+    required: false,
+    kind: "value",
+  },
+  {
+    name: "Ids",
+    schema: { type: "array", items: { type: "integer" }, maxItems: 2 },
+    required: false,
+    kind: "value",
+  },
+  {
+    name: "Mode",
+    schema: { type: "string", enum: ["Fast", "Slow"] },
+    required: false,
+    kind: "value",
+  },
+  {
+    name: "Code",
+    schema: { type: "string", pattern: "^[A-Z]+$", maxLength: 5 },
+    required: false,
+    kind: "value",
+  },
   { name: "Force", schema: { type: "boolean" }, required: false, kind: "switch" },
   { name: "Options", schema: { type: "object" }, required: false, kind: "value" },
   {
@@ -49,7 +75,10 @@ Deno.test("bindArguments() names a missing mandatory argument", () => {
 });
 
 Deno.test("bindArguments() names the argument of a wrong type, range, set, pattern or count", () => {
-  assert.match(refused({ Name: "a", Count: "many" }), /^Invalid argument 'Count' .*expected an integer, got "many"/);
+  assert.match(
+    refused({ Name: "a", Count: "many" }),
+    /^Invalid argument 'Count' .*expected an integer, got "many"/,
+  );
   assert.match(refused({ Name: "a", Count: 11 }), /'Count'.*greater than the maximum 10/);
   assert.match(refused({ Name: "a", Ids: ["x"] }), /'Ids'.*item 0: expected an integer/);
   assert.match(refused({ Name: "a", Ids: [1, 2, 3] }), /'Ids'.*at most 2/);
@@ -57,7 +86,10 @@ Deno.test("bindArguments() names the argument of a wrong type, range, set, patte
   assert.match(refused({ Name: "a", Code: "a1" }), /'Code'.*does not match/);
   assert.match(refused({ Name: "a", Force: "yes" }), /'Force'.*true or false/);
   assert.match(refused({ Name: "a", Options: [1] }), /'Options'.*expected an object/);
-  assert.match(refused({ Name: "a", Credential: { UserName: "u" } }), /'Credential'.*'Password' is required/);
+  assert.match(
+    refused({ Name: "a", Credential: { UserName: "u" } }),
+    /'Credential'.*'Password' is required/,
+  );
   assert.match(refused({ Name: "a", Bogus: 1 }), /Unknown argument 'Bogus'.*Name, Count/);
   assert.match(refused([1]), /must be a JSON object/);
 });
@@ -118,7 +150,10 @@ Deno.test("toCallToolResult() caps output at MaxResultBytes with a notice and ke
   assert.equal(result.isError, undefined);
   const text = (result.content[0] as { text: string }).text;
   assert.ok(new TextEncoder().encode(text.split("\n[svc:")[0]!).length <= 2048);
-  assert.match(text, /output truncated: 6012 bytes exceed ShellConfiguration:MaxResultBytes \(2048\); 1 of 2/);
+  assert.match(
+    text,
+    /output truncated: 6012 bytes exceed ShellConfiguration:MaxResultBytes \(2048\); 1 of 2/,
+  );
   assert.deepEqual((result.structuredContent as Record<string, unknown>).output, ["small"]);
   assert.deepEqual((result.structuredContent as Record<string, unknown>).warnings, ["careful"]);
   assert.equal((result.content[1] as { text: string }).text, "WARNING: careful");

@@ -38,7 +38,11 @@ function param(name: string, type: string, extra: Partial<ParamMeta> = {}): Para
   };
 }
 
-function command(name: string, sets: [string, ParamMeta[]][], extra: Partial<CommandMeta> = {}): CommandMeta {
+function command(
+  name: string,
+  sets: [string, ParamMeta[]][],
+  extra: Partial<CommandMeta> = {},
+): CommandMeta {
   return {
     name,
     commandType: "Function",
@@ -103,11 +107,41 @@ Deno.test("wildcard() implements PowerShell wildcards case-insensitively, with c
 Deno.test("selectCommands() narrows module commands by include patterns and lets exclude always win", () => {
   const found = {
     commands: [
-      { name: "Get-Date", module: null, commandType: "Cmdlet", source: "name" as const, via: "Get-Date" },
-      { name: "Remove-Item", module: null, commandType: "Cmdlet", source: "name" as const, via: "Remove-Item" },
-      { name: "Get-FixtureItem", module: "SvcFixture", commandType: "Function", source: "module" as const, via: "SvcFixture" },
-      { name: "Read-FixturePrompt", module: "SvcFixture", commandType: "Function", source: "module" as const, via: "SvcFixture" },
-      { name: "get-date", module: null, commandType: "Cmdlet", source: "pattern" as const, via: "Get-*" },
+      {
+        name: "Get-Date",
+        module: null,
+        commandType: "Cmdlet",
+        source: "name" as const,
+        via: "Get-Date",
+      },
+      {
+        name: "Remove-Item",
+        module: null,
+        commandType: "Cmdlet",
+        source: "name" as const,
+        via: "Remove-Item",
+      },
+      {
+        name: "Get-FixtureItem",
+        module: "SvcFixture",
+        commandType: "Function",
+        source: "module" as const,
+        via: "SvcFixture",
+      },
+      {
+        name: "Read-FixturePrompt",
+        module: "SvcFixture",
+        commandType: "Function",
+        source: "module" as const,
+        via: "SvcFixture",
+      },
+      {
+        name: "get-date",
+        module: null,
+        commandType: "Cmdlet",
+        source: "pattern" as const,
+        via: "Get-*",
+      },
     ],
     missing: ["Get-Nothing"],
   };
@@ -142,7 +176,10 @@ Deno.test("buildTools() makes one tool per parameter set of Get-Process with rea
   assert.equal(byId.annotations.title, "Get-Process");
   for (const tool of catalog.tools) {
     assert.equal(tool.inputSchema.additionalProperties, false);
-    assert.ok(!("Verbose" in (tool.inputSchema.properties as object)), "common parameters are dropped");
+    assert.ok(
+      !("Verbose" in (tool.inputSchema.properties as object)),
+      "common parameters are dropped",
+    );
   }
 });
 
@@ -158,7 +195,10 @@ Deno.test("buildTools() maps every parameter kind to its JSON Schema keywords", 
     param("Names", "System.String[]", { validateCount: { min: 1, max: 3 } }),
     param("Numbers", "System.Int32[]"),
     param("Options", "System.Collections.Hashtable"),
-    param("Code", "System.String", { validateLength: { min: 2, max: 5 }, validatePattern: "^[A-Z]+$" }),
+    param("Code", "System.String", {
+      validateLength: { min: 2, max: 5 },
+      validatePattern: "^[A-Z]+$",
+    }),
     param("Mode", "System.String", { validateSet: ["Fast", "Slow"] }),
     param("Credential", "System.Management.Automation.PSCredential"),
     param("Script", "System.Management.Automation.ScriptBlock"),
@@ -176,13 +216,23 @@ Deno.test("buildTools() maps every parameter kind to its JSON Schema keywords", 
   assert.deepEqual(p.Ratio, { type: "number" });
   assert.deepEqual(p.Flag, { type: "boolean" });
   assert.deepEqual(p.Force, { type: "boolean" });
-  assert.deepEqual(p.Color, { type: "string", enum: ["Black", "Red"], description: "One of: Black, Red" });
+  assert.deepEqual(p.Color, {
+    type: "string",
+    enum: ["Black", "Red"],
+    description: "One of: Black, Red",
+  });
   assert.deepEqual(p.Names, { type: "array", items: { type: "string" }, minItems: 1, maxItems: 3 });
   assert.equal((p.Numbers!.items as Record<string, unknown>).type, "integer");
   assert.deepEqual(p.Options, { type: "object" });
   assert.deepEqual(p.Code, { type: "string", minLength: 2, maxLength: 5, pattern: "^[A-Z]+$" });
-  assert.deepEqual(p.Mode, { type: "string", enum: ["Fast", "Slow"], description: "One of: Fast, Slow" });
-  assert.deepEqual((p.Credential!.properties as Record<string, unknown>).UserName, { type: "string" });
+  assert.deepEqual(p.Mode, {
+    type: "string",
+    enum: ["Fast", "Slow"],
+    description: "One of: Fast, Slow",
+  });
+  assert.deepEqual((p.Credential!.properties as Record<string, unknown>).UserName, {
+    type: "string",
+  });
   assert.ok(!("Script" in p), "an optional ScriptBlock is dropped");
   assert.ok(!("Verbose" in p));
   assert.deepEqual(p.WhatIf, { type: "boolean" }, "WhatIf stays where ShouldProcess is supported");
@@ -198,12 +248,16 @@ Deno.test("buildTools() reports collisions and unbindable mandatory sets instead
   ]]]);
   const catalog = buildTools([a, b, c], { psVersion: "7.4.6" });
   assert.deepEqual(catalog.tools.map((t) => t.command), ["Get-Thing"]);
-  assert.ok(catalog.warnings.some((w) => w.includes("'get_thing_name'") && w.includes("Get-Thing-Name")));
+  assert.ok(
+    catalog.warnings.some((w) => w.includes("'get_thing_name'") && w.includes("Get-Thing-Name")),
+  );
   assert.ok(catalog.warnings.some((w) => w.includes("'Invoke-Block'")));
 });
 
 Deno.test("buildTools() takes descriptions from help, then syntax, sanitized and capped", () => {
-  const helped = command("Get-FixtureGreeting", [["__AllParameterSets", [param("Name", "System.String")]]], {
+  const helped = command("Get-FixtureGreeting", [["__AllParameterSets", [
+    param("Name", "System.String"),
+  ]]], {
     help: {
       synopsis: "  Returns a\ngreeting\tfor a name. ",
       description: "Long text",
@@ -216,7 +270,10 @@ Deno.test("buildTools() takes descriptions from help, then syntax, sanitized and
   const [a, b] = buildTools([helped, bare], { psVersion: "7.4.6" }).tools;
   assert.equal(a!.description, "Returns a greeting for a name.");
   assert.equal(a!.descriptionSource, "synopsis");
-  assert.equal((a!.inputSchema.properties as Record<string, Record<string, unknown>>).Name!.description, "The name to greet.");
+  assert.equal(
+    (a!.inputSchema.properties as Record<string, Record<string, unknown>>).Name!.description,
+    "The name to greet.",
+  );
   assert.equal(b!.descriptionSource, "syntax");
   assert.equal(sanitize("a\n\n\n b  c"), "a\n\nb c");
   const capped = cap("word ".repeat(400), 1024);

@@ -68,7 +68,10 @@ Deno.test("loadSettings() layers flags over environment over file, matching keys
       assert.deepEqual(fromEnv.shell.commands, ["Get-Location", "Get-Variable"]);
       assert.equal(fromEnv.shell.pwshPath, "/env/pwsh");
       assert.equal(fromEnv.transport, "http");
-      const fromFlags = await loadSettings({ config: path, pwsh: "/flag/pwsh", transport: "stdio" }, { env });
+      const fromFlags = await loadSettings(
+        { config: path, pwsh: "/flag/pwsh", transport: "stdio" },
+        { env },
+      );
       assert.equal(fromFlags.shell.pwshPath, "/flag/pwsh");
       assert.equal(fromFlags.transport, "stdio");
     },
@@ -85,9 +88,15 @@ Deno.test("loadSettings() names the key of a wrong value in a ConfigError", asyn
       return true;
     });
   });
-  await withConfig(`{"ShellConfiguration": {"Commands": "Get-Date", "MaxResultBytes": -1}}`, async (path) => {
-    await assert.rejects(() => loadSettings({ config: path }, { env: {} }), /'ShellConfiguration:MaxResultBytes'/);
-  });
+  await withConfig(
+    `{"ShellConfiguration": {"Commands": "Get-Date", "MaxResultBytes": -1}}`,
+    async (path) => {
+      await assert.rejects(
+        () => loadSettings({ config: path }, { env: {} }),
+        /'ShellConfiguration:MaxResultBytes'/,
+      );
+    },
+  );
 });
 
 Deno.test("loadSettings() reads per-command time limits from CommandOverrides", async () => {
@@ -109,7 +118,10 @@ Deno.test("parseConfigText() reports the line of a syntax error and refuses non-
 });
 
 Deno.test("loadSettings() refuses an unknown transport and an unreadable --config file", async () => {
-  await assert.rejects(() => loadSettings({ transport: "carrier-pigeon" }, { env: {}, cwd: "/" }), /'carrier-pigeon'/);
+  await assert.rejects(
+    () => loadSettings({ transport: "carrier-pigeon" }, { env: {}, cwd: "/" }),
+    /'carrier-pigeon'/,
+  );
   await assert.rejects(
     () => loadSettings({ config: "/nonexistent/svc.json" }, { env: {} }),
     (error: unknown) => error instanceof ConfigError && /--config/.test(error.message),

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { RemoteError, Worker } from "../lib/shell.ts";
-import { FIXTURE_MODULE, findRealPwsh } from "./support/harness.ts";
+import { findRealPwsh, FIXTURE_MODULE } from "./support/harness.ts";
 
 const pwsh = findRealPwsh();
 const required = Deno.env.get("SVC_REQUIRE_PWSH") === "1";
@@ -19,7 +19,7 @@ if (!pwsh && required) {
   });
 }
 
-function pwshTest(name: string, fn: (worker: Worker) => Promise<void>): void {
+function pwshTest(name: string, fn: (worker: Worker) => Promise<void> | void): void {
   Deno.test({
     name: pwsh ? `pwsh: ${name}` : `pwsh: ${name} [skipped: ${reason}]`,
     ignore: !pwsh,
@@ -31,38 +31,54 @@ function pwshTest(name: string, fn: (worker: Worker) => Promise<void>): void {
   });
 }
 
-function invoke(worker: Worker, command: string, parameters: Record<string, unknown> = {}, credentials: string[] = []) {
+function invoke(
+  worker: Worker,
+  command: string,
+  parameters: Record<string, unknown> = {},
+  credentials: string[] = [],
+) {
   return worker.invoke({ command, parameters, credentials, depth: 4 }, { timeoutMs: 30_000 });
 }
 
-pwshTest("hello reports PowerShell 7.4 or later", async (worker) => {
+pwshTest("hello reports PowerShell 7.4 or later", (worker) => {
   assert.match(worker.info.psVersion, /^7\.([4-9]|\d\d)|^([89]|\d\d)\./);
 });
 
-pwshTest("describe reports parameter sets, validation attributes and help of the fixture module", async (worker) => {
-  const { commands } = await worker.describe(["Get-FixtureItem", "Test-FixtureBinding", "Get-FixtureGreeting"]);
-  const item = commands.find((c) => c.name === "Get-FixtureItem")!;
-  assert.deepEqual(item.parameterSets.map((s) => s.name).sort(), ["ById", "ByName"]);
-  assert.equal(item.defaultParameterSet, "ByName");
-  const byName = item.parameterSets.find((s) => s.name === "ByName")!;
-  const name = byName.parameters.find((p) => p.name === "Name")!;
-  assert.equal(name.type, "System.String[]");
-  assert.equal(name.isMandatory, true);
-  assert.equal(name.position, 0);
-  assert.deepEqual(byName.parameters.find((p) => p.name === "Kind")!.validateSet, ["File", "Folder", "Link"]);
-  const binding = commands.find((c) => c.name === "Test-FixtureBinding")!;
-  assert.equal(binding.supportsShouldProcess, true);
-  const params = binding.parameterSets[0]!.parameters;
-  assert.deepEqual(params.find((p) => p.name === "Count")!.validateRange, { min: 1, max: 10 });
-  assert.deepEqual(params.find((p) => p.name === "Code")!.validateLength, { min: 2, max: 5 });
-  assert.equal(params.find((p) => p.name === "Code")!.validatePattern, "^[A-Z]+$");
-  assert.deepEqual(params.find((p) => p.name === "Names")!.validateCount, { min: 1, max: 3 });
-  assert.ok(params.find((p) => p.name === "Color")!.enumValues!.includes("Red"));
-  assert.equal(params.find((p) => p.name === "Force")!.isSwitch, true);
-  const greeting = commands.find((c) => c.name === "Get-FixtureGreeting")!;
-  assert.equal(greeting.help?.synopsis, "Returns a greeting for a name.");
-  assert.equal(greeting.help?.parameters.Name, "The name to greet.");
-});
+pwshTest(
+  "describe reports parameter sets, validation attributes and help of the fixture module",
+  async (worker) => {
+    const { commands } = await worker.describe([
+      "Get-FixtureItem",
+      "Test-FixtureBinding",
+      "Get-FixtureGreeting",
+    ]);
+    const item = commands.find((c) => c.name === "Get-FixtureItem")!;
+    assert.deepEqual(item.parameterSets.map((s) => s.name).sort(), ["ById", "ByName"]);
+    assert.equal(item.defaultParameterSet, "ByName");
+    const byName = item.parameterSets.find((s) => s.name === "ByName")!;
+    const name = byName.parameters.find((p) => p.name === "Name")!;
+    assert.equal(name.type, "System.String[]");
+    assert.equal(name.isMandatory, true);
+    assert.equal(name.position, 0);
+    assert.deepEqual(byName.parameters.find((p) => p.name === "Kind")!.validateSet, [
+      "File",
+      "Folder",
+      "Link",
+    ]);
+    const binding = commands.find((c) => c.name === "Test-FixtureBinding")!;
+    assert.equal(binding.supportsShouldProcess, true);
+    const params = binding.parameterSets[0]!.parameters;
+    assert.deepEqual(params.find((p) => p.name === "Count")!.validateRange, { min: 1, max: 10 });
+    assert.deepEqual(params.find((p) => p.name === "Code")!.validateLength, { min: 2, max: 5 });
+    assert.equal(params.find((p) => p.name === "Code")!.validatePattern, "^[A-Z]+$");
+    assert.deepEqual(params.find((p) => p.name === "Names")!.validateCount, { min: 1, max: 3 });
+    assert.ok(params.find((p) => p.name === "Color")!.enumValues!.includes("Red"));
+    assert.equal(params.find((p) => p.name === "Force")!.isSwitch, true);
+    const greeting = commands.find((c) => c.name === "Get-FixtureGreeting")!;
+    assert.equal(greeting.help?.synopsis, "Returns a greeting for a name.");
+    assert.equal(greeting.help?.parameters.Name, "The name to greet.");
+  },
+);
 
 pwshTest("invoke binds every JSON kind to the declared .NET type", async (worker) => {
   const { result } = await invoke(worker, "Test-FixtureBinding", {
@@ -80,7 +96,9 @@ pwshTest("invoke binds every JSON kind to the declared .NET type", async (worker
     Mode: "Fast",
   });
   assert.deepEqual(result.errors, []);
-  const types = Object.fromEntries((result.output as { Parameter: string; Type: string }[]).map((r) => [r.Parameter, r.Type]));
+  const types = Object.fromEntries(
+    (result.output as { Parameter: string; Type: string }[]).map((r) => [r.Parameter, r.Type]),
+  );
   assert.equal(types.Big, "System.Int64");
   assert.equal(types.Options, "System.Collections.Hashtable");
   assert.equal(types.Numbers, "System.Int32[]");
@@ -88,38 +106,49 @@ pwshTest("invoke binds every JSON kind to the declared .NET type", async (worker
 });
 
 pwshTest("invoke turns {UserName, Password} into a PSCredential", async (worker) => {
-  const { result } = await invoke(worker, "Test-FixtureCredential", { Credential: { UserName: "bob", Password: "abc" } }, ["Credential"]);
+  const { result } = await invoke(worker, "Test-FixtureCredential", {
+    Credential: { UserName: "bob", Password: "abc" },
+  }, ["Credential"]);
   assert.deepEqual(result.output, [{ UserName: "bob", PasswordLength: 3 }]);
 });
 
 pwshTest("output is serialized per object and UTF-8 round-trips", async (worker) => {
   const text = "Grüße 日本語 🚀";
   const { result } = await invoke(worker, "Write-Output", { InputObject: [text, 1, true, null] });
-  assert.deepEqual(result.output, [text, 1, true]);
+  assert.deepEqual(result.output, [text, 1, true, null]);
   const items = await invoke(worker, "Get-FixtureItem", { Id: [7] });
   assert.deepEqual(items.result.output, [{ Name: "item7", Id: 7, Kind: "File" }]);
 });
 
-pwshTest("error records carry message, category, target and position; throw is terminating", async (worker) => {
-  const soft = await invoke(worker, "Invoke-FixtureError", { Message: "boom" });
-  assert.deepEqual(soft.result.output, ["after-error"]);
-  assert.equal(soft.result.errors[0]?.message, "boom");
-  assert.equal(soft.result.errors[0]?.category, "InvalidArgument");
-  assert.equal(soft.result.errors[0]?.targetName, "fixture-target");
-  assert.equal(soft.result.errors[0]?.terminating, false);
-  const hard = await invoke(worker, "Invoke-FixtureError", { Message: "bang", Terminating: true });
-  assert.equal(hard.result.errors.at(-1)?.terminating, true);
-  assert.equal(hard.result.errors.at(-1)?.message, "bang");
-  assert.ok((hard.result.errors.at(-1)?.position?.line ?? 0) > 0);
-  const missing = await invoke(worker, "Get-NoSuchCommand");
-  assert.match(missing.result.errors.at(-1)?.message ?? "", /not recognized/);
-});
+pwshTest(
+  "error records carry message, category, target and position; throw is terminating",
+  async (worker) => {
+    const soft = await invoke(worker, "Invoke-FixtureError", { Message: "boom" });
+    assert.deepEqual(soft.result.output, ["after-error"]);
+    assert.equal(soft.result.errors[0]?.message, "boom");
+    assert.equal(soft.result.errors[0]?.category, "InvalidArgument");
+    assert.equal(soft.result.errors[0]?.targetName, "fixture-target");
+    assert.equal(soft.result.errors[0]?.terminating, false);
+    const hard = await invoke(worker, "Invoke-FixtureError", {
+      Message: "bang",
+      Terminating: true,
+    });
+    assert.equal(hard.result.errors.at(-1)?.terminating, true);
+    assert.equal(hard.result.errors.at(-1)?.message, "bang");
+    assert.ok((hard.result.errors.at(-1)?.position?.line ?? 0) > 0);
+    const missing = await invoke(worker, "Get-NoSuchCommand");
+    assert.match(missing.result.errors.at(-1)?.message ?? "", /not recognized/);
+  },
+);
 
-pwshTest("binding and validation failures are terminating errors naming the parameter", async (worker) => {
-  const { result } = await invoke(worker, "Test-FixtureBinding", { Count: 11 });
-  assert.match(result.errors.at(-1)?.message ?? "", /Count/);
-  assert.equal(result.errors.at(-1)?.terminating, true);
-});
+pwshTest(
+  "binding and validation failures are terminating errors naming the parameter",
+  async (worker) => {
+    const { result } = await invoke(worker, "Test-FixtureBinding", { Count: 11 });
+    assert.match(result.errors.at(-1)?.message ?? "", /Count/);
+    assert.equal(result.errors.at(-1)?.terminating, true);
+  },
+);
 
 pwshTest("Read-Host, Get-Credential and confirmation prompts fail at once", async (worker) => {
   const started = Date.now();
@@ -155,7 +184,9 @@ pwshTest("a stop request ends Start-Sleep promptly and the worker stays usable",
   assert.equal(outcome.interrupted, "cancelled");
   assert.equal(outcome.result.stopped, true);
   assert.ok(Date.now() - started < 5_000);
-  assert.deepEqual((await invoke(worker, "Get-FixtureGreeting", { Name: "x" })).result.output, ["Hello, x!"]);
+  assert.deepEqual((await invoke(worker, "Get-FixtureGreeting", { Name: "x" })).result.output, [
+    "Hello, x!",
+  ]);
 });
 
 pwshTest("a .NET call that ignores Stop gets its process tree killed", async (worker) => {
@@ -163,7 +194,12 @@ pwshTest("a .NET call that ignores Stop gets its process tree killed", async (wo
   await assert.rejects(
     () =>
       worker.invoke(
-        { command: "Invoke-FixtureStuck", parameters: { Seconds: 120, PidFile: pidFile }, credentials: [], depth: 4 },
+        {
+          command: "Invoke-FixtureStuck",
+          parameters: { Seconds: 120, PidFile: pidFile },
+          credentials: [],
+          depth: 4,
+        },
         { timeoutMs: 1_000 },
       ),
     { name: "WorkerError", code: "TIMEOUT" },
@@ -171,35 +207,44 @@ pwshTest("a .NET call that ignores Stop gets its process tree killed", async (wo
   assert.equal(worker.alive, false);
   const child = Number((await Deno.readTextFile(pidFile)).trim());
   if (Deno.build.os !== "windows") {
-    const ps = new Deno.Command("ps", { args: ["-o", "stat=", "-p", String(child)], stdout: "piped" }).outputSync();
+    const ps = new Deno.Command("ps", {
+      args: ["-o", "stat=", "-p", String(child)],
+      stdout: "piped",
+    }).outputSync();
     const stat = new TextDecoder().decode(ps.stdout).trim();
     assert.ok(stat === "" || stat.startsWith("Z"), "the child started by the command is gone");
   }
   await Deno.remove(pidFile);
 });
 
-pwshTest("reset restores variables, functions, location, environment and modules to the snapshot", async (worker) => {
-  await invoke(worker, "Set-Variable", { Name: "leak", Value: 1 });
-  await invoke(worker, "Set-Location", { Path: Deno.build.os === "windows" ? "C:\\" : "/" });
-  await invoke(worker, "Set-Item", { Path: "env:SVC_LEAK", Value: "1" });
-  await invoke(worker, "Set-Item", { Path: "function:Invoke-Leak", Value: "'leak'" });
-  await invoke(worker, "Import-Module", { Name: "Microsoft.PowerShell.Archive" });
-  await worker.reset();
-  const variable = await invoke(worker, "Get-Variable", { Name: ["leak"] });
-  assert.ok(variable.result.errors.length > 0, "variable removed");
-  const env = await invoke(worker, "Test-Path", { Path: "env:SVC_LEAK" });
-  assert.deepEqual(env.result.output, [false]);
-  const fn = await invoke(worker, "Test-Path", { Path: "function:Invoke-Leak" });
-  assert.deepEqual(fn.result.output, [false]);
-  const modules = await invoke(worker, "Get-Module", { Name: ["Microsoft.PowerShell.Archive"] });
-  assert.deepEqual(modules.result.output, []);
-});
+pwshTest(
+  "reset restores variables, functions, location, environment and modules to the snapshot",
+  async (worker) => {
+    await invoke(worker, "Set-Variable", { Name: "leak", Value: 1 });
+    await invoke(worker, "Set-Location", { Path: Deno.build.os === "windows" ? "C:\\" : "/" });
+    await invoke(worker, "Set-Item", { Path: "env:SVC_LEAK", Value: "1" });
+    await invoke(worker, "Set-Item", { Path: "function:Invoke-Leak", Value: "'leak'" });
+    await invoke(worker, "Import-Module", { Name: "Microsoft.PowerShell.Archive" });
+    await worker.reset();
+    const variable = await invoke(worker, "Get-Variable", { Name: ["leak"] });
+    assert.ok(variable.result.errors.length > 0, "variable removed");
+    const env = await invoke(worker, "Test-Path", { Path: "env:SVC_LEAK" });
+    assert.deepEqual(env.result.output, [false]);
+    const fn = await invoke(worker, "Test-Path", { Path: "function:Invoke-Leak" });
+    assert.deepEqual(fn.result.output, [false]);
+    const modules = await invoke(worker, "Get-Module", { Name: ["Microsoft.PowerShell.Archive"] });
+    assert.deepEqual(modules.result.output, []);
+  },
+);
 
 pwshTest("a startup script that throws is a startup error carrying its message", async () => {
   await using worker = await Worker.start({ pwsh: pwsh!, stopTimeoutMs: 3_000 });
   await assert.rejects(
-    () => worker.startup({ modules: [], scriptPath: null, script: "throw 'sign-in failed'" }, 60_000),
-    (error: unknown) => error instanceof RemoteError && error.kind === "startup" && /sign-in failed/.test(error.message),
+    () =>
+      worker.startup({ modules: [], scriptPath: null, script: "throw 'sign-in failed'" }, 60_000),
+    (error: unknown) =>
+      error instanceof RemoteError && error.kind === "startup" &&
+      /sign-in failed/.test(error.message),
   );
 });
 

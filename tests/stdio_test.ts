@@ -42,34 +42,44 @@ Deno.test("stdio serves the fixture module and built-ins with their names, schem
     assert.ok(!byName.has("get_fixture_item"), "a multi-set command has no unsuffixed tool");
   });
 
-  await t.step("schemas carry mandatory, ValidateSet, enum, ranges, lengths, patterns and counts", () => {
-    const byId = byName.get("get_fixture_item_by_id")!;
-    assert.deepEqual(byId.inputSchema.required, ["Id"]);
-    const idProps = byId.inputSchema.properties as Record<string, Record<string, unknown>>;
-    assert.deepEqual(idProps.Id!.type, "array");
-    assert.deepEqual((idProps.Id!.items as Record<string, unknown>).type, "integer");
-    assert.deepEqual(idProps.Kind!.enum, ["File", "Folder", "Link"]);
-    const binding = byName.get("test_fixture_binding")!.inputSchema.properties as Record<string, Record<string, unknown>>;
-    assert.equal(binding.Count!.minimum, 1);
-    assert.equal(binding.Count!.maximum, 10);
-    assert.equal(binding.Force!.type, "boolean");
-    assert.ok((binding.Color!.enum as string[]).includes("Red"));
-    assert.equal(binding.Names!.maxItems, 3);
-    assert.equal(binding.Code!.maxLength, 5);
-    assert.equal(binding.Code!.pattern, "^[A-Z]+$");
-    assert.deepEqual(binding.Mode!.enum, ["Fast", "Slow"]);
-    assert.equal(binding.Options!.type, "object");
-    assert.ok("WhatIf" in binding, "ShouldProcess commands keep WhatIf");
-    assert.ok(!("Verbose" in binding), "common parameters are dropped");
-    const cred = byName.get("test_fixture_credential")!.inputSchema.properties as Record<string, Record<string, unknown>>;
-    assert.deepEqual(cred.Credential!.required, ["UserName", "Password"]);
-  });
+  await t.step(
+    "schemas carry mandatory, ValidateSet, enum, ranges, lengths, patterns and counts",
+    () => {
+      const byId = byName.get("get_fixture_item_by_id")!;
+      assert.deepEqual(byId.inputSchema.required, ["Id"]);
+      const idProps = byId.inputSchema.properties as Record<string, Record<string, unknown>>;
+      assert.deepEqual(idProps.Id!.type, "array");
+      assert.deepEqual((idProps.Id!.items as Record<string, unknown>).type, "integer");
+      assert.deepEqual(idProps.Kind!.enum, ["File", "Folder", "Link"]);
+      const binding = byName.get("test_fixture_binding")!.inputSchema.properties as Record<
+        string,
+        Record<string, unknown>
+      >;
+      assert.equal(binding.Count!.minimum, 1);
+      assert.equal(binding.Count!.maximum, 10);
+      assert.equal(binding.Force!.type, "boolean");
+      assert.ok((binding.Color!.enum as string[]).includes("Red"));
+      assert.equal(binding.Names!.maxItems, 3);
+      assert.equal(binding.Code!.maxLength, 5);
+      assert.equal(binding.Code!.pattern, "^[A-Z]+$");
+      assert.deepEqual(binding.Mode!.enum, ["Fast", "Slow"]);
+      assert.equal(binding.Options!.type, "object");
+      assert.ok("WhatIf" in binding, "ShouldProcess commands keep WhatIf");
+      assert.ok(!("Verbose" in binding), "common parameters are dropped");
+      const cred = byName.get("test_fixture_credential")!.inputSchema.properties as Record<
+        string,
+        Record<string, unknown>
+      >;
+      assert.deepEqual(cred.Credential!.required, ["UserName", "Password"]);
+    },
+  );
 
   await t.step("descriptions come from help and annotations from the verb", () => {
     const greeting = byName.get("get_fixture_greeting")!;
     assert.equal(greeting.description, "Returns a greeting for a name.");
     assert.equal(greeting.title, "Get-FixtureGreeting");
-    const nameProp = (greeting.inputSchema.properties as Record<string, Record<string, unknown>>).Name!;
+    const nameProp = (greeting.inputSchema.properties as Record<string, Record<string, unknown>>)
+      .Name!;
     assert.equal(nameProp.description, "The name to greet.");
     assert.equal(greeting.annotations?.readOnlyHint, true);
     assert.equal(byName.get("set_variable")!.annotations?.readOnlyHint, false);
@@ -115,14 +125,17 @@ Deno.test("stdio serves the fixture module and built-ins with their names, schem
     assert.deepEqual(outputOf(result), [{ UserName: "alice", PasswordLength: 7 }]);
   });
 
-  await t.step("a wrong argument type or a missing mandatory argument is an isError result naming it", async () => {
-    const wrong = await svc.callTool("get_fixture_item_by_id", { Id: ["x"] });
-    assert.equal(wrong.isError, true);
-    assert.match(textOf(wrong), /'Id'/);
-    const missing = await svc.callTool("get_fixture_greeting", {});
-    assert.equal(missing.isError, true);
-    assert.match(textOf(missing), /Missing required argument 'Name'/);
-  });
+  await t.step(
+    "a wrong argument type or a missing mandatory argument is an isError result naming it",
+    async () => {
+      const wrong = await svc.callTool("get_fixture_item_by_id", { Id: ["x"] });
+      assert.equal(wrong.isError, true);
+      assert.match(textOf(wrong), /'Id'/);
+      const missing = await svc.callTool("get_fixture_greeting", {});
+      assert.equal(missing.isError, true);
+      assert.match(textOf(missing), /Missing required argument 'Name'/);
+    },
+  );
 
   await t.step("an unknown tool is the SDK's JSON-RPC invalid-params error", async () => {
     await assert.rejects(() => svc.callTool("no_such_tool", {}), (error: unknown) => {
@@ -133,41 +146,62 @@ Deno.test("stdio serves the fixture module and built-ins with their names, schem
     });
   });
 
-  await t.step("output comes back as JSON text plus structuredContent; UTF-8 round-trips exactly", async () => {
-    const text = "Grüße 日本語 🚀";
-    const result = await svc.callTool("write_output", { InputObject: [text] });
-    assert.equal(result.isError, undefined, textOf(result));
-    assert.deepEqual(outputOf(result), [text]);
-    assert.deepEqual(result.structuredContent?.output, [text]);
-    const items = await svc.callTool("get_fixture_item_by_name", { Name: ["a", "b"], Kind: "folder" });
-    assert.deepEqual(outputOf(items), [
-      { Name: "a", Id: 1, Kind: "Folder" },
-      { Name: "b", Id: 2, Kind: "Folder" },
-    ]);
-  });
+  await t.step(
+    "output comes back as JSON text plus structuredContent; UTF-8 round-trips exactly",
+    async () => {
+      const text = "Grüße 日本語 🚀";
+      const result = await svc.callTool("write_output", { InputObject: [text] });
+      assert.equal(result.isError, undefined, textOf(result));
+      assert.deepEqual(outputOf(result), [text]);
+      assert.deepEqual(result.structuredContent?.output, [text]);
+      const items = await svc.callTool("get_fixture_item_by_name", {
+        Name: ["a", "b"],
+        Kind: "folder",
+      });
+      assert.deepEqual(outputOf(items), [
+        { Name: "a", Id: 1, Kind: "Folder" },
+        { Name: "b", Id: 2, Kind: "Folder" },
+      ]);
+    },
+  );
 
-  await t.step("error records come back with message, category and target; output before them is kept", async () => {
-    const result = await svc.callTool("invoke_fixture_error", { Message: "disk on fire" });
-    assert.equal(result.isError, true);
-    assert.match(textOf(result), /disk on fire/);
-    assert.match(textOf(result), /category InvalidArgument/);
-    assert.match(textOf(result), /target fixture-target/);
-    const errors = result.structuredContent?.errors as { category: string; terminating: boolean }[];
-    assert.equal(errors[0]?.category, "InvalidArgument");
-    assert.equal(errors[0]?.terminating, false);
-    assert.deepEqual(result.structuredContent?.output, ["after-error"]);
-    const thrown = await svc.callTool("invoke_fixture_error", { Message: "hard stop", Terminating: true });
-    assert.equal(thrown.isError, true);
-    assert.match(textOf(thrown), /hard stop/);
-    assert.equal((thrown.structuredContent?.errors as { terminating: boolean }[]).at(-1)?.terminating, true);
-  });
+  await t.step(
+    "error records come back with message, category and target; output before them is kept",
+    async () => {
+      const result = await svc.callTool("invoke_fixture_error", { Message: "disk on fire" });
+      assert.equal(result.isError, true);
+      assert.match(textOf(result), /disk on fire/);
+      assert.match(textOf(result), /category InvalidArgument/);
+      assert.match(textOf(result), /target fixture-target/);
+      const errors = result.structuredContent?.errors as {
+        category: string;
+        terminating: boolean;
+      }[];
+      assert.equal(errors[0]?.category, "InvalidArgument");
+      assert.equal(errors[0]?.terminating, false);
+      assert.deepEqual(result.structuredContent?.output, ["after-error"]);
+      const thrown = await svc.callTool("invoke_fixture_error", {
+        Message: "hard stop",
+        Terminating: true,
+      });
+      assert.equal(thrown.isError, true);
+      assert.match(textOf(thrown), /hard stop/);
+      assert.equal(
+        (thrown.structuredContent?.errors as { terminating: boolean }[]).at(-1)?.terminating,
+        true,
+      );
+    },
+  );
 
   await t.step("warnings and information records are returned with the output", async () => {
     const result = await svc.callTool("write_fixture_streams", {});
     assert.equal(result.isError, undefined, textOf(result));
     assert.deepEqual(outputOf(result), ["streams-done"]);
     assert.deepEqual(result.structuredContent?.warnings, ["fixture warning"]);
-    assert.equal((result.structuredContent?.information as { message: string }[])[0]?.message, "fixture info");
+    assert.equal(
+      (result.structuredContent?.information as { message: string }[])[0]?.message,
+      "fixture info",
+    );
   });
 
   await t.step("a prompt fails at once with an error naming it", async () => {
@@ -184,13 +218,18 @@ Deno.test("stdio serves the fixture module and built-ins with their names, schem
     assert.deepEqual(outputOf(console), ["console-done"]);
     const stdin = await svc.callTool("read_fixture_stdin", {});
     assert.deepEqual(outputOf(stdin), ["stdin-eof"]);
-    assert.deepEqual(outputOf(await svc.callTool("get_fixture_greeting", { Name: "again" })), ["Hello, again!"]);
+    assert.deepEqual(outputOf(await svc.callTool("get_fixture_greeting", { Name: "again" })), [
+      "Hello, again!",
+    ]);
   });
 
   await t.step("a result over MaxResultBytes is cut with an explicit notice", async () => {
     const result = await svc.callTool("get_fixture_large_result", { Kilobytes: 1100 });
     const text = textOf(result);
-    assert.match(text, /output truncated: \d+ bytes exceed ShellConfiguration:MaxResultBytes \(1048576\)/);
+    assert.match(
+      text,
+      /output truncated: \d+ bytes exceed ShellConfiguration:MaxResultBytes \(1048576\)/,
+    );
     assert.equal((result.structuredContent?.truncated as { limit: number }).limit, 1_048_576);
   });
 
@@ -214,27 +253,36 @@ Deno.test("stdio serves the fixture module and built-ins with their names, schem
     const worker = childrenOf(svc.serverPid()!)[0]!;
     const controller = new AbortController();
     const started = Date.now();
-    const call = svc.callTool("start_sleep_seconds", { Seconds: 30 }, { signal: controller.signal });
+    const call = svc.callTool("start_sleep_seconds", { Seconds: 30 }, {
+      signal: controller.signal,
+    });
     setTimeout(() => controller.abort(), 300);
     await assert.rejects(call);
     // The next call waits for the stopped pipeline, so its timing shows the stop took effect.
     const after = await svc.callTool("get_variable", { Name: ["svcState"], ValueOnly: true });
     assert.ok(Date.now() - started < 5_000, `cancel took ${Date.now() - started} ms`);
-    assert.deepEqual(outputOf(after), ["kept"], "the same worker (and its state) serves the next call");
+    assert.deepEqual(
+      outputOf(after),
+      ["kept"],
+      "the same worker (and its state) serves the next call",
+    );
     assert.ok(isAlive(worker));
   });
 
-  await t.step("a worker that exits mid-call is reported with its exit code and replaced", async () => {
-    const before = childrenOf(svc.serverPid()!);
-    const result = await svc.callTool("invoke_fixture_exit", { Code: 3 });
-    assert.equal(result.isError, true);
-    assert.match(textOf(result), /exited with code 3/);
-    const after = await svc.callTool("get_variable", { Name: ["svcState"], ValueOnly: true });
-    assert.equal(after.isError, true, "state is lost with the old worker");
-    assert.match(textOf(after), /svcState/);
-    assert.ok(before.every((pid) => !isAlive(pid)));
-    assert.match(svc.stderr(), /Starting a new PowerShell worker/);
-  });
+  await t.step(
+    "a worker that exits mid-call is reported with its exit code and replaced",
+    async () => {
+      const before = childrenOf(svc.serverPid()!);
+      const result = await svc.callTool("invoke_fixture_exit", { Code: 3 });
+      assert.equal(result.isError, true);
+      assert.match(textOf(result), /exited with code 3/);
+      const after = await svc.callTool("get_variable", { Name: ["svcState"], ValueOnly: true });
+      assert.equal(after.isError, true, "state is lost with the old worker");
+      assert.match(textOf(after), /svcState/);
+      assert.ok(before.every((pid) => !isAlive(pid)));
+      assert.match(svc.stderr(), /Starting a new PowerShell worker/);
+    },
+  );
 
   await t.step("killing the worker from outside is survived", async () => {
     const [worker] = childrenOf(svc.serverPid()!);
@@ -256,32 +304,41 @@ Deno.test("stdio time limits stop the command, and kill the process tree when St
     }),
   });
 
-  await t.step("a per-command ToolCallTimeout stops a sleeping command and the worker survives", async () => {
-    await svc.callTool("set_variable", { Name: "marker", Value: "alive" });
-    const started = Date.now();
-    const result = await svc.callTool("start_sleep_seconds", { Seconds: 60 });
-    const elapsed = Date.now() - started;
-    assert.equal(result.isError, true);
-    assert.match(textOf(result), /timed out after 1 s/);
-    assert.ok(elapsed < 4_000, `timeout took ${elapsed} ms`);
-    assert.deepEqual(outputOf(await svc.callTool("get_variable", { Name: ["marker"], ValueOnly: true })), ["alive"]);
-  });
+  await t.step(
+    "a per-command ToolCallTimeout stops a sleeping command and the worker survives",
+    async () => {
+      await svc.callTool("set_variable", { Name: "marker", Value: "alive" });
+      const started = Date.now();
+      const result = await svc.callTool("start_sleep_seconds", { Seconds: 60 });
+      const elapsed = Date.now() - started;
+      assert.equal(result.isError, true);
+      assert.match(textOf(result), /timed out after 1 s/);
+      assert.ok(elapsed < 4_000, `timeout took ${elapsed} ms`);
+      assert.deepEqual(
+        outputOf(await svc.callTool("get_variable", { Name: ["marker"], ValueOnly: true })),
+        ["alive"],
+      );
+    },
+  );
 
-  await t.step("a command that ignores Stop is killed with its children after StopTimeout", async () => {
-    const pidFile = `${svc.dir}/child.pid`;
-    const [worker] = childrenOf(svc.serverPid()!);
-    const started = Date.now();
-    const result = await svc.callTool("invoke_fixture_stuck", { Seconds: 120, PidFile: pidFile });
-    const elapsed = Date.now() - started;
-    assert.equal(result.isError, true);
-    assert.match(textOf(result), /did not stop within 2 s/);
-    assert.ok(elapsed < 6_000, `kill took ${elapsed} ms`);
-    const child = Number((await Deno.readTextFile(pidFile)).trim());
-    assert.ok(await eventually(() => !isAlive(child)), "the command's child process is gone");
-    assert.ok(await eventually(() => !isAlive(worker!)), "the worker is gone");
-    const next = await svc.callTool("get_fixture_greeting", { Name: "next" });
-    assert.deepEqual(outputOf(next), ["Hello, next!"]);
-  });
+  await t.step(
+    "a command that ignores Stop is killed with its children after StopTimeout",
+    async () => {
+      const pidFile = `${svc.dir}/child.pid`;
+      const [worker] = childrenOf(svc.serverPid()!);
+      const started = Date.now();
+      const result = await svc.callTool("invoke_fixture_stuck", { Seconds: 120, PidFile: pidFile });
+      const elapsed = Date.now() - started;
+      assert.equal(result.isError, true);
+      assert.match(textOf(result), /did not stop within 2 s/);
+      assert.ok(elapsed < 6_000, `kill took ${elapsed} ms`);
+      const child = Number((await Deno.readTextFile(pidFile)).trim());
+      assert.ok(await eventually(() => !isAlive(child)), "the command's child process is gone");
+      assert.ok(await eventually(() => !isAlive(worker!)), "the worker is gone");
+      const next = await svc.callTool("get_fixture_greeting", { Name: "next" });
+      assert.deepEqual(outputOf(next), ["Hello, next!"]);
+    },
+  );
 });
 
 Deno.test("stdio runs the startup script file, then the inline script, once before the first call", async () => {
@@ -299,7 +356,10 @@ Deno.test("stdio runs the startup script file, then the inline script, once befo
         },
       }),
     });
-    const got = await svc.callTool("get_variable", { Name: ["fromFile", "order"], ValueOnly: true });
+    const got = await svc.callTool("get_variable", {
+      Name: ["fromFile", "order"],
+      ValueOnly: true,
+    });
     assert.deepEqual(outputOf(got), ["file", "inline"]);
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -320,7 +380,10 @@ Deno.test("stdio works with the 2026-07-28 era, the 2025-11-25 era and a v1 clie
   }
 });
 
-async function runSvc(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+async function runSvc(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const output = await new Deno.Command(Deno.execPath(), {
     args: ["run", "--allow-all", "--quiet", `${root}main.ts`, ...args],
     env: { ...Deno.env.toObject(), ...env },
@@ -329,7 +392,11 @@ async function runSvc(args: string[], env: Record<string, string> = {}): Promise
     stderr: "piped",
   }).output();
   const decoder = new TextDecoder();
-  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
 }
 
 Deno.test("a failing startup script stops svc with exit code 3 and the script's message", async () => {
@@ -337,7 +404,9 @@ Deno.test("a failing startup script stops svc with exit code 3 and the script's 
   try {
     await Deno.writeTextFile(
       `${dir}/appsettings.json`,
-      JSON.stringify(fixtureConfig({ Environment: { StartupScript: "throw 'vault sign-in failed'" } })),
+      JSON.stringify(
+        fixtureConfig({ Environment: { StartupScript: "throw 'vault sign-in failed'" } }),
+      ),
     );
     const { code, stderr, stdout } = await runSvc(
       ["serve", "--config", `${dir}/appsettings.json`, "--pwsh", TEST_PWSH],
@@ -358,7 +427,9 @@ Deno.test("without PowerShell svc exits 3 naming where it looked and how to get 
     assert.equal(code, 3, stderr);
     const line = stderr.trim();
     assert.equal(line.split("\n").length, 1, `one sentence expected, got: ${line}`);
-    for (const part of ["--pwsh", "SVC_PWSH", "ShellConfiguration:PwshPath", "PATH", "PowerShell 7.4"]) {
+    for (
+      const part of ["--pwsh", "SVC_PWSH", "ShellConfiguration:PwshPath", "PATH", "PowerShell 7.4"]
+    ) {
       assert.ok(line.includes(part), `message lacks ${part}: ${line}`);
     }
     const missing = await runSvc(["serve", "--pwsh", `${empty}/pwsh`]);
@@ -384,7 +455,18 @@ Deno.test("svc --version prints the version, --help documents options with defau
   assert.match(version.stdout.trim(), /^\d+\.\d+\.\d+/);
   const help = await runSvc(["serve", "--help"]);
   assert.equal(help.code, 0);
-  for (const part of ["--transport", "SVC_TRANSPORT", "--pwsh", "SVC_PWSH", "--config", "SVC_CONFIG", "--log-level", "SVC_LOG_LEVEL"]) {
+  for (
+    const part of [
+      "--transport",
+      "SVC_TRANSPORT",
+      "--pwsh",
+      "SVC_PWSH",
+      "--config",
+      "SVC_CONFIG",
+      "--log-level",
+      "SVC_LOG_LEVEL",
+    ]
+  ) {
     assert.ok(help.stdout.includes(part), `help lacks ${part}`);
   }
   const bad = await runSvc(["serve", "--frobnicate"]);

@@ -10,7 +10,10 @@ Deno.test({
   ignore: Deno.build.os === "windows",
   async fn() {
     // A worker's command line names svc's private host script: ".../svc-XXXX/host.ps1 -Endpoint".
-    const gone = await eventually(() => processesMatching("host.ps1 -Endpoint").length === 0, 10_000);
+    const gone = await eventually(
+      () => processesMatching("host.ps1 -Endpoint").length === 0,
+      10_000,
+    );
     assert.ok(gone, `orphaned workers: ${processesMatching("host.ps1 -Endpoint").join(", ")}`);
     assert.deepEqual(processesMatching("fake_pwsh.ts"), []);
   },

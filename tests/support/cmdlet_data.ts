@@ -105,7 +105,17 @@ export function cmdletMeta(name: string): CommandMeta {
         ...cmdlet.parameters
           .filter((p) => p.sets.includes("(All)") || p.sets.includes(set.name) || sets.length === 1)
           .map((p) => paramMeta(p, set.name)),
-        ...COMMON.map(([n, t]) => paramMeta({ name: n, type: t, sets: ["(All)"], aliases: [], required: "False", position: "Named", pipeline: "False" }, set.name)),
+        ...COMMON.map(([n, t]) =>
+          paramMeta({
+            name: n,
+            type: t,
+            sets: ["(All)"],
+            aliases: [],
+            required: "False",
+            position: "Named",
+            pipeline: "False",
+          }, set.name)
+        ),
       ],
     })),
     help: null,

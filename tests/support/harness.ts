@@ -59,7 +59,11 @@ export interface SvcConnection extends AsyncDisposable {
   /** Lists tools. */
   listTools(): Promise<{ tools: ToolInfo[] }>;
   /** Calls a tool; resolves with the raw CallToolResult. */
-  callTool(name: string, args?: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<CallResult>;
+  callTool(
+    name: string,
+    args?: Record<string, unknown>,
+    options?: { signal?: AbortSignal },
+  ): Promise<CallResult>;
   /** Sends a ping. */
   ping(): Promise<unknown>;
   /** Pid of the svc process. */
@@ -147,14 +151,23 @@ export async function startSvc(options: StartSvcOptions = {}): Promise<SvcConnec
   };
 
   if (era === "v1-2024-11-05") {
-    const transport = new V1StdioClientTransport({ command: Deno.execPath(), args: serverArgs, env: serverEnv, stderr: "pipe" });
+    const transport = new V1StdioClientTransport({
+      command: Deno.execPath(),
+      args: serverArgs,
+      env: serverEnv,
+      stderr: "pipe",
+    });
     collect(webStream(transport.stderr));
     const client = new V1Client({ name: "svc-test-v1", version: "1.0.0" });
     await client.connect(pinInitializeVersion(transport, "2024-11-05"));
     return connection(dir, () => log, {
       listTools: () => client.listTools() as Promise<{ tools: ToolInfo[] }>,
       callTool: (name, args, opts) =>
-        client.callTool({ name, arguments: args ?? {} }, undefined, opts?.signal ? { signal: opts.signal } : {}) as Promise<CallResult>,
+        client.callTool(
+          { name, arguments: args ?? {} },
+          undefined,
+          opts?.signal ? { signal: opts.signal } : {},
+        ) as Promise<CallResult>,
       ping: () => client.ping(),
       serverPid: () => transport.pid,
       protocolVersion: () => "2024-11-05",
@@ -162,7 +175,12 @@ export async function startSvc(options: StartSvcOptions = {}): Promise<SvcConnec
     });
   }
 
-  const transport = new StdioClientTransport({ command: Deno.execPath(), args: serverArgs, env: serverEnv, stderr: "pipe" });
+  const transport = new StdioClientTransport({
+    command: Deno.execPath(),
+    args: serverArgs,
+    env: serverEnv,
+    stderr: "pipe",
+  });
   collect(webStream(transport.stderr));
   const client = new Client(
     { name: "svc-test", version: "1.0.0" },
@@ -172,7 +190,10 @@ export async function startSvc(options: StartSvcOptions = {}): Promise<SvcConnec
   return connection(dir, () => log, {
     listTools: () => client.listTools() as Promise<{ tools: ToolInfo[] }>,
     callTool: (name, args, opts) =>
-      client.callTool({ name, arguments: args ?? {} }, opts?.signal ? { signal: opts.signal } : {}) as Promise<CallResult>,
+      client.callTool(
+        { name, arguments: args ?? {} },
+        opts?.signal ? { signal: opts.signal } : {},
+      ) as Promise<CallResult>,
     ping: () => client.ping(),
     serverPid: () => transport.pid,
     protocolVersion: () => client.getNegotiatedProtocolVersion(),
@@ -195,7 +216,10 @@ function connection(
 }
 
 /** The v1 SDK always offers its newest version; this rewrites the initialize request's version. */
-function pinInitializeVersion<T extends { send(message: JSONRPCMessage): Promise<void> }>(transport: T, version: string): T {
+function pinInitializeVersion<T extends { send(message: JSONRPCMessage): Promise<void> }>(
+  transport: T,
+  version: string,
+): T {
   const send = transport.send.bind(transport);
   transport.send = (message: JSONRPCMessage) => {
     if ("method" in message && message.method === "initialize" && message.params) {
@@ -221,13 +245,18 @@ function webStream(stream: unknown): ReadableStream<Uint8Array> | null {
 
 /** The JSON of a successful call's first text block. */
 export function outputOf(result: CallResult): unknown {
-  const text = result.content.find((c) => c.type === "text" && !c.text?.startsWith("Command '"))?.text;
+  const text = result.content.find((c) => c.type === "text" && !c.text?.startsWith("Command '"))
+    ?.text;
   return JSON.parse(text ?? "null");
 }
 
 /** Pids of the live child processes of `pid` (for svc: its workers). */
 export function childrenOf(pid: number): number[] {
-  const out = new Deno.Command("ps", { args: ["-A", "-o", "pid=", "-o", "ppid="], stdout: "piped", stderr: "null" })
+  const out = new Deno.Command("ps", {
+    args: ["-A", "-o", "pid=", "-o", "ppid="],
+    stdout: "piped",
+    stderr: "null",
+  })
     .outputSync();
   return new TextDecoder().decode(out.stdout).split("\n")
     .map((line) => line.trim().split(/\s+/).map(Number))
@@ -237,7 +266,11 @@ export function childrenOf(pid: number): number[] {
 
 /** True while a process with this pid exists (and is not a zombie). */
 export function isAlive(pid: number): boolean {
-  const out = new Deno.Command("ps", { args: ["-o", "stat=", "-p", String(pid)], stdout: "piped", stderr: "null" })
+  const out = new Deno.Command("ps", {
+    args: ["-o", "stat=", "-p", String(pid)],
+    stdout: "piped",
+    stderr: "null",
+  })
     .outputSync();
   const stat = new TextDecoder().decode(out.stdout).trim();
   return stat !== "" && !stat.startsWith("Z");
@@ -245,7 +278,11 @@ export function isAlive(pid: number): boolean {
 
 /** Pids of live processes whose command line contains `marker` (Linux /proc, else `ps`). */
 export function processesMatching(marker: string): number[] {
-  const out = new Deno.Command("ps", { args: ["-A", "-o", "pid=", "-o", "args="], stdout: "piped", stderr: "null" })
+  const out = new Deno.Command("ps", {
+    args: ["-A", "-o", "pid=", "-o", "args="],
+    stdout: "piped",
+    stderr: "null",
+  })
     .outputSync();
   return new TextDecoder().decode(out.stdout).split("\n")
     .filter((line) => line.includes(marker) && !line.includes(" ps -A"))
@@ -254,7 +291,10 @@ export function processesMatching(marker: string): number[] {
 }
 
 /** Waits until `check` returns true, polling every 50 ms, for at most `ms`. */
-export async function eventually(check: () => boolean | Promise<boolean>, ms = 5_000): Promise<boolean> {
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  ms = 5_000,
+): Promise<boolean> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     if (await check()) return true;
