@@ -9,6 +9,7 @@ import { loadSettings } from "./lib/config.ts";
 import { ConfigError, exitCodeOf } from "./lib/errors.ts";
 import { configureLogging, logger } from "./lib/log.ts";
 import { resolvePwsh } from "./lib/shell.ts";
+import { serveHttp } from "./lib/http.ts";
 import { serveStdio } from "./lib/stdio.ts";
 import project from "./deno.json" with { type: "json" };
 
@@ -24,6 +25,10 @@ Usage:
 
 Options of serve (flag / environment variable / default):
   --transport <stdio|http>  SVC_TRANSPORT       stdio
+  --host <address>          SVC_HOST            127.0.0.1 (http; 0.0.0.0 binds every interface,
+                                                e.g. in a container)
+  --port <int>              SVC_PORT            8080 (http; 0 picks a free port)
+  --mcp-path <path>         SVC_MCP_PATH        / and /mcp (http)
   --config <path>           SVC_CONFIG          ./appsettings.json, else the embedded default
   --pwsh <path>             SVC_PWSH            ShellConfiguration:PwshPath, else 'pwsh' on PATH
   --log-level <level>       SVC_LOG_LEVEL       Logging:LogLevel:Default, else Information
@@ -39,6 +44,9 @@ missing or too old, startup script failed), 4 runtime error.
 
 const SERVE_OPTIONS = {
   transport: { type: "string" },
+  host: { type: "string" },
+  port: { type: "string" },
+  "mcp-path": { type: "string" },
   config: { type: "string" },
   pwsh: { type: "string" },
   "log-level": { type: "string" },
@@ -73,14 +81,11 @@ async function serve(argv: string[]): Promise<void> {
     pwsh: values.pwsh,
     logLevel: values["log-level"],
     logFormat: values["log-format"],
+    host: values.host,
+    port: values.port,
+    mcpPath: values["mcp-path"],
   });
   await configureLogging({ level: settings.logLevel, format: settings.logFormat });
-  if (settings.transport === "http") {
-    throw new ConfigError(
-      "INVALID_VALUE",
-      "The http transport is not available in this build yet; use --transport stdio",
-    );
-  }
   const pwsh = await resolvePwsh(settings.shell.pwshPath);
   const shutdown = new Promise<void>((resolve) => {
     const signals: Deno.Signal[] = Deno.build.os === "windows"
@@ -88,12 +93,15 @@ async function serve(argv: string[]): Promise<void> {
       : ["SIGINT", "SIGTERM"];
     for (const signal of signals) Deno.addSignalListener(signal, () => resolve());
   });
-  logger("main").info("svc {Version} serving over stdio (config {Config}, pwsh {Pwsh}).", {
+  logger("main").info("svc {Version} serving over {Transport} (config {Config}, pwsh {Pwsh}).", {
     Version: VERSION,
+    Transport: settings.transport,
     Config: settings.configPath ?? "embedded default",
     Pwsh: pwsh,
   });
-  await serveStdio({ settings, pwsh, version: VERSION, shutdown });
+  if (settings.transport === "http") {
+    await serveHttp({ settings, pwsh, version: VERSION, shutdown });
+  } else await serveStdio({ settings, pwsh, version: VERSION, shutdown });
 }
 
 async function main(argv: string[]): Promise<number> {

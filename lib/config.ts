@@ -75,6 +75,29 @@ export interface PoolSettings {
   replenishCheckIntervalMs: number;
 }
 
+/** HTTP session mode (`McpServer:HttpTransportMode`). */
+export type HttpTransportMode = "Stateless" | "Stateful";
+
+/** Settings of the HTTP transport. */
+export interface HttpSettings {
+  /** Interface to bind; `0.0.0.0` binds all (containers). @default "127.0.0.1" (flag `--host`, env `SVC_HOST`) */
+  host: string;
+  /** TCP port; 0 picks a free one. @default 8080 (flag `--port`, env `SVC_PORT`) */
+  port: number;
+  /** Dedicated MCP path; null serves `/` and `/mcp`. @default null (flag `--mcp-path`, env `SVC_MCP_PATH`) */
+  mcpPath: string | null;
+  /** Session mode. @default "Stateless" (`McpServer:HttpTransportMode`) */
+  mode: HttpTransportMode;
+  /** Idle time after which a Stateful session expires, in ms. @default 600000 (`McpServer:IdleSessionTimeoutSeconds`, 600) */
+  idleSessionTimeoutMs: number;
+  /** Serve the deprecated HTTP+SSE transport at `/sse` and `/messages`. @default false (`McpServer:EnableLegacySse`) */
+  enableLegacySse: boolean;
+  /** Exact origins accepted besides same-origin. @default [] (`Authentication:Cors:AllowedOrigins`) */
+  allowedOrigins: string[];
+  /** Host header values accepted besides the loopback names and the bound address. @default [] (`McpServer:AllowedHosts`) */
+  allowedHosts: string[];
+}
+
 /** All settings svc runs with. */
 export interface Settings {
   /** The configuration file read, or null for the embedded default. */
@@ -87,6 +110,8 @@ export interface Settings {
   stopTimeoutMs: number;
   /** HTTP worker pool. */
   pool: PoolSettings;
+  /** HTTP transport. */
+  http: HttpSettings;
   /** Log level. @default "info" (`Logging:LogLevel:Default`, env `SVC_LOG_LEVEL`, flag `--log-level`) */
   logLevel: LogLevel;
   /** Log line format. @default "text" (flag `--log-format`, env `SVC_LOG_FORMAT`) */
@@ -105,6 +130,12 @@ export interface SettingsOverrides {
   logLevel?: string | undefined;
   /** `--log-format` */
   logFormat?: string | undefined;
+  /** `--host` */
+  host?: string | undefined;
+  /** `--port` */
+  port?: string | undefined;
+  /** `--mcp-path` */
+  mcpPath?: string | undefined;
 }
 
 /** Options of {@linkcode loadSettings}. */
@@ -351,6 +382,7 @@ function resolveSettings(
   return {
     configPath,
     pool,
+    http: readHttp(read, overrides, env),
     transport: parseTransport(overrides.transport ?? env["SVC_TRANSPORT"] ?? "stdio"),
     shell,
     stopTimeoutMs: pool.stopTimeoutMs,
@@ -360,6 +392,49 @@ function resolveSettings(
         "Information",
     ),
     logFormat: parseLogFormat(overrides.logFormat ?? env["SVC_LOG_FORMAT"] ?? "text"),
+  };
+}
+
+function readHttp(
+  read: Reader,
+  overrides: SettingsOverrides,
+  env: Record<string, string>,
+): HttpSettings {
+  const portText = overrides.port ?? env["SVC_PORT"];
+  let port = 8080;
+  if (portText !== undefined) {
+    port = Number(portText);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      throw new ConfigError(
+        "INVALID_VALUE",
+        `Invalid port '${portText}': expected an integer from 0 to 65535 (flag --port, env SVC_PORT)`,
+      );
+    }
+  }
+  const modeText = read.optionalString("McpServer:HttpTransportMode") ?? "Stateless";
+  const mode = (["Stateless", "Stateful"] as const).find((m) =>
+    m.toLowerCase() === modeText.toLowerCase()
+  );
+  if (!mode) {
+    throw new ConfigError(
+      "INVALID_VALUE",
+      `Invalid configuration value for 'McpServer:HttpTransportMode': expected "Stateless" or "Stateful", got "${modeText}"`,
+    );
+  }
+  let mcpPath = overrides.mcpPath ?? env["SVC_MCP_PATH"] ?? null;
+  if (mcpPath !== null) {
+    mcpPath = `/${mcpPath.replace(/^\/+/, "")}`.replace(/\/+$/, "") || "/";
+  }
+  const legacySse = read.raw("McpServer:EnableLegacySse")[1];
+  return {
+    host: overrides.host ?? env["SVC_HOST"] ?? "127.0.0.1",
+    port,
+    mcpPath,
+    mode,
+    idleSessionTimeoutMs: read.integer("McpServer:IdleSessionTimeoutSeconds", 600, 1) * 1000,
+    enableLegacySse: legacySse === true || String(legacySse).toLowerCase() === "true",
+    allowedOrigins: read.strings("Authentication:Cors:AllowedOrigins"),
+    allowedHosts: read.strings("McpServer:AllowedHosts"),
   };
 }
 
@@ -379,13 +454,17 @@ function readPool(read: Reader): PoolSettings {
   if (pool.minPoolSize > pool.maxPoolSize) {
     throw new ConfigError(
       "INVALID_VALUE",
-      `Invalid configuration value for '${key("MinPoolSize")}': ${pool.minPoolSize} is larger than '${key("MaxPoolSize")}' (${pool.maxPoolSize})`,
+      `Invalid configuration value for '${
+        key("MinPoolSize")
+      }': ${pool.minPoolSize} is larger than '${key("MaxPoolSize")}' (${pool.maxPoolSize})`,
     );
   }
   if (pool.eagerWarmCount > pool.maxPoolSize) {
     throw new ConfigError(
       "INVALID_VALUE",
-      `Invalid configuration value for '${key("EagerWarmCount")}': ${pool.eagerWarmCount} is larger than '${key("MaxPoolSize")}' (${pool.maxPoolSize})`,
+      `Invalid configuration value for '${
+        key("EagerWarmCount")
+      }': ${pool.eagerWarmCount} is larger than '${key("MaxPoolSize")}' (${pool.maxPoolSize})`,
     );
   }
   return pool;

@@ -12,6 +12,7 @@ import type { ToolDescriptor } from "./catalog.ts";
 import { overrideFor, type ShellSettings } from "./config.ts";
 import { logger } from "./log.ts";
 import { failureResult, toCallToolResult, workerFailureMessage } from "./result.ts";
+import { PoolError } from "./pool.ts";
 import type { InvokeOutcome } from "./shell.ts";
 
 const log = logger("mcp");
@@ -55,9 +56,82 @@ export function toMcpTool(tool: ToolDescriptor): Tool {
   };
 }
 
+/** How a tool call ended, for transports that map outcomes to their own status codes. */
+export type CallOutcome =
+  | { kind: "result"; result: CallToolResult }
+  | { kind: "unknown-tool"; message: string }
+  | { kind: "invalid-arguments"; result: CallToolResult; message: string }
+  | { kind: "unavailable"; result: CallToolResult; message: string; retryAfterSeconds: number };
+
+/**
+ * Runs one tool call end to end: lookup, argument check, the runner, result shaping and the audit
+ * log line. Never throws for a call-level failure; the outcome says what happened.
+ */
+export async function callTool(
+  options: McpServerOptions,
+  name: string,
+  args: unknown,
+  signal: AbortSignal,
+): Promise<CallOutcome> {
+  const { runner, shell } = options;
+  const tool = (await runner.tools()).find((t) => t.name === name);
+  if (!tool) return { kind: "unknown-tool", message: `Unknown tool: '${name}'` };
+  const bound = bindArguments(tool, args);
+  if (!bound.ok) {
+    return {
+      kind: "invalid-arguments",
+      result: failureResult(tool, bound.message),
+      message: bound.message,
+    };
+  }
+  const timeoutMs = overrideFor(shell, tool.command)?.toolCallTimeoutMs ?? shell.toolCallTimeoutMs;
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  try {
+    const outcome = await runner.run(tool, bound.value, {
+      signal,
+      timeoutMs,
+      depth: shell.serializationDepth,
+    });
+    const result = toCallToolResult(tool, outcome, {
+      maxResultBytes: shell.maxResultBytes,
+      timeoutMs,
+    });
+    log.info("Tool call {Tool} ({Command}) finished: {Outcome} in {ElapsedMs} ms.", {
+      Tool: tool.name,
+      Command: tool.command,
+      Outcome: outcome.interrupted ?? (result.isError ? "error" : "ok"),
+      ElapsedMs: elapsed(),
+    });
+    return { kind: "result", result };
+  } catch (error) {
+    if (error instanceof PoolError) {
+      log.warning("Tool call {Tool} ({Command}) refused: {Message}", {
+        Tool: tool.name,
+        Command: tool.command,
+        Message: error.message,
+      });
+      return {
+        kind: "unavailable",
+        result: failureResult(tool, error.message),
+        message: error.message,
+        retryAfterSeconds: error.retryAfterSeconds,
+      };
+    }
+    const message = workerFailureMessage(tool, error);
+    log.warning("Tool call {Tool} ({Command}) failed after {ElapsedMs} ms: {Message}", {
+      Tool: tool.name,
+      Command: tool.command,
+      ElapsedMs: elapsed(),
+      Message: message,
+    });
+    return { kind: "result", result: failureResult(tool, message) };
+  }
+}
+
 /** Builds one MCP server instance serving the runner's tools. */
 export function createMcpServer(options: McpServerOptions): Server {
-  const { runner, shell, version } = options;
+  const { runner, version } = options;
   const server = new Server(
     { name: "svc", version },
     { capabilities: { tools: { listChanged: true } } },
@@ -69,40 +143,16 @@ export function createMcpServer(options: McpServerOptions): Server {
   });
 
   server.setRequestHandler("tools/call", async (request, ctx): Promise<CallToolResult> => {
-    const name = request.params.name;
-    const tool = (await runner.tools()).find((t) => t.name === name);
-    if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: '${name}'`);
-    const bound = bindArguments(tool, request.params.arguments);
-    if (!bound.ok) return failureResult(tool, bound.message);
-    const timeoutMs = overrideFor(shell, tool.command)?.toolCallTimeoutMs ??
-      shell.toolCallTimeoutMs;
-    const started = performance.now();
-    try {
-      const outcome = await runner.run(tool, bound.value, {
-        signal: ctx.mcpReq.signal,
-        timeoutMs,
-        depth: shell.serializationDepth,
-      });
-      const result = toCallToolResult(tool, outcome, {
-        maxResultBytes: shell.maxResultBytes,
-        timeoutMs,
-      });
-      log.info("Tool call {Tool} ({Command}) finished: {Outcome} in {ElapsedMs} ms.", {
-        Tool: tool.name,
-        Command: tool.command,
-        Outcome: outcome.interrupted ?? (result.isError ? "error" : "ok"),
-        ElapsedMs: Math.round(performance.now() - started),
-      });
-      return result;
-    } catch (error) {
-      const message = workerFailureMessage(tool, error);
-      log.warning("Tool call {Tool} ({Command}) failed: {Message}", {
-        Tool: tool.name,
-        Command: tool.command,
-        Message: message,
-      });
-      return failureResult(tool, message);
+    const outcome = await callTool(
+      options,
+      request.params.name,
+      request.params.arguments,
+      ctx.mcpReq.signal,
+    );
+    if (outcome.kind === "unknown-tool") {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, outcome.message);
     }
+    return outcome.result;
   });
 
   return server;

@@ -51,6 +51,8 @@ export interface PoolStats {
 export interface Lease {
   /** The worker serving this call. */
   readonly worker: Worker;
+  /** What the worker's startup reported (module versions). */
+  readonly startup: StartupResult;
   /** Returns the worker: it is reset in the background and re-enters the pool if that succeeds. */
   release(): void;
 }
@@ -139,7 +141,9 @@ export class WorkerPool implements AsyncDisposable {
 
   /** A worker that has started (for discovery); null before the first worker is warm. */
   get firstWorker(): { worker: Worker; startup: StartupResult } | null {
-    return this.#firstWorker && this.#firstStartup ? { worker: this.#firstWorker, startup: this.#firstStartup } : null;
+    return this.#firstWorker && this.#firstStartup
+      ? { worker: this.#firstWorker, startup: this.#firstStartup }
+      : null;
   }
 
   /**
@@ -148,7 +152,9 @@ export class WorkerPool implements AsyncDisposable {
    */
   lease(signal?: AbortSignal): Promise<Lease> {
     if (this.#draining) {
-      return Promise.reject(new PoolError("DRAINING", "The worker pool is shutting down and accepts no new calls"));
+      return Promise.reject(
+        new PoolError("DRAINING", "The worker pool is shutting down and accepts no new calls"),
+      );
     }
     const slot = this.#takeWarm();
     if (slot) return Promise.resolve(this.#leaseOf(slot));
@@ -179,7 +185,9 @@ export class WorkerPool implements AsyncDisposable {
         finish(
           new PoolError(
             "EXHAUSTED",
-            `No PowerShell worker became free within ${acquisitionTimeoutMs / 1000} s: ${s.leased} busy, ${s.total} of at most ${s.max} workers (McpServer:RunspacePool:MaxPoolSize)`,
+            `No PowerShell worker became free within ${
+              acquisitionTimeoutMs / 1000
+            } s: ${s.leased} busy, ${s.total} of at most ${s.max} workers (McpServer:RunspacePool:MaxPoolSize)`,
             Math.max(1, Math.ceil(acquisitionTimeoutMs / 1000)),
           ),
         );
@@ -198,11 +206,16 @@ export class WorkerPool implements AsyncDisposable {
     this.#draining = true;
     for (const timer of this.#timers) clearInterval(timer);
     for (const waiter of this.#waiters.splice(0)) {
-      waiter.reject(new PoolError("DRAINING", "The worker pool is shutting down and accepts no new calls"));
+      waiter.reject(
+        new PoolError("DRAINING", "The worker pool is shutting down and accepts no new calls"),
+      );
     }
     log.info("Pool draining: stopping new acquisitions.");
     const deadline = Date.now() + this.#options.pool.shutdownDrainTimeoutMs;
-    while (Date.now() < deadline && [...this.#slots].some((s) => s.state === "leased" || s.state === "resetting")) {
+    while (
+      Date.now() < deadline &&
+      [...this.#slots].some((s) => s.state === "leased" || s.state === "resetting")
+    ) {
       await new Promise((r) => setTimeout(r, 25));
     }
     const remaining = [...this.#slots].filter((s) => s.state === "leased").length;
@@ -211,7 +224,9 @@ export class WorkerPool implements AsyncDisposable {
     }
     await Promise.all([...this.#slots].map((slot) => this.#evict(slot, "shutdown")));
     // Workers still starting are closed as soon as they finish starting (see #create).
-    while ([...this.#slots].some((s) => s.state === "creating")) await new Promise((r) => setTimeout(r, 25));
+    while ([...this.#slots].some((s) => s.state === "creating")) {
+      await new Promise((r) => setTimeout(r, 25));
+    }
     log.info("RunspacePool disposed.");
   }
 
@@ -237,6 +252,7 @@ export class WorkerPool implements AsyncDisposable {
     let released = false;
     return {
       worker: slot.worker!,
+      startup: slot.startup!,
       release: () => {
         if (released) return;
         released = true;
@@ -265,7 +281,11 @@ export class WorkerPool implements AsyncDisposable {
     this.#slots.add(slot);
     const { pwsh, pool, shell } = this.#options;
     try {
-      slot.worker = await Worker.start({ pwsh, stopTimeoutMs: pool.stopTimeoutMs, label: `worker ${slot.id}` });
+      slot.worker = await Worker.start({
+        pwsh,
+        stopTimeoutMs: pool.stopTimeoutMs,
+        label: `worker ${slot.id}`,
+      });
       slot.startup = await slot.worker.startup({
         modules: shell.modules,
         scriptPath: shell.startupScriptPath,

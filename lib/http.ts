@@ -1,0 +1,514 @@
+/**
+ * The HTTP transport: MCP Streamable HTTP on `Deno.serve` for many users, backed by the worker pool.
+ * Routes the MCP endpoint(s) by protocol era and session mode, `/tools` and `/call`, `/health` and
+ * `/health/ready`, and (opt-in) the deprecated HTTP+SSE transport. Validates `Host` before `Origin`
+ * (DNS rebinding), picks JSON or SSE from `Accept`, tags every request with a correlation id, and
+ * drains on shutdown. Errors are mapped to responses here and nowhere else.
+ *
+ * @module
+ */
+import {
+  createMcpHandler,
+  isInitializeRequest,
+  isLegacyRequest,
+  type JSONRPCMessage,
+  type McpHttpHandler,
+  type Server,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
+import { withContext } from "@logtape/logtape";
+import type { HttpSettings, Settings } from "./config.ts";
+import { CatalogStore } from "./discovery.ts";
+import { SseTransport } from "./legacy_sse.ts";
+import { logger } from "./log.ts";
+import {
+  callTool,
+  createMcpServer,
+  type McpServerOptions,
+  toMcpTool,
+  type ToolRunner,
+} from "./mcp.ts";
+import { type PoolStats, WorkerPool } from "./pool.ts";
+
+const log = logger("http");
+
+/** Options of {@linkcode serveHttp}. */
+export interface HttpOptions {
+  /** Resolved settings. */
+  settings: Settings;
+  /** Absolute path of pwsh. */
+  pwsh: string;
+  /** svc's version for serverInfo. */
+  version: string;
+  /** Resolves when the process is asked to stop (SIGINT/SIGTERM). */
+  shutdown: Promise<void>;
+}
+
+type ResponseMode = "auto" | "json" | "sse";
+
+interface Session {
+  transport: WebStandardStreamableHTTPServerTransport;
+  server: Server;
+  lastSeen: number;
+}
+
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
+const CORRELATION_ID = /^[\x21-\x7e]{1,128}$/;
+
+/** Picks the response format from `Accept`: JSON only, SSE only, or either (`auto`). */
+export function responseModeOf(accept: string): ResponseMode {
+  const json = /application\/json|\*\/\*/.test(accept);
+  const sse = accept.includes("text/event-stream");
+  if (json && !sse) return "json";
+  if (sse && !json) return "sse";
+  return "auto";
+}
+
+function jsonResponse(status: number, body: unknown, headers: HeadersInit = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json", ...headers },
+  });
+}
+
+function rpcError(status: number, code: number, message: string): Response {
+  return jsonResponse(status, { jsonrpc: "2.0", error: { code, message }, id: null });
+}
+
+function newCorrelationId(): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+  const random = crypto.getRandomValues(new Uint8Array(4));
+  return `${stamp}-${Array.from(random, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/** Hostname of a Host header value (`example.com:8080` → `example.com`, `[::1]:80` → `[::1]`). */
+function hostnameOf(host: string): string {
+  const bracket = /^(\[[^\]]+\])(?::\d+)?$/.exec(host);
+  if (bracket) return bracket[1]!.toLowerCase();
+  return host.replace(/:\d+$/, "").toLowerCase();
+}
+
+/** scheme://host:port of an origin or URL, with default ports made explicit; null when not http(s). */
+function normalizeOrigin(value: string): string | null {
+  try {
+    const url = new URL(value);
+    if (url.protocol !== "http:" && url.protocol !== "https:") return null;
+    const port = url.port || (url.protocol === "https:" ? "443" : "80");
+    return `${url.protocol}//${url.hostname.toLowerCase()}:${port}`;
+  } catch {
+    return null;
+  }
+}
+
+/** The HTTP front of svc; one per process. */
+class HttpFront {
+  readonly #http: HttpSettings;
+  readonly #pool: WorkerPool;
+  readonly #mcp: McpServerOptions;
+  readonly #modern: Record<ResponseMode, McpHttpHandler>;
+  readonly #sessions = new Map<string, Session>();
+  readonly #sse = new Map<string, SseTransport>();
+  readonly #mcpPaths: Set<string>;
+  readonly #allowedHosts: Set<string> | null;
+  readonly #allowedOrigins: Set<string>;
+  readonly #sweep: ReturnType<typeof setInterval>;
+
+  constructor(settings: Settings, pool: WorkerPool, mcp: McpServerOptions) {
+    this.#http = settings.http;
+    this.#pool = pool;
+    this.#mcp = mcp;
+    const factory = () => createMcpServer(this.#mcp);
+    const onerror = (error: Error) => log.debug("MCP handler: {Error}", { Error: error.message });
+    this.#modern = {
+      auto: createMcpHandler(factory, { legacy: "reject", responseMode: "auto", onerror }),
+      json: createMcpHandler(factory, { legacy: "reject", responseMode: "json", onerror }),
+      sse: createMcpHandler(factory, { legacy: "reject", responseMode: "sse", onerror }),
+    };
+    this.#mcpPaths = new Set(this.#http.mcpPath ? [this.#http.mcpPath] : ["/", "/mcp"]);
+    const bound = this.#http.host.toLowerCase();
+    // Bound to every interface (containers), any Host is accepted unless AllowedHosts narrows it.
+    const wildcard = bound === "0.0.0.0" || bound === "::" || bound === "[::]";
+    this.#allowedHosts = wildcard && this.#http.allowedHosts.length === 0 ? null : new Set([
+      ...LOOPBACK_HOSTS,
+      bound.includes(":") && !bound.startsWith("[") ? `[${bound}]` : bound,
+      ...this.#http.allowedHosts.map((h) => hostnameOf(h)),
+    ]);
+    this.#allowedOrigins = new Set(
+      this.#http.allowedOrigins.map(normalizeOrigin).filter((o): o is string => o !== null),
+    );
+    const every = Math.max(250, Math.min(30_000, Math.floor(this.#http.idleSessionTimeoutMs / 4)));
+    this.#sweep = setInterval(() => this.#expireSessions(), every);
+  }
+
+  /** Notifies connected sessions that the tool list changed. */
+  toolsChanged(): void {
+    for (const handler of Object.values(this.#modern)) handler.notify.toolsChanged?.();
+    for (const session of this.#sessions.values()) {
+      session.server.sendToolListChanged().catch(() => {});
+    }
+  }
+
+  /** Handles one request, tagging it (and its log lines) with a correlation id. */
+  handle(req: Request): Promise<Response> {
+    const given = req.headers.get("x-correlation-id");
+    const correlationId = given && CORRELATION_ID.test(given) ? given : newCorrelationId();
+    return withContext({ CorrelationId: correlationId }, async () => {
+      let response: Response;
+      try {
+        response = await this.#route(req);
+      } catch (error) {
+        log.error("Unhandled error for {Method} {Path}: {Error}", {
+          Method: req.method,
+          Path: new URL(req.url).pathname,
+          Error: error instanceof Error ? error.message : String(error),
+        });
+        response = jsonResponse(500, { error: `Internal error; correlation id ${correlationId}` });
+      }
+      return this.#decorate(req, response, correlationId);
+    });
+  }
+
+  /** Closes sessions and SSE streams so in-flight HTTP requests can finish. */
+  async closeStreams(): Promise<void> {
+    clearInterval(this.#sweep);
+    for (const [id, session] of this.#sessions) {
+      this.#sessions.delete(id);
+      await session.transport.close().catch(() => {});
+    }
+    for (const transport of this.#sse.values()) await transport.close();
+    for (const handler of Object.values(this.#modern)) await handler.close().catch(() => {});
+  }
+
+  async #route(req: Request): Promise<Response> {
+    const url = new URL(req.url);
+    const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, "") : url.pathname;
+    if (path === "/health" || path === "/health/ready") {
+      if (req.method !== "GET") return jsonResponse(405, { error: "Use GET" }, { allow: "GET" });
+      return this.#health(path === "/health/ready");
+    }
+    const refused = this.#checkHost(req) ?? this.#checkOrigin(req);
+    if (refused) return refused;
+    if (req.method === "OPTIONS") return new Response(null, { status: 204 });
+    if (this.#mcpPaths.has(path)) return await this.#mcpEndpoint(req);
+    if (path === "/tools") {
+      if (req.method !== "GET") {
+        return jsonResponse(405, { error: "Use GET /tools" }, { allow: "GET" });
+      }
+      return jsonResponse(200, { tools: (await this.#mcp.runner.tools()).map(toMcpTool) });
+    }
+    if (path === "/call") {
+      if (req.method !== "POST") {
+        return jsonResponse(405, { error: "Use POST /call" }, { allow: "POST" });
+      }
+      return await this.#call(req);
+    }
+    if (this.#http.enableLegacySse) {
+      if (path === "/sse" && req.method === "GET") return this.#openSse();
+      if (path === "/messages" && req.method === "POST") return await this.#sseMessage(req, url);
+    }
+    return jsonResponse(404, { error: `Not found: ${req.method} ${path}` });
+  }
+
+  /** DNS-rebinding protection: the Host header must name this server. Runs before the Origin check. */
+  #checkHost(req: Request): Response | null {
+    if (!this.#allowedHosts) return null;
+    const host = req.headers.get("host");
+    if (host && this.#allowedHosts.has(hostnameOf(host))) return null;
+    log.warning("Refused request with Host {Host}.", { Host: host ?? "(none)" });
+    return rpcError(
+      403,
+      -32000,
+      `Forbidden: Host '${host ?? ""}' is not served here (McpServer:AllowedHosts)`,
+    );
+  }
+
+  /** An Origin, when present, must be this server's own or one of `Authentication:Cors:AllowedOrigins`. */
+  #checkOrigin(req: Request): Response | null {
+    const origin = req.headers.get("origin");
+    if (origin === null) return null;
+    const normalized = normalizeOrigin(origin);
+    const self = normalizeOrigin(`${new URL(req.url).protocol}//${req.headers.get("host") ?? ""}`);
+    if (normalized && (normalized === self || this.#allowedOrigins.has(normalized))) return null;
+    log.warning("Refused request from Origin {Origin}.", { Origin: origin });
+    return rpcError(
+      403,
+      -32000,
+      `Forbidden: Origin '${origin}' is not allowed (Authentication:Cors:AllowedOrigins)`,
+    );
+  }
+
+  #decorate(req: Request, response: Response, correlationId: string): Response {
+    const headers = new Headers(response.headers);
+    headers.set("x-correlation-id", correlationId);
+    const origin = req.headers.get("origin");
+    if (origin && response.status !== 403) {
+      headers.set("access-control-allow-origin", origin);
+      headers.append("vary", "Origin");
+      headers.set(
+        "access-control-expose-headers",
+        "Mcp-Session-Id, MCP-Protocol-Version, X-Correlation-ID",
+      );
+      if (req.method === "OPTIONS") {
+        headers.set("access-control-allow-methods", "GET, POST, DELETE, OPTIONS");
+        headers.set(
+          "access-control-allow-headers",
+          req.headers.get("access-control-request-headers") ??
+            "content-type, accept, mcp-session-id, mcp-protocol-version",
+        );
+      }
+    }
+    return new Response(response.body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers,
+    });
+  }
+
+  #health(readiness: boolean): Response {
+    const stats = this.#pool.stats();
+    const status = poolStatus(stats);
+    const ok = readiness ? status === "Healthy" : status !== "Unhealthy";
+    const description = stats.draining
+      ? "Worker pool is draining"
+      : `Worker pool: ${stats.warm} warm, ${stats.leased} leased, ${stats.creating} creating, minimum ${stats.min}`;
+    return jsonResponse(ok ? 200 : 503, {
+      status,
+      pool: stats,
+      checks: [{ name: "worker_pool", status, description, data: stats }],
+    }, { "cache-control": "no-store" });
+  }
+
+  async #mcpEndpoint(req: Request): Promise<Response> {
+    const mode = responseModeOf(req.headers.get("accept") ?? "");
+    const sessionId = req.headers.get("mcp-session-id");
+    if (req.method === "POST") {
+      const body = await req.clone().json().catch(() => undefined);
+      if (body !== undefined && (await isLegacyRequest(req, body))) {
+        return await this.#legacy(req, body, mode, sessionId);
+      }
+      const options = body === undefined ? {} : { parsedBody: body };
+      return await this.#modern[mode].fetch(req, options);
+    }
+    if (req.method === "GET" || req.method === "DELETE") {
+      if (sessionId && this.#http.mode === "Stateful") {
+        return await this.#session(req, undefined, mode, sessionId);
+      }
+      if (sessionId) {
+        return rpcError(400, -32000, "Bad Request: Mcp-Session-Id is not used in Stateless mode");
+      }
+      if (this.#http.mode === "Stateful") {
+        return rpcError(400, -32000, "Bad Request: Mcp-Session-Id header required");
+      }
+      return jsonResponse(405, {
+        error: `${req.method} needs a session (McpServer:HttpTransportMode=Stateful)`,
+      }, {
+        allow: "POST",
+      });
+    }
+    return jsonResponse(405, { error: `Method ${req.method} is not allowed` }, {
+      allow: "GET, POST, DELETE",
+    });
+  }
+
+  async #legacy(
+    req: Request,
+    body: unknown,
+    mode: ResponseMode,
+    sessionId: string | null,
+  ): Promise<Response> {
+    if (this.#http.mode === "Stateful") return await this.#session(req, body, mode, sessionId);
+    if (sessionId) {
+      return rpcError(400, -32000, "Bad Request: Mcp-Session-Id is not used in Stateless mode");
+    }
+    // The SDK's transport insists on both types in Accept; svc honours what the client asked for.
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: mode !== "sse",
+    });
+    const server = createMcpServer(this.#mcp);
+    await server.connect(transport);
+    const response = await transport.handleRequest(withBothAccepts(req), { parsedBody: body });
+    if (!response.headers.get("content-type")?.includes("text/event-stream")) {
+      void server.close().catch(() => {});
+    }
+    return response;
+  }
+
+  async #session(
+    req: Request,
+    body: unknown,
+    mode: ResponseMode,
+    sessionId: string | null,
+  ): Promise<Response> {
+    if (sessionId) {
+      const session = this.#sessions.get(sessionId);
+      if (!session) return rpcError(404, -32001, "Session not found");
+      session.lastSeen = Date.now();
+      return await session.transport.handleRequest(
+        withBothAccepts(req),
+        body === undefined ? {} : { parsedBody: body },
+      );
+    }
+    if (req.method !== "POST" || !isInitializeRequest(body)) {
+      return rpcError(400, -32000, "Bad Request: Mcp-Session-Id header required");
+    }
+    const server = createMcpServer(this.#mcp);
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      enableJsonResponse: mode === "json",
+      onsessioninitialized: (id) => {
+        this.#sessions.set(id, { transport, server, lastSeen: Date.now() });
+        log.debug("Session {SessionId} started.", { SessionId: id });
+      },
+      onsessionclosed: (id) => {
+        this.#sessions.delete(id);
+        log.debug("Session {SessionId} closed by the client.", { SessionId: id });
+      },
+    });
+    await server.connect(transport);
+    return await transport.handleRequest(withBothAccepts(req), { parsedBody: body });
+  }
+
+  #expireSessions(): void {
+    const limit = Date.now() - this.#http.idleSessionTimeoutMs;
+    for (const [id, session] of this.#sessions) {
+      if (session.lastSeen >= limit) continue;
+      this.#sessions.delete(id);
+      log.debug("Session {SessionId} expired after {Seconds} s idle.", {
+        SessionId: id,
+        Seconds: this.#http.idleSessionTimeoutMs / 1000,
+      });
+      void session.transport.close().catch(() => {});
+    }
+  }
+
+  async #call(req: Request): Promise<Response> {
+    let body: unknown;
+    try {
+      body = await req.json();
+    } catch {
+      return jsonResponse(400, {
+        error: 'The body of POST /call must be JSON: {"tool": string, "arguments": object}',
+      });
+    }
+    const { tool, arguments: args } = (body ?? {}) as { tool?: unknown; arguments?: unknown };
+    if (
+      typeof tool !== "string" ||
+      (args !== undefined && (args === null || typeof args !== "object" || Array.isArray(args)))
+    ) {
+      return jsonResponse(400, {
+        error:
+          "The body of POST /call must be {\"tool\": string, \"arguments\": object}; 'tool' is missing or 'arguments' is not an object",
+      });
+    }
+    const outcome = await callTool(this.#mcp, tool, args ?? {}, req.signal);
+    switch (outcome.kind) {
+      case "unknown-tool":
+        return jsonResponse(404, { error: outcome.message });
+      case "invalid-arguments":
+        return jsonResponse(400, { error: outcome.message, result: outcome.result });
+      case "unavailable":
+        return jsonResponse(503, { error: outcome.message, result: outcome.result }, {
+          "retry-after": String(outcome.retryAfterSeconds),
+        });
+      case "result":
+        return jsonResponse(200, outcome.result);
+    }
+  }
+
+  #openSse(): Response {
+    const transport = new SseTransport("/messages");
+    this.#sse.set(transport.sessionId, transport);
+    transport.onclose = () => this.#sse.delete(transport.sessionId);
+    const server = createMcpServer(this.#mcp);
+    void server.connect(transport);
+    return transport.response();
+  }
+
+  async #sseMessage(req: Request, url: URL): Promise<Response> {
+    const transport = this.#sse.get(url.searchParams.get("sessionId") ?? "");
+    if (!transport) return jsonResponse(404, { error: "Unknown or closed SSE session" });
+    let message: JSONRPCMessage;
+    try {
+      message = await req.json();
+    } catch {
+      return rpcError(400, -32700, "Parse error: the body is not JSON");
+    }
+    transport.receive(message);
+    return new Response("Accepted", { status: 202 });
+  }
+}
+
+function withBothAccepts(req: Request): Request {
+  const headers = new Headers(req.headers);
+  headers.set("accept", "application/json, text/event-stream");
+  return new Request(req, { headers });
+}
+
+/** Health of the pool: Healthy when warm + leased ≥ MinPoolSize (SPEC §3.4). */
+function poolStatus(stats: PoolStats): "Healthy" | "Degraded" | "Unhealthy" {
+  if (stats.draining) return "Degraded";
+  if (stats.warm + stats.leased >= stats.min) return "Healthy";
+  return stats.creating > 0 || stats.resetting > 0 ? "Degraded" : "Unhealthy";
+}
+
+/** Serves MCP over HTTP until shutdown, then drains in-flight calls and closes every worker. */
+export async function serveHttp(options: HttpOptions): Promise<void> {
+  const { settings, pwsh, version, shutdown } = options;
+  const pool = await WorkerPool.start({ pwsh, pool: settings.pool, shell: settings.shell });
+  let front: HttpFront | null = null;
+  const catalog = new CatalogStore({
+    shell: settings.shell,
+    pwsh,
+    source: async () => {
+      const lease = await pool.lease();
+      return {
+        worker: lease.worker,
+        psVersion: lease.worker.info.psVersion,
+        modules: lease.startup.modules,
+        release: lease.release,
+      };
+    },
+    onChange: () => front?.toolsChanged(),
+  });
+  const runner: ToolRunner = {
+    tools: () => catalog.tools(),
+    run: async (tool, args, run) => {
+      const lease = await pool.lease(run.signal);
+      try {
+        return await lease.worker.invoke({
+          command: tool.command,
+          parameters: args.parameters,
+          credentials: args.credentials,
+          depth: run.depth,
+        }, { signal: run.signal, timeoutMs: run.timeoutMs });
+      } finally {
+        // The reset runs in the background: the response does not wait for it.
+        lease.release();
+      }
+    },
+  };
+  front = new HttpFront(settings, pool, { runner, shell: settings.shell, version });
+  const http = settings.http;
+  const server = Deno.serve({
+    hostname: http.host,
+    port: http.port,
+    onListen: (addr) => {
+      const shown = addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;
+      const paths = http.mcpPath ?? "/ and /mcp";
+      log.info("svc listening on http://{Address}:{Port} (MCP at {Paths}, mode {Mode}).", {
+        Address: shown,
+        Port: addr.port,
+        Paths: paths,
+        Mode: http.mode,
+      });
+    },
+  }, (req) => front!.handle(req));
+  await shutdown;
+  log.info("Shutting down: no new requests; draining in-flight calls.");
+  await front.closeStreams();
+  const drained = server.shutdown();
+  const deadline = new Promise((r) => setTimeout(r, settings.pool.shutdownDrainTimeoutMs));
+  await Promise.race([drained, deadline]);
+  await pool.drain();
+}

@@ -1,0 +1,85 @@
+/**
+ * The deprecated HTTP+SSE transport (protocol 2024-11-05), served only when
+ * `McpServer:EnableLegacySse` is true: `GET /sse` opens an event stream whose first event names the
+ * endpoint for client messages, and `POST /messages?sessionId=…` delivers them. The v2 SDK has this
+ * transport only for Node's HTTP objects, so this is a web-standard one for `Deno.serve`. It works in
+ * both HTTP modes: a legacy SSE session is a protocol connection, never a worker.
+ *
+ * @module
+ */
+import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
+
+const encoder = new TextEncoder();
+
+/** One SSE connection, used as an MCP `Transport` by a server instance. */
+export class SseTransport implements Transport {
+  /** The session id named in the endpoint event. */
+  readonly sessionId: string = crypto.randomUUID();
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  #controller: ReadableStreamDefaultController<Uint8Array> | null = null;
+  #closed = false;
+  readonly #endpoint: string;
+  readonly #keepAlive: ReturnType<typeof setInterval>;
+
+  /** `messagesPath` is where the client posts its messages. */
+  constructor(messagesPath: string) {
+    this.#endpoint = `${messagesPath}?sessionId=${this.sessionId}`;
+    // A comment line now and then keeps proxies from closing a quiet stream.
+    this.#keepAlive = setInterval(() => this.#write(": keep-alive\n\n"), 15_000);
+  }
+
+  /** The response that carries the event stream. */
+  response(headers: HeadersInit = {}): Response {
+    const stream = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        this.#controller = controller;
+        this.#write(`event: endpoint\ndata: ${this.#endpoint}\n\n`);
+      },
+      cancel: () => void this.close(),
+    });
+    return new Response(stream, {
+      headers: { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers },
+    });
+  }
+
+  /** Nothing to do: the stream starts with {@linkcode SseTransport.response}. */
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** Writes one message event. */
+  send(message: JSONRPCMessage): Promise<void> {
+    // JSON.stringify never emits a raw newline, so one data line per event is enough.
+    this.#write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    return Promise.resolve();
+  }
+
+  /** Delivers a posted message to the server. */
+  receive(message: JSONRPCMessage): void {
+    this.onmessage?.(message);
+  }
+
+  /** Ends the stream. */
+  close(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    this.#closed = true;
+    clearInterval(this.#keepAlive);
+    try {
+      this.#controller?.close();
+    } catch { /* already closed by the client */ }
+    this.onclose?.();
+    return Promise.resolve();
+  }
+
+  #write(text: string): void {
+    if (this.#closed || !this.#controller) return;
+    try {
+      this.#controller.enqueue(encoder.encode(text));
+    } catch (error) {
+      this.onerror?.(error as Error);
+      void this.close();
+    }
+  }
+}
