@@ -7,7 +7,7 @@
 import { parseArgs } from "node:util";
 import { loadSettings } from "./lib/config.ts";
 import { ConfigError, exitCodeOf } from "./lib/errors.ts";
-import { configureLogging, logger } from "./lib/log.ts";
+import { configureLogging, flushLogging, logger } from "./lib/log.ts";
 import { resolvePwsh } from "./lib/shell.ts";
 import { serveHttp } from "./lib/http.ts";
 import { serveStdio } from "./lib/stdio.ts";
@@ -137,5 +137,6 @@ if (import.meta.main) {
       Deno.stderr.writeSync(new TextEncoder().encode(`${error.stack}\n`));
     }
   }
+  await flushLogging().catch(() => {});
   Deno.exit(code);
 }

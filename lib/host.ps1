@@ -53,7 +53,8 @@ $ResetScript = {
     $ErrorActionPreference = 'Stop'
 
     foreach ($module in @(Get-Module)) {
-        if ($Snapshot.Modules -notcontains $module) { Remove-Module -ModuleInfo $module -Force }
+        # Asked again each time: removing one module may already have taken another with it.
+        if ($Snapshot.Modules -notcontains $module -and @(Get-Module) -contains $module) { Remove-Module -ModuleInfo $module -Force }
     }
     $loaded = @(Get-Module)
     foreach ($module in $Snapshot.Modules) {
@@ -102,6 +103,15 @@ $ResetScript = {
     }
     Set-Location -LiteralPath $Snapshot.Location
 
+    $same = {
+        param($Left, $Right)
+        # Value types are boxed anew and some engine strings are built on each read, so equal
+        # values count as unchanged; anything else must be the very same object.
+        if ([object]::ReferenceEquals($Left, $Right)) { return $true }
+        if ($null -eq $Left -or $null -eq $Right) { return $false }
+        if ($Left -is [string] -or $Left -is [System.ValueType]) { return $Left.Equals($Right) }
+        return $false
+    }
     # Engine-managed names: per-pipeline automatics, constants, $Error (cleared below) and $PWD
     # (follows the location restored above).
     $automatic = @('$', '^', '?', '_', 'PSItem', 'args', 'input', 'this', 'foreach', 'switch', 'MyInvocation',
@@ -123,7 +133,7 @@ $ResetScript = {
         $current = $variables[$entry.Key]
         if ($null -eq $current) {
             New-Variable -Name $entry.Key -Value $saved.Value -Option $saved.Options -Scope Global
-        } elseif (-not [object]::ReferenceEquals($current.Value, $saved.Value)) {
+        } elseif (-not (& $same $current.Value $saved.Value)) {
             $current.Value = $saved.Value
         }
     }
@@ -147,7 +157,10 @@ $CommandsScript = {
     $found = [System.Collections.Generic.List[object]]::new()
     $missing = [System.Collections.Generic.List[string]]::new()
 
-    function Add-Found($Command, [string]$Source, [string]$Via) {
+    # Helpers are script blocks in variables, not functions: a function defined here would shadow a
+    # user command of the same name and show up in Get-Command's own answers.
+    $addFound = {
+        param($Command, [string]$Source, [string]$Via)
         $found.Add([ordered]@{
                 name        = $Command.Name
                 module      = if ($Command.ModuleName) { $Command.ModuleName } else { $null }
@@ -162,15 +175,16 @@ $CommandsScript = {
         $name = [string]$item
         $hits = @(Get-Command -Name ([System.Management.Automation.WildcardPattern]::Escape($name)) -All -ErrorAction Ignore)
         if ($hits.Count -eq 0) { $missing.Add($name) }
-        foreach ($command in $hits) { Add-Found $command 'name' $name }
+        foreach ($command in $hits) { & $addFound $command 'name' $name }
     }
+    # Each module entry arrives as @{ Name; Via }: the module name to ask for and the entry as configured.
     foreach ($item in $Modules) {
-        $module = [string]$item
-        foreach ($command in @(Get-Command -Module $module -CommandType @('Cmdlet', 'Function') -ErrorAction Ignore)) { Add-Found $command 'module' $module }
+        $via = [string]$item.Via
+        foreach ($command in @(Get-Command -Module ([string]$item.Name) -CommandType @('Cmdlet', 'Function') -ErrorAction Ignore)) { & $addFound $command 'module' $via }
     }
     foreach ($item in $Patterns) {
         $pattern = [string]$item
-        foreach ($command in @(Get-Command -Name $pattern -CommandType @('Cmdlet', 'Function') -ErrorAction Ignore)) { Add-Found $command 'pattern' $pattern }
+        foreach ($command in @(Get-Command -Name $pattern -CommandType @('Cmdlet', 'Function') -ErrorAction Ignore)) { & $addFound $command 'pattern' $pattern }
     }
     [ordered]@{ commands = $found; missing = $missing }
 }
@@ -181,13 +195,17 @@ $DescribeScript = {
     Set-StrictMode -Off
     $ErrorActionPreference = 'Stop'
 
-    function Get-TypeName($Type) {
+    # Helpers are script blocks in variables, not functions: a function defined here would shadow a
+    # user command of the same name for Get-Command and Get-Help.
+    $typeName = {
+        param($Type)
         if ($null -eq $Type) { return $null }
         if ($Type.FullName) { return $Type.FullName }
         return $Type.ToString()
     }
 
-    function Get-Bound($Value) {
+    $bound = {
+        param($Value)
         if ($null -eq $Value) { return $null }
         foreach ($numeric in @([byte], [sbyte], [int16], [uint16], [int], [uint32], [long], [uint64], [single], [double], [decimal])) {
             if ($Value -is $numeric) { return $Value }
@@ -196,7 +214,8 @@ $DescribeScript = {
     }
 
     # Help text arrives as an array of paragraph objects with a Text property (or plain strings).
-    function Get-Text($Value) {
+    $joinText = {
+        param($Value)
         $parts = [System.Collections.Generic.List[string]]::new()
         foreach ($item in @($Value)) {
             if ($null -eq $item) { continue }
@@ -207,7 +226,8 @@ $DescribeScript = {
         return $parts -join "`n`n"
     }
 
-    function Get-ParamMeta($Parameter) {
+    $paramMeta = {
+        param($Parameter)
         $type = $Parameter.ParameterType
         $element = if ($type.IsArray) { $type.GetElementType() } else { $null }
         $valueType = if ($null -ne $element) { $element } else { $type }
@@ -215,8 +235,8 @@ $DescribeScript = {
         if ($null -ne $underlying) { $valueType = $underlying }
         $meta = [ordered]@{
             name                        = $Parameter.Name
-            type                        = Get-TypeName $type
-            elementType                 = Get-TypeName $element
+            type                        = & $typeName $type
+            elementType                 = & $typeName $element
             isMandatory                 = $Parameter.IsMandatory
             position                    = if ($Parameter.Position -eq [int]::MinValue) { $null } else { $Parameter.Position }
             valueFromPipeline           = $Parameter.ValueFromPipeline
@@ -249,7 +269,7 @@ $DescribeScript = {
                         if ($kind -in @('Positive', 'NonNegative')) { $min = 0 }
                         if ($kind -in @('Negative', 'NonPositive')) { $max = 0 }
                     }
-                    $meta['validateRange'] = [ordered]@{ min = Get-Bound $min; max = Get-Bound $max }
+                    $meta['validateRange'] = [ordered]@{ min = & $bound $min; max = & $bound $max }
                 } elseif ($attribute -is [System.Management.Automation.ValidateLengthAttribute]) {
                     $meta['validateLength'] = [ordered]@{ min = $attribute.MinLength; max = $attribute.MaxLength }
                 } elseif ($attribute -is [System.Management.Automation.ValidatePatternAttribute]) {
@@ -267,7 +287,8 @@ $DescribeScript = {
         $meta
     }
 
-    function Get-HelpMeta($Command) {
+    $helpMeta = {
+        param($Command)
         $help = @(Get-Help -Name $Command.Name -ErrorAction Stop)[0]
         if ($null -eq $help) { return $null }
         # Without a help file Get-Help invents a synopsis from the syntax; that is not help text.
@@ -277,13 +298,13 @@ $DescribeScript = {
         $parameters = [ordered]@{}
         foreach ($p in @($help.parameters.parameter)) {
             if ($null -eq $p) { continue }
-            $text = Get-Text $p.description
+            $text = & $joinText $p.description
             if ($text) { $parameters[[string]$p.name] = $text }
         }
         $synopsis = ([string]$help.Synopsis).Trim()
         return [ordered]@{
             synopsis    = if ($synopsis) { $synopsis } else { $null }
-            description = Get-Text $help.description
+            description = & $joinText $help.description
             parameters  = $parameters
         }
     }
@@ -307,12 +328,12 @@ $DescribeScript = {
                         name       = $set.Name
                         isDefault  = $set.IsDefault
                         syntax     = $set.ToString()
-                        parameters = @(foreach ($p in $set.Parameters) { Get-ParamMeta $p })
+                        parameters = @(foreach ($p in $set.Parameters) { & $paramMeta $p })
                     })
             }
             $help = $null
             if ($WithHelp) {
-                try { $help = Get-HelpMeta $command } catch { $help = $null }
+                try { $help = & $helpMeta $command } catch { $help = $null }
             }
             $commands.Add([ordered]@{
                     name                  = $command.Name
@@ -345,6 +366,8 @@ $script:Writer = $null
 $script:Running = $null
 $script:Snapshot = $null
 $script:EnvSnapshot = $null
+# Module entry as given to startup (a name or a path) -> name of the module imported from it.
+$script:ModuleNames = [System.Collections.Generic.Dictionary[string, string]]::new([System.StringComparer]::Ordinal)
 $script:Quit = $false
 
 function Write-Diag([string]$Message) {
@@ -468,7 +491,8 @@ function New-WorkerRunspace {
     return $runspace
 }
 
-# Runs one of the scripts above in the worker runspace and returns its single output object.
+# Runs one of the scripts above in the worker runspace (useLocalScope: its variables stay out of the
+# global scope) and returns the object it ends with.
 function Invoke-WorkerScript([scriptblock]$Script, [object[]]$ArgumentList) {
     $ps = [powershell]::Create($script:Worker)
     try {
@@ -478,8 +502,8 @@ function Invoke-WorkerScript([scriptblock]$Script, [object[]]$ArgumentList) {
     } finally {
         $ps.Dispose()
     }
-    if ($output.Count -eq 0) { return $null }
-    return $output[0].PSObject.BaseObject
+    if ($output.Count -eq 0 -or $null -eq $output[$output.Count - 1]) { throw 'A worker script returned no result.' }
+    return $output[$output.Count - 1].PSObject.BaseObject
 }
 
 function Get-EnvSnapshot {
@@ -519,6 +543,7 @@ function Import-WorkerModule([string]$Name) {
         $entry['found'] = $true
         if ($loaded.Count -gt 0) {
             $module = $loaded[0].PSObject.BaseObject
+            $script:ModuleNames[$Name] = $module.Name
             $entry['version'] = [string]$module.Version
             $entry['path'] = Get-NonEmpty $module.Path
         }
@@ -754,7 +779,12 @@ function Invoke-Frame([string]$Line) {
             'startup' { Invoke-Startup $id $params }
             'commands' {
                 $names = ConvertTo-List $params['names']
-                $modules = ConvertTo-List $params['modules']
+                # Get-Command -Module takes names: a configured path becomes the name startup imported from it.
+                $modules = @(foreach ($entry in (ConvertTo-List $params['modules'])) {
+                        $via = [string]$entry
+                        $name = if ($script:ModuleNames.ContainsKey($via)) { $script:ModuleNames[$via] } else { $via }
+                        @{ Name = $name; Via = $via }
+                    })
                 $patterns = ConvertTo-List $params['patterns']
                 Send-Response $id (Invoke-WorkerScript $CommandsScript @($names, $modules, $patterns))
             }
@@ -834,7 +864,8 @@ try {
         if ($null -ne $script:Running -and $script:Running.Task.IsCompleted) { Complete-Invoke }
         if (-not $pending.IsCompleted) { continue }
         if ($pending.Status -ne [System.Threading.Tasks.TaskStatus]::RanToCompletion) {
-            Write-Diag "reading the socket failed: $($pending.Exception.InnerException.Message)"
+            $why = if ($pending.IsFaulted) { $pending.Exception.GetBaseException().Message } else { [string]$pending.Status }
+            Write-Diag "reading the socket failed: $why"
             break
         }
         $line = $pending.Result

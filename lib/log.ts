@@ -8,6 +8,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import {
   configure,
+  dispose,
   getJsonLinesFormatter,
   getLogger,
   getStreamSink,
@@ -100,4 +101,9 @@ export async function configureLogging(options: LoggingOptions = {}): Promise<vo
 /** Returns the logger of one svc module, e.g. `logger("pool")` for category `svc.pool`. */
 export function logger(name: string): Logger {
   return getLogger(["svc", name]);
+}
+
+/** Flushes and closes the log sinks; call before `Deno.exit` so the last lines are not lost. */
+export async function flushLogging(): Promise<void> {
+  await dispose();
 }

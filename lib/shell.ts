@@ -386,7 +386,9 @@ export class Worker implements AsyncDisposable {
   async close(): Promise<void> {
     if (this.#exitCode === null && !this.#closing) {
       this.#closing = true;
-      // Closing does not wait for a running call; that call fails instead of hanging.
+      // Closing does not wait for a running call: it is stopped, and fails instead of hanging.
+      const running = this.#pending;
+      if (running?.op === "invoke") await this.#notify({ op: "stop", params: { id: running.id } });
       this.#fail(
         new WorkerError("CLOSED", "PowerShell worker was closed while a request was running"),
       );

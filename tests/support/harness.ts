@@ -302,3 +302,129 @@ export async function eventually(
   }
   return await check();
 }
+
+/** Options of {@linkcode startHttpSvc}. */
+export interface StartHttpSvcOptions {
+  /** Contents of the configuration file. @default fixtureConfig() */
+  config?: Record<string, unknown>;
+  /** Extra environment for svc. */
+  env?: Record<string, string>;
+  /** Extra command-line arguments for `svc serve`. */
+  args?: string[];
+  /** Worker executable. @default TEST_PWSH */
+  pwsh?: string;
+}
+
+/** A running `svc serve --transport http`. */
+export interface HttpSvc extends AsyncDisposable {
+  /** Base URL, e.g. `http://127.0.0.1:41234`. */
+  url: string;
+  /** Pid of svc. */
+  pid: number;
+  /** svc's stderr so far. */
+  stderr(): string;
+  /** Sends a signal and waits for the exit code. */
+  stop(signal?: Deno.Signal): Promise<number>;
+  /** The temp directory holding config and cache. */
+  dir: string;
+}
+
+/** Starts svc over HTTP on a free port and waits until it listens. */
+export async function startHttpSvc(options: StartHttpSvcOptions = {}): Promise<HttpSvc> {
+  const { config = fixtureConfig(), env = {}, args = [], pwsh = TEST_PWSH } = options;
+  const dir = await Deno.makeTempDir({ prefix: "svc-http-" });
+  await Deno.writeTextFile(`${dir}/appsettings.json`, JSON.stringify(config, null, 2));
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-all",
+      "--quiet",
+      `${root}main.ts`,
+      "serve",
+      "--transport",
+      "http",
+      "--port",
+      "0",
+      "--config",
+      `${dir}/appsettings.json`,
+      "--pwsh",
+      pwsh,
+      ...args,
+    ],
+    env: { ...Deno.env.toObject(), SVC_CACHE_DIR: `${dir}/cache`, SVC_LOG_LEVEL: "debug", ...env },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let log = "";
+  let resolveUrl!: (url: string) => void;
+  const listening = new Promise<string>((resolve) => (resolveUrl = resolve));
+  (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of child.stderr) {
+      log += decoder.decode(chunk, { stream: true });
+      const match = /listening on (http:\/\/\S+):(\d+)/.exec(log);
+      if (match) resolveUrl(`${match[1]}:${match[2]}`);
+    }
+  })().catch(() => {});
+  const exited = child.status;
+  const url = await Promise.race([
+    listening,
+    exited.then((s) =>
+      Promise.reject(new Error(`svc exited with ${s.code} before listening: ${log}`))
+    ),
+    new Promise<string>((_, reject) =>
+      setTimeout(() => reject(new Error(`svc did not listen: ${log}`)), 30_000)
+    ),
+  ]);
+  let stopped: Promise<number> | null = null;
+  const stop = (signal: Deno.Signal = "SIGTERM") => {
+    if (!stopped) {
+      try {
+        child.kill(signal);
+      } catch { /* already gone */ }
+      stopped = exited.then((s) => s.code);
+    }
+    return stopped;
+  };
+  return {
+    url,
+    pid: child.pid,
+    dir,
+    stderr: () => log,
+    stop,
+    async [Symbol.asyncDispose]() {
+      await stop();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** POSTs JSON to svc and returns status, headers and parsed body (JSON or the SSE message data). */
+export async function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; body: unknown; contentType: string }> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...headers,
+    },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const contentType = response.headers.get("content-type") ?? "";
+  const text = await response.text();
+  let parsed: unknown = text;
+  if (contentType.includes("text/event-stream")) {
+    const data = text.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6));
+    parsed = data.length > 0 ? JSON.parse(data[data.length - 1]!) : null;
+  } else if (text) {
+    try {
+      parsed = JSON.parse(text);
+    } catch { /* not JSON */ }
+  }
+  return { status: response.status, headers: response.headers, body: parsed, contentType };
+}

@@ -1,0 +1,356 @@
+/**
+ * End-to-end tests of `svc serve --transport http`: real MCP clients (SDK v2 at 2026-07-28, the v1
+ * SDK at 2025-11-25 and at 2024-11-05) and raw HTTP against svc with the pool of stand-in workers.
+ */
+import assert from "node:assert/strict";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client as V1Client } from "sdk1/client/index.js";
+import { StreamableHTTPClientTransport as V1HttpTransport } from "sdk1/client/streamableHttp.js";
+import { SSEClientTransport as V1SseTransport } from "sdk1/client/sse.js";
+import { fixtureConfig, post, startHttpSvc } from "./support/harness.ts";
+
+const INIT = (version: string) => ({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: version, capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+});
+
+function textOf(result: { content: unknown }): string {
+  return (result.content as { text?: string }[]).map((c) => c.text ?? "").join("\n");
+}
+
+function outputOf(result: { structuredContent?: unknown }): unknown {
+  return (result.structuredContent as { output?: unknown } | undefined)?.output;
+}
+
+/** The v1 SDK always offers its newest version; this rewrites initialize and drops the version header. */
+function as2024(): typeof fetch {
+  return async (input, init) => {
+    const headers = new Headers(init?.headers);
+    headers.delete("mcp-protocol-version");
+    let body = init?.body;
+    if (typeof body === "string" && body.includes('"initialize"')) {
+      body = body.replace(/"protocolVersion":"[^"]+"/, '"protocolVersion":"2024-11-05"');
+    }
+    return await fetch(input, { ...init, headers, body: body ?? null });
+  };
+}
+
+Deno.test("http serves MCP to every client era, plus /tools, /call and health, in Stateless mode", async (t) => {
+  await using svc = await startHttpSvc({
+    config: fixtureConfig({
+      Environment: { StartupScript: "Set-Variable -Name fromStartup -Value 'yes'" },
+    }),
+  });
+
+  await t.step("SDK v2 client at 2026-07-28 lists and calls tools without a session", async () => {
+    const client = new Client({ name: "t", version: "1" }, {
+      versionNegotiation: { mode: { pin: "2026-07-28" } },
+    });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${svc.url}/mcp`)));
+    try {
+      assert.equal(client.getNegotiatedProtocolVersion(), "2026-07-28");
+      const { tools } = await client.listTools();
+      assert.ok(tools.some((tool) => tool.name === "get_fixture_greeting"));
+      const result = await client.callTool({
+        name: "get_fixture_greeting",
+        arguments: { Name: "modern" },
+      });
+      assert.deepEqual(outputOf(result), ["Hello, modern!"]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  await t.step("v1 client at 2025-11-25 and at 2024-11-05 without the version header", async () => {
+    for (const legacy2024 of [false, true]) {
+      const client = new V1Client({ name: "t1", version: "1" });
+      const transport = new V1HttpTransport(
+        new URL(svc.url),
+        legacy2024 ? { fetch: as2024() } : {},
+      );
+      await client.connect(transport);
+      try {
+        assert.equal(transport.sessionId, undefined, "Stateless mode issues no session id");
+        const result = await client.callTool({
+          name: "get_fixture_greeting",
+          arguments: { Name: "legacy" },
+        });
+        assert.deepEqual(outputOf(result), ["Hello, legacy!"]);
+        if (legacy2024) assert.equal(transport.protocolVersion, "2024-11-05");
+      } finally {
+        await client.close();
+      }
+    }
+  });
+
+  await t.step("the response format follows Accept: JSON or SSE", async () => {
+    const json = await post(svc.url, INIT("2025-11-25"), { accept: "application/json" });
+    assert.equal(json.status, 200);
+    assert.match(json.contentType, /application\/json/);
+    const sse = await post(svc.url, INIT("2025-11-25"), { accept: "text/event-stream" });
+    assert.equal(sse.status, 200);
+    assert.match(sse.contentType, /text\/event-stream/);
+    assert.equal(
+      (sse.body as { result: { protocolVersion: string } }).result.protocolVersion,
+      "2025-11-25",
+    );
+    assert.equal(sse.headers.get("mcp-session-id"), null);
+  });
+
+  await t.step("an unsupported or invalid protocol version is a 400", async () => {
+    const list = { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} };
+    const unsupported = await post(svc.url, list, { "mcp-protocol-version": "1999-01-01" });
+    assert.equal(unsupported.status, 400);
+    const modern = await post(svc.url, {
+      ...list,
+      params: { _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28" } },
+    }, { "mcp-protocol-version": "banana", "mcp-method": "tools/list" });
+    assert.equal(modern.status, 400);
+    const missing = await post(svc.url, {
+      ...list,
+      params: { _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28" } },
+    }, { "mcp-method": "tools/list" });
+    assert.equal(missing.status, 400, "a modern request without MCP-Protocol-Version");
+  });
+
+  await t.step(
+    "a foreign Origin is a 403, same-origin passes, and Host is checked first",
+    async () => {
+      const foreign = await post(svc.url, INIT("2025-11-25"), { origin: "https://evil.example" });
+      assert.equal(foreign.status, 403);
+      const same = await post(svc.url, INIT("2025-11-25"), { origin: svc.url });
+      assert.equal(same.status, 200);
+      assert.equal(same.headers.get("access-control-allow-origin"), svc.url);
+      // DNS rebinding: Host and Origin agree with each other but not with this server. fetch() cannot
+      // set Host, so this request is written by hand.
+      const { hostname, port } = new URL(svc.url);
+      const conn = await Deno.connect({ hostname, port: Number(port) });
+      const body = JSON.stringify(INIT("2025-11-25"));
+      await conn.write(new TextEncoder().encode(
+        `POST /mcp HTTP/1.1\r\nHost: evil.example:${port}\r\nOrigin: http://evil.example:${port}\r\n` +
+          `Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n` +
+          `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+      ));
+      let raw = "";
+      for await (const chunk of conn.readable) raw += new TextDecoder().decode(chunk);
+      assert.match(raw, /^HTTP\/1\.1 403/);
+      assert.match(raw, /Host 'evil\.example/);
+    },
+  );
+
+  await t.step("GET /tools lists descriptors and POST /call runs a tool", async () => {
+    const tools = await (await fetch(`${svc.url}/tools`)).json();
+    assert.ok(tools.tools.some((tool: { name: string }) => tool.name === "test_fixture_binding"));
+    const ok = await post(`${svc.url}/call`, {
+      tool: "get_fixture_greeting",
+      arguments: { Name: "rest" },
+    });
+    assert.equal(ok.status, 200);
+    assert.deepEqual(outputOf(ok.body as { structuredContent: unknown }), ["Hello, rest!"]);
+    assert.match(ok.headers.get("x-correlation-id") ?? "", /^\d{8}-\d{6}-[0-9a-f]{8}$/);
+    const unknown = await post(`${svc.url}/call`, { tool: "nope", arguments: {} });
+    assert.equal(unknown.status, 404);
+    assert.match((unknown.body as { error: string }).error, /nope/);
+    assert.equal((await post(`${svc.url}/call`, "not json")).status, 400);
+    assert.equal((await post(`${svc.url}/call`, { arguments: {} })).status, 400);
+    const invalid = await post(`${svc.url}/call`, {
+      tool: "get_fixture_item_by_id",
+      arguments: { Id: ["x"] },
+    });
+    assert.equal(invalid.status, 400);
+    assert.match((invalid.body as { error: string }).error, /'Id'/);
+  });
+
+  await t.step("the correlation id is echoed and appears in the call's log lines", async () => {
+    const id = "test-correlation-42";
+    const response = await post(`${svc.url}/call`, {
+      tool: "get_fixture_greeting",
+      arguments: { Name: "c" },
+    }, {
+      "x-correlation-id": id,
+    });
+    assert.equal(response.headers.get("x-correlation-id"), id);
+    assert.match(svc.stderr(), new RegExp(`Tool call get_fixture_greeting .*CorrelationId=${id}`));
+  });
+
+  await t.step("health reports pool figures and never leases a worker", async () => {
+    for (const path of ["/health", "/health/ready"]) {
+      const response = await fetch(`${svc.url}${path}`);
+      assert.equal(response.status, 200);
+      const body = await response.json();
+      assert.equal(body.status, "Healthy");
+      for (const key of ["warm", "leased", "resetting", "creating", "total", "min", "max"]) {
+        assert.equal(typeof body.pool[key], "number", `${path} lacks ${key}`);
+      }
+      assert.equal(body.pool.leased, 0);
+    }
+  });
+
+  await t.step(
+    "each call gets a clean worker: nothing one call leaves is seen by the next",
+    async () => {
+      for (let round = 0; round < 50; round++) {
+        const read = await post(`${svc.url}/call`, {
+          tool: "get_variable",
+          arguments: { Name: ["leftover", "fromStartup"], ValueOnly: true },
+        });
+        const body = read.body as { structuredContent: { output: unknown[] } };
+        assert.deepEqual(
+          body.structuredContent.output,
+          ["yes"],
+          `round ${round} saw state from an earlier call`,
+        );
+        await post(`${svc.url}/call`, {
+          tool: "set_variable",
+          arguments: { Name: "leftover", Value: round },
+        });
+        await post(`${svc.url}/call`, { tool: "set_location_path", arguments: { Path: "/tmp" } });
+        const where = await post(`${svc.url}/call`, {
+          tool: "get_location_location",
+          arguments: {},
+        });
+        const path = (where.body as { structuredContent: { output: { Path: string }[] } })
+          .structuredContent.output[0]?.Path;
+        assert.notEqual(path, "/tmp", `round ${round} inherited the location of an earlier call`);
+      }
+    },
+  );
+
+  await t.step("100 concurrent calls each see a clean worker", async () => {
+    const results = await Promise.all(Array.from({ length: 100 }, async (_, i) => {
+      const read = await post(`${svc.url}/call`, {
+        tool: "get_variable",
+        arguments: { Name: ["leftover", "fromStartup"], ValueOnly: true },
+      });
+      await post(`${svc.url}/call`, {
+        tool: "set_variable",
+        arguments: { Name: "leftover", Value: i },
+      });
+      return (read.body as { structuredContent: { output: unknown[] } }).structuredContent.output;
+    }));
+    for (const output of results) assert.deepEqual(output, ["yes"]);
+  });
+});
+
+Deno.test("http Stateful mode issues sessions, ends them on DELETE and expires idle ones", async (t) => {
+  await using svc = await startHttpSvc({
+    config: {
+      ...fixtureConfig(),
+      McpServer: { HttpTransportMode: "Stateful", IdleSessionTimeoutSeconds: 1 },
+    },
+  });
+
+  await t.step(
+    "initialize issues Mcp-Session-Id; DELETE answers 200; the id is then 404",
+    async () => {
+      const init = await post(svc.url, INIT("2025-11-25"));
+      assert.equal(init.status, 200);
+      const id = init.headers.get("mcp-session-id");
+      assert.ok(id, "a session id is issued");
+      const headers = { "mcp-session-id": id, "mcp-protocol-version": "2025-11-25" };
+      const list = await post(
+        svc.url,
+        { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} },
+        headers,
+      );
+      assert.equal(list.status, 200);
+      const deleted = await fetch(svc.url, { method: "DELETE", headers });
+      assert.equal(deleted.status, 200);
+      await deleted.body?.cancel();
+      const after = await post(
+        svc.url,
+        { jsonrpc: "2.0", id: 3, method: "tools/list", params: {} },
+        headers,
+      );
+      assert.equal(after.status, 404);
+    },
+  );
+
+  await t.step("a session idle longer than IdleSessionTimeoutSeconds is 404", async () => {
+    const init = await post(svc.url, INIT("2025-11-25"));
+    const id = init.headers.get("mcp-session-id")!;
+    await new Promise((r) => setTimeout(r, 1_800));
+    const late = await post(svc.url, { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }, {
+      "mcp-session-id": id,
+      "mcp-protocol-version": "2025-11-25",
+    });
+    assert.equal(late.status, 404);
+  });
+
+  await t.step(
+    "the v1 client works with a session; the session never keeps shell state",
+    async () => {
+      const client = new V1Client({ name: "t1", version: "1" });
+      const transport = new V1HttpTransport(new URL(`${svc.url}/mcp`));
+      await client.connect(transport);
+      try {
+        assert.ok(transport.sessionId);
+        await client.callTool({
+          name: "set_variable",
+          arguments: { Name: "sessionState", Value: "x" },
+        });
+        const read = await client.callTool({
+          name: "get_variable",
+          arguments: { Name: ["sessionState"] },
+        });
+        assert.equal(read.isError, true, "state does not persist within a session");
+      } finally {
+        await client.close();
+      }
+    },
+  );
+
+  await t.step("2026-07-28 clients are served alongside", async () => {
+    const client = new Client({ name: "t", version: "1" }, {
+      versionNegotiation: { mode: { pin: "2026-07-28" } },
+    });
+    await client.connect(new StreamableHTTPClientTransport(new URL(svc.url)));
+    try {
+      const result = await client.callTool({
+        name: "get_fixture_greeting",
+        arguments: { Name: "both" },
+      });
+      assert.deepEqual(outputOf(result), ["Hello, both!"]);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+Deno.test("http serves the deprecated HTTP+SSE transport when enabled, even in Stateless mode", async () => {
+  await using svc = await startHttpSvc({
+    config: { ...fixtureConfig(), McpServer: { EnableLegacySse: true } },
+  });
+  const client = new V1Client({ name: "sse", version: "1" });
+  await client.connect(new V1SseTransport(new URL(`${svc.url}/sse`)));
+  try {
+    const result = await client.callTool({
+      name: "get_fixture_greeting",
+      arguments: { Name: "sse" },
+    });
+    assert.deepEqual(outputOf(result), ["Hello, sse!"]);
+  } finally {
+    await client.close();
+  }
+});
+
+Deno.test("http --mcp-path serves MCP only at the dedicated path", async () => {
+  await using svc = await startHttpSvc({ args: ["--mcp-path", "custom/endpoint"] });
+  assert.equal((await post(`${svc.url}/custom/endpoint`, INIT("2025-11-25"))).status, 200);
+  assert.equal((await post(`${svc.url}/mcp`, INIT("2025-11-25"))).status, 404);
+  assert.equal((await post(svc.url, INIT("2025-11-25"))).status, 404);
+});
+
+Deno.test("a tool call's text names the error when the command fails over HTTP", async () => {
+  await using svc = await startHttpSvc();
+  const response = await post(`${svc.url}/call`, {
+    tool: "invoke_fixture_error",
+    arguments: { Message: "http boom" },
+  });
+  assert.equal(response.status, 200);
+  const result = response.body as { isError: boolean; content: unknown };
+  assert.equal(result.isError, true);
+  assert.match(textOf(result), /http boom/);
+});
