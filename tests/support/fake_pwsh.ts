@@ -158,6 +158,8 @@ interface Knobs {
   hello: "ok" | "wrong-token" | "not-hello" | "silent" | "garbage";
   delayMs: number;
   exitCode: number | undefined;
+  resetDelayMs: number;
+  resetFail: boolean;
 }
 
 function readKnobs(): Knobs {
@@ -177,6 +179,8 @@ function readKnobs(): Knobs {
     hello: hello as Knobs["hello"],
     delayMs: Number(env("SVC_FAKE_PWSH_DELAY_MS") ?? 0) || 0,
     exitCode: exit === undefined ? undefined : Number(exit),
+    resetDelayMs: Number(env("SVC_FAKE_PWSH_RESET_DELAY_MS") ?? 0) || 0,
+    resetFail: env("SVC_FAKE_PWSH_RESET_FAIL") === "1",
   };
 }
 
@@ -292,6 +296,7 @@ class Worker {
     private readonly table: CommandTable,
     private readonly session: Session,
     private readonly logFile: string | undefined,
+    private readonly knobs: Pick<Knobs, "resetDelayMs" | "resetFail">,
   ) {}
 
   onFrame(bytes: Uint8Array) {
@@ -373,16 +378,28 @@ class Worker {
         return Promise.resolve(this.describe(params));
       case "invoke":
         return this.invoke(params, signal);
-      case "reset": {
-        const start = performance.now();
-        this.session.reset();
-        return Promise.resolve({ durationMs: elapsed(start) });
-      }
+      case "reset":
+        return this.reset();
       case "exit":
         return this.exit();
       default:
         return Promise.reject(new OpError("unknown-op", `Unknown operation '${op}'.`));
     }
+  }
+
+  private async reset(): Promise<{ durationMs: number }> {
+    const start = performance.now();
+    if (this.knobs.resetDelayMs > 0) {
+      await new Promise((done) => setTimeout(done, this.knobs.resetDelayMs));
+    }
+    if (this.knobs.resetFail) {
+      throw new OpError(
+        "reset",
+        "The session state could not be restored (SVC_FAKE_PWSH_RESET_FAIL).",
+      );
+    }
+    this.session.reset();
+    return { durationMs: elapsed(start) };
   }
 
   private async exit(): Promise<never> {
@@ -690,7 +707,7 @@ async function main() {
   const channel = new FrameChannel(conn);
   await sendHello(channel, knobs);
 
-  const worker = new Worker(channel, table, session, knobs.logFile);
+  const worker = new Worker(channel, table, session, knobs.logFile, knobs);
   for await (const line of channel.lines()) worker.onFrame(line);
   // End of file: svc closed the connection or died. Stop everything and leave (protocol §5).
   Deno.exit(0);

@@ -1,0 +1,354 @@
+/**
+ * The HTTP worker pool with real stand-in worker processes and short intervals: eager warm-up, growth
+ * to MaxPoolSize, idle reclaim to MinPoolSize, replenishment, acquisition timeout, reset failures and
+ * reset off the response path; then the same failure paths through `svc serve --transport http`.
+ */
+import assert from "node:assert/strict";
+import type { PoolSettings, ShellSettings } from "../lib/config.ts";
+import { type Lease, PoolError, WorkerPool } from "../lib/pool.ts";
+import {
+  eventually,
+  FIXTURE_MODULE,
+  fixtureConfig,
+  isAlive,
+  post,
+  processesMatching,
+  startHttpSvc,
+  TEST_PWSH,
+  USING_STAND_IN,
+} from "./support/harness.ts";
+
+const shell: ShellSettings = {
+  pwshPath: null,
+  commands: [],
+  includePatterns: [],
+  excludePatterns: [],
+  modules: [FIXTURE_MODULE],
+  startupScript: null,
+  startupScriptPath: null,
+  toolCallTimeoutMs: 30_000,
+  maxResultBytes: 1_048_576,
+  serializationDepth: 4,
+  commandOverrides: {},
+  cacheDirectory: null,
+  workerStartTimeoutMs: 30_000,
+};
+
+function poolSettings(extra: Partial<PoolSettings> = {}): PoolSettings {
+  return {
+    maxPoolSize: 4,
+    minPoolSize: 1,
+    eagerWarmCount: 2,
+    idleTtlMs: 60_000,
+    sweepIntervalMs: 60_000,
+    acquisitionTimeoutMs: 5_000,
+    stopTimeoutMs: 2_000,
+    shutdownDrainTimeoutMs: 5_000,
+    replenishCheckIntervalMs: 60_000,
+    ...extra,
+  };
+}
+
+async function withEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+  for (const [k, v] of Object.entries(vars)) Deno.env.set(k, v);
+  try {
+    return await fn();
+  } finally {
+    for (const k of Object.keys(vars)) Deno.env.delete(k);
+  }
+}
+
+function invokeGreeting(lease: Lease, name: string) {
+  return lease.worker.invoke({
+    command: "Get-FixtureGreeting",
+    parameters: { Name: name },
+    credentials: [],
+    depth: 4,
+  });
+}
+
+Deno.test("WorkerPool.start() warms EagerWarmCount workers before it resolves", async () => {
+  await using pool = await WorkerPool.start({
+    pwsh: TEST_PWSH,
+    shell,
+    pool: poolSettings({ eagerWarmCount: 3 }),
+  });
+  const stats = pool.stats();
+  assert.equal(stats.warm, 3);
+  assert.equal(stats.total, 3);
+  assert.ok(pool.ready());
+});
+
+Deno.test("WorkerPool.lease() grows to MaxPoolSize under load, then refuses with EXHAUSTED after AcquisitionTimeout", async () => {
+  await using pool = await WorkerPool.start({
+    pwsh: TEST_PWSH,
+    shell,
+    pool: poolSettings({ eagerWarmCount: 1, maxPoolSize: 4, acquisitionTimeoutMs: 600 }),
+  });
+  const leases = await Promise.all(Array.from({ length: 4 }, () => pool.lease()));
+  assert.equal(pool.stats().leased, 4);
+  assert.equal(pool.stats().total, 4);
+  assert.equal(new Set(leases.map((l) => l.worker.pid)).size, 4, "four distinct workers");
+  const started = Date.now();
+  await assert.rejects(() => pool.lease(), (error: unknown) => {
+    assert.ok(error instanceof PoolError);
+    assert.equal(error.code, "EXHAUSTED");
+    assert.match(error.message, /within 0\.6 s: 4 busy, 4 of at most 4 workers/);
+    return true;
+  });
+  assert.ok(Date.now() - started < 3_000);
+  for (const lease of leases) lease.release();
+  assert.ok(await eventually(() => pool.stats().warm === 4));
+});
+
+Deno.test("WorkerPool hands a returned worker to a waiting caller, clean", async () => {
+  await using pool = await WorkerPool.start({
+    pwsh: TEST_PWSH,
+    shell,
+    pool: poolSettings({ eagerWarmCount: 1, maxPoolSize: 1, minPoolSize: 1 }),
+  });
+  const first = await pool.lease();
+  await first.worker.invoke({
+    command: "Set-Variable",
+    parameters: { Name: "dirty", Value: 1 },
+    credentials: [],
+    depth: 4,
+  });
+  const waiting = pool.lease();
+  first.release();
+  const second = await waiting;
+  assert.equal(second.worker.pid, first.worker.pid);
+  const { result } = await second.worker.invoke({
+    command: "Get-Variable",
+    parameters: { Name: ["dirty"] },
+    credentials: [],
+    depth: 4,
+  });
+  assert.ok(result.errors.length > 0, "the variable was reset away");
+  second.release();
+});
+
+Deno.test("WorkerPool reclaims idle workers down to MinPoolSize", async () => {
+  await using pool = await WorkerPool.start({
+    pwsh: TEST_PWSH,
+    shell,
+    pool: poolSettings({ eagerWarmCount: 3, minPoolSize: 1, idleTtlMs: 200, sweepIntervalMs: 100 }),
+  });
+  assert.equal(pool.stats().total, 3);
+  assert.ok(await eventually(() => pool.stats().total === 1, 5_000), JSON.stringify(pool.stats()));
+  await new Promise((r) => setTimeout(r, 400));
+  assert.equal(pool.stats().total, 1, "never below MinPoolSize");
+});
+
+Deno.test("WorkerPool replenishes to MinPoolSize after workers are killed", async () => {
+  await using pool = await WorkerPool.start({
+    pwsh: TEST_PWSH,
+    shell,
+    pool: poolSettings({ eagerWarmCount: 2, minPoolSize: 2, replenishCheckIntervalMs: 100 }),
+  });
+  const leases = [await pool.lease(), await pool.lease()];
+  const pids = leases.map((l) => l.worker.pid);
+  for (const lease of leases) lease.release();
+  assert.ok(await eventually(() => pool.stats().warm === 2));
+  for (const pid of pids) Deno.kill(pid, "SIGKILL");
+  // The pool learns of an exit when the process is reaped, a moment after `ps` shows it gone.
+  assert.ok(await eventually(() => leases.every((l) => l.worker.exitCode !== null)));
+  assert.ok(await eventually(() => pool.stats().warm === 2, 5_000), JSON.stringify(pool.stats()));
+  const lease = await pool.lease();
+  assert.ok(!pids.includes(lease.worker.pid), "a new worker serves");
+  assert.deepEqual((await invokeGreeting(lease, "again")).result.output, ["Hello, again!"]);
+  lease.release();
+});
+
+Deno.test("WorkerPool evicts a worker whose reset fails and replaces it", async () => {
+  await withEnv({ SVC_FAKE_PWSH_RESET_FAIL: "1" }, async () => {
+    await using pool = await WorkerPool.start({
+      pwsh: TEST_PWSH,
+      shell,
+      pool: poolSettings({ eagerWarmCount: 1, minPoolSize: 1, replenishCheckIntervalMs: 100 }),
+    });
+    const lease = await pool.lease();
+    const pid = lease.worker.pid;
+    lease.release();
+    assert.ok(await eventually(() => !isAlive(pid)), "the worker that could not reset is gone");
+    assert.ok(await eventually(() => pool.stats().warm === 1));
+    const next = await pool.lease();
+    assert.notEqual(next.worker.pid, pid);
+    next.release();
+  });
+});
+
+Deno.test({
+  name: "WorkerPool keeps the reset off the response path: a call returns before its reset ends",
+  ignore: !USING_STAND_IN,
+  async fn() {
+    await withEnv({ SVC_FAKE_PWSH_RESET_DELAY_MS: "800" }, async () => {
+      await using pool = await WorkerPool.start({
+        pwsh: TEST_PWSH,
+        shell,
+        pool: poolSettings({ eagerWarmCount: 2, minPoolSize: 2 }),
+      });
+      for (let i = 0; i < 2; i++) {
+        const started = performance.now();
+        const lease = await pool.lease();
+        await invokeGreeting(lease, "fast");
+        lease.release();
+        assert.ok(performance.now() - started < 500, `call ${i} waited for a reset`);
+      }
+      assert.equal(pool.stats().resetting, 2);
+      assert.equal(pool.ready(), false, "resetting workers do not count toward readiness");
+      assert.ok(await eventually(() => pool.ready()));
+    });
+  },
+});
+
+Deno.test("WorkerPool.drain() lets a running call finish, then closes every worker", async () => {
+  const pool = await WorkerPool.start({
+    pwsh: TEST_PWSH,
+    shell,
+    pool: poolSettings({ eagerWarmCount: 2 }),
+  });
+  const pids: number[] = [];
+  const lease = await pool.lease();
+  pids.push(lease.worker.pid);
+  const call = lease.worker.invoke({
+    command: "Start-Sleep",
+    parameters: { Milliseconds: 500 },
+    credentials: [],
+    depth: 4,
+  })
+    .finally(() => lease.release());
+  const drained = pool.drain();
+  await assert.rejects(() => pool.lease(), { name: "PoolError", code: "DRAINING" });
+  const { result } = await call;
+  assert.equal(result.stopped, false, "the in-flight call completed");
+  await drained;
+  assert.equal(pool.stats().total, 0);
+  assert.ok(await eventually(() => pids.every((pid) => !isAlive(pid))));
+});
+
+Deno.test("http: a failing startup script evicts workers with the SPEC warning and readiness stays 503", async () => {
+  await using svc = await startHttpSvc({
+    config: {
+      ...fixtureConfig({
+        Environment: { StartupScript: "throw 'managed identity sign-in failed'" },
+      }),
+      McpServer: {
+        RunspacePool: { MinPoolSize: 1, EagerWarmCount: 1, ReplenishCheckInterval: "00:00:00.200" },
+      },
+    },
+  });
+  assert.ok(
+    await eventually(() =>
+      svc.stderr().includes("Worker startup failed; evicting without entering pool.")
+    ),
+  );
+  assert.match(svc.stderr(), /WARNING .*Worker startup failed; evicting without entering pool\./);
+  assert.match(svc.stderr(), /managed identity sign-in failed/);
+  const ready = await fetch(`${svc.url}/health/ready`);
+  assert.equal(ready.status, 503);
+  assert.notEqual((await ready.json()).status, "Healthy");
+  // The replenisher keeps trying (up to MaxPoolSize), so more failures follow.
+  assert.ok(
+    await eventually(() => svc.stderr().split("Worker startup failed").length > 2, 5_000),
+    "the pool replenishes after an eviction",
+  );
+});
+
+Deno.test("http: an exhausted pool answers an isError result over MCP and 503 with Retry-After on /call", async () => {
+  await using svc = await startHttpSvc({
+    config: {
+      ...fixtureConfig(),
+      McpServer: {
+        RunspacePool: {
+          MinPoolSize: 1,
+          EagerWarmCount: 1,
+          MaxPoolSize: 1,
+          AcquisitionTimeout: "00:00:00.500",
+        },
+      },
+    },
+  });
+  const busy = post(`${svc.url}/call`, {
+    tool: "start_sleep_milliseconds",
+    arguments: { Milliseconds: 2000 },
+  });
+  await new Promise((r) => setTimeout(r, 300));
+  const refused = await post(`${svc.url}/call`, {
+    tool: "get_fixture_greeting",
+    arguments: { Name: "x" },
+  });
+  assert.equal(refused.status, 503);
+  assert.equal(refused.headers.get("retry-after"), "1");
+  assert.match(
+    (refused.body as { error: string }).error,
+    /No PowerShell worker became free within 0\.5 s: 1 busy, 1 of at most 1/,
+  );
+  const mcp = await post(svc.url, {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: { name: "get_fixture_greeting", arguments: { Name: "x" } },
+  }, { accept: "application/json", "mcp-protocol-version": "2025-11-25" });
+  assert.equal(mcp.status, 200);
+  const result = (mcp.body as { result: { isError: boolean; content: { text: string }[] } }).result;
+  assert.equal(result.isError, true);
+  assert.match(result.content[0]!.text, /became free/);
+  const health = performance.now();
+  assert.equal((await fetch(`${svc.url}/health`)).status, 200);
+  assert.ok(performance.now() - health < 200, "health answers while the pool is exhausted");
+  assert.equal((await busy).status, 200);
+});
+
+Deno.test("http: a worker that crashes mid-call affects only its own call", async () => {
+  await using svc = await startHttpSvc({
+    config: {
+      ...fixtureConfig(),
+      McpServer: { RunspacePool: { MinPoolSize: 2, EagerWarmCount: 2, MaxPoolSize: 4 } },
+    },
+  });
+  const others = Array.from(
+    { length: 6 },
+    (_, i) =>
+      post(`${svc.url}/call`, { tool: "get_fixture_greeting", arguments: { Name: `n${i}` } }),
+  );
+  const crash = await post(`${svc.url}/call`, {
+    tool: "invoke_fixture_exit",
+    arguments: { Code: 7 },
+  });
+  const crashed = crash.body as { isError: boolean; content: { text: string }[] };
+  assert.equal(crashed.isError, true);
+  assert.match(crashed.content[0]!.text, /exited with code 7/);
+  for (const response of await Promise.all(others)) {
+    assert.equal((response.body as { isError?: boolean }).isError, undefined);
+  }
+  const after = await post(`${svc.url}/call`, {
+    tool: "get_fixture_greeting",
+    arguments: { Name: "after" },
+  });
+  assert.deepEqual(
+    (after.body as { structuredContent: { output: unknown } }).structuredContent.output,
+    ["Hello, after!"],
+  );
+});
+
+Deno.test("http: SIGTERM drains in-flight calls, exits 0 and leaves no worker process", async () => {
+  const svc = await startHttpSvc();
+  try {
+    const call = post(`${svc.url}/call`, {
+      tool: "start_sleep_milliseconds",
+      arguments: { Milliseconds: 800 },
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    const code = svc.stop("SIGTERM");
+    const response = await call;
+    assert.equal(response.status, 200, "the in-flight call was allowed to finish");
+    assert.equal((response.body as { isError?: boolean }).isError, undefined);
+    assert.equal(await code, 0);
+    assert.match(svc.stderr(), /Pool draining: stopping new acquisitions\./);
+    assert.match(svc.stderr(), /RunspacePool disposed\./);
+    assert.ok(await eventually(() => processesMatching(svc.dir).length === 0));
+  } finally {
+    await svc[Symbol.asyncDispose]();
+  }
+});
