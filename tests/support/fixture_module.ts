@@ -578,6 +578,39 @@ async function runInvokeFixtureStuck(ctx: InvokeContext, args: Binding) {
   await new Promise((done) => setTimeout(done, Math.max(0, seconds) * 1000));
 }
 
+const testSimpleText = fn(
+  "Test-SimpleText",
+  [],
+  {
+    synopsis: "Returns a fixed line of text (the conformance suite's test_simple_text).",
+    description: null,
+    parameters: {},
+  },
+  { outputTypes: ["System.String"] },
+);
+
+const testErrorHandling = fn(
+  "Test-ErrorHandling",
+  [],
+  {
+    synopsis: "Always fails (the conformance suite's test_error_handling).",
+    description: null,
+    parameters: {},
+  },
+);
+
+function runTestSimpleText(ctx: InvokeContext) {
+  ctx.writeOutput("This is a simple text response for testing.");
+}
+
+function runTestErrorHandling() {
+  const message = "This tool intentionally returns an error for testing";
+  throw new TerminatingError({
+    ...thrownString(message).info,
+    ...psm1Site("Test-ErrorHandling", "throw "),
+  });
+}
+
 export function fixtureCommands(): ServedCommand[] {
   const served = (def: CommandDef, run: ServedCommand["run"]): ServedCommand => ({
     def,
@@ -597,5 +630,7 @@ export function fixtureCommands(): ServedCommand[] {
     served(readFixturePrompt, runReadFixturePrompt),
     served(getFixtureGreeting, runGetFixtureGreeting),
     served(invokeFixtureStuck, runInvokeFixtureStuck),
+    served(testSimpleText, runTestSimpleText),
+    served(testErrorHandling, runTestErrorHandling),
   ];
 }
