@@ -127,3 +127,52 @@ Deno.test("loadSettings() refuses an unknown transport and an unreadable --confi
     (error: unknown) => error instanceof ConfigError && /--config/.test(error.message),
   );
 });
+
+Deno.test("loadSettings() reads the pool and HTTP settings with their defaults and refuses impossible sizes", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const settings = await loadSettings({}, { env: {}, cwd: dir });
+    assert.deepEqual(settings.pool, {
+      maxPoolSize: 16,
+      minPoolSize: 2,
+      eagerWarmCount: 2,
+      idleTtlMs: 300_000,
+      sweepIntervalMs: 30_000,
+      acquisitionTimeoutMs: 15_000,
+      stopTimeoutMs: 5_000,
+      shutdownDrainTimeoutMs: 30_000,
+      replenishCheckIntervalMs: 5_000,
+    });
+    assert.equal(settings.http.host, "127.0.0.1");
+    assert.equal(settings.http.port, 8080);
+    assert.equal(settings.http.mode, "Stateless");
+    assert.equal(settings.http.idleSessionTimeoutMs, 600_000);
+    assert.equal(settings.http.enableLegacySse, false);
+    assert.equal(settings.http.mcpPath, null);
+    const env = { SVC_MCP_PATH: "custom/", McpServer__HttpTransportMode: "stateful" };
+    const fromEnv = await loadSettings({}, { env, cwd: dir });
+    assert.equal(fromEnv.http.mcpPath, "/custom");
+    assert.equal(fromEnv.http.mode, "Stateful");
+  } finally {
+    await Deno.remove(dir);
+  }
+  await withConfig(
+    `{"McpServer": {"RunspacePool": {"MinPoolSize": 5, "MaxPoolSize": 2}}}`,
+    async (path) => {
+      await assert.rejects(
+        () => loadSettings({ config: path }, { env: {} }),
+        /'McpServer:RunspacePool:MinPoolSize': 5 is larger than 'McpServer:RunspacePool:MaxPoolSize' \(2\)/,
+      );
+    },
+  );
+  await withConfig(`{"McpServer": {"HttpTransportMode": "Sessiony"}}`, async (path) => {
+    await assert.rejects(
+      () => loadSettings({ config: path }, { env: {} }),
+      /'McpServer:HttpTransportMode'/,
+    );
+  });
+  await assert.rejects(
+    () => loadSettings({ port: "99999" }, { env: {}, cwd: "/" }),
+    /Invalid port '99999'/,
+  );
+});

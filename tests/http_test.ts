@@ -175,6 +175,16 @@ Deno.test("http serves MCP to every client era, plus /tools, /call and health, i
     assert.match(svc.stderr(), new RegExp(`Tool call get_fixture_greeting .*CorrelationId=${id}`));
   });
 
+  await t.step("the pool logs the SPEC §6 events with their exact templates and levels", () => {
+    const log = svc.stderr();
+    assert.match(log, /INFO +pool: Starting StatelessRunspacePool: min=2, max=16, eager=2\.\n/);
+    assert.match(log, /INFO +pool: Startup complete: 2\/2 workers initialized\.\n/);
+    assert.match(
+      log,
+      /DEBUG +pool: Worker \d{4}-\d\d-\d\dT[\d:.]+Z initialized and enqueued\. Total=\d+\.\n/,
+    );
+  });
+
   await t.step("health reports pool figures and never leases a worker", async () => {
     for (const path of ["/health", "/health/ready"]) {
       const response = await fetch(`${svc.url}${path}`);
@@ -267,6 +277,27 @@ Deno.test("http Stateful mode issues sessions, ends them on DELETE and expires i
       assert.equal(after.status, 404);
     },
   );
+
+  await t.step("GET with the session id opens the server-to-client event stream", async () => {
+    const init = await post(svc.url, INIT("2025-11-25"));
+    const id = init.headers.get("mcp-session-id")!;
+    const controller = new AbortController();
+    const stream = await fetch(svc.url, {
+      headers: {
+        accept: "text/event-stream",
+        "mcp-session-id": id,
+        "mcp-protocol-version": "2025-11-25",
+      },
+      signal: controller.signal,
+    });
+    assert.equal(stream.status, 200);
+    assert.match(stream.headers.get("content-type") ?? "", /text\/event-stream/);
+    controller.abort();
+    await stream.body?.cancel().catch(() => {});
+    const deleted = await fetch(svc.url, { method: "DELETE", headers: { "mcp-session-id": id } });
+    assert.equal(deleted.status, 200);
+    await deleted.body?.cancel();
+  });
 
   await t.step("a session idle longer than IdleSessionTimeoutSeconds is 404", async () => {
     const init = await post(svc.url, INIT("2025-11-25"));

@@ -218,22 +218,53 @@ pwshTest("a .NET call that ignores Stop gets its process tree killed", async (wo
 });
 
 pwshTest(
-  "reset restores variables, functions, location, environment and modules to the snapshot",
+  "reset restores every surface: variable, function, alias, PSDrive, env, preference, location, $Error, module",
   async (worker) => {
+    const root = Deno.build.os === "windows" ? "C:\\" : "/";
+    const before = await invoke(worker, "Get-Location");
     await invoke(worker, "Set-Variable", { Name: "leak", Value: 1 });
-    await invoke(worker, "Set-Location", { Path: Deno.build.os === "windows" ? "C:\\" : "/" });
-    await invoke(worker, "Set-Item", { Path: "env:SVC_LEAK", Value: "1" });
     await invoke(worker, "Set-Item", { Path: "function:Invoke-Leak", Value: "'leak'" });
+    await invoke(worker, "Set-Alias", { Name: "leak-alias", Value: "Get-Date" });
+    await invoke(worker, "New-PSDrive", {
+      Name: "LeakDrive",
+      PSProvider: "FileSystem",
+      Root: root,
+    });
+    await invoke(worker, "Set-Item", { Path: "env:SVC_LEAK", Value: "1" });
+    await invoke(worker, "Set-Variable", { Name: "ErrorActionPreference", Value: "Stop" });
+    await invoke(worker, "Set-Location", { Path: root });
+    await invoke(worker, "Get-Variable", { Name: ["no-such-variable"] });
     await invoke(worker, "Import-Module", { Name: "Microsoft.PowerShell.Archive" });
     await worker.reset();
-    const variable = await invoke(worker, "Get-Variable", { Name: ["leak"] });
-    assert.ok(variable.result.errors.length > 0, "variable removed");
-    const env = await invoke(worker, "Test-Path", { Path: "env:SVC_LEAK" });
-    assert.deepEqual(env.result.output, [false]);
-    const fn = await invoke(worker, "Test-Path", { Path: "function:Invoke-Leak" });
-    assert.deepEqual(fn.result.output, [false]);
+    const test = async (path: string) =>
+      (await invoke(worker, "Test-Path", { Path: path })).result.output;
+    assert.ok(
+      (await invoke(worker, "Get-Variable", { Name: ["leak"] })).result.errors.length > 0,
+      "variable",
+    );
+    assert.deepEqual(await test("function:Invoke-Leak"), [false], "function");
+    assert.deepEqual(await test("alias:leak-alias"), [false], "alias");
+    assert.deepEqual(
+      (await invoke(worker, "Get-PSDrive", { Name: ["LeakDrive"] })).result.output,
+      [],
+      "PSDrive",
+    );
+    assert.deepEqual(await test("env:SVC_LEAK"), [false], "environment variable");
+    const pref = await invoke(worker, "Get-Variable", {
+      Name: ["ErrorActionPreference"],
+      ValueOnly: true,
+    });
+    assert.deepEqual(pref.result.output, ["Continue"], "preference variable");
+    assert.deepEqual(
+      (await invoke(worker, "Get-Location")).result.output,
+      before.result.output,
+      "location",
+    );
+    // -ValueOnly would write the ArrayList as one object; the PSVariable's Value shows its items.
+    const errors = await invoke(worker, "Get-Variable", { Name: ["Error"] });
+    assert.deepEqual((errors.result.output[0] as { Value: unknown[] }).Value, [], "$Error");
     const modules = await invoke(worker, "Get-Module", { Name: ["Microsoft.PowerShell.Archive"] });
-    assert.deepEqual(modules.result.output, []);
+    assert.deepEqual(modules.result.output, [], "module imported during the call");
   },
 );
 
