@@ -385,3 +385,37 @@ Deno.test("a tool call's text names the error when the command fails over HTTP",
   assert.equal(result.isError, true);
   assert.match(textOf(result), /http boom/);
 });
+
+Deno.test("http: a per-call time limit stops the command, and a client that disconnects frees its worker", async () => {
+  await using svc = await startHttpSvc({
+    config: fixtureConfig({ CommandOverrides: { "Start-Sleep": { ToolCallTimeout: "00:00:01" } } }),
+  });
+  const started = Date.now();
+  const limited = await post(`${svc.url}/call`, {
+    tool: "start_sleep_seconds",
+    arguments: { Seconds: 60 },
+  });
+  assert.ok(Date.now() - started < 4_000);
+  const result = limited.body as { isError: boolean; content: unknown };
+  assert.equal(result.isError, true);
+  assert.match(textOf(result), /timed out after 1 s/);
+
+  const controller = new AbortController();
+  const call = fetch(`${svc.url}/call`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ tool: "start_sleep_milliseconds", arguments: { Milliseconds: 30_000 } }),
+    signal: controller.signal,
+  });
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal((await (await fetch(`${svc.url}/health`)).json()).pool.leased, 1);
+  controller.abort();
+  await call.catch(() => {});
+  const freed = Date.now();
+  while (Date.now() - freed < 5_000) {
+    const pool = (await (await fetch(`${svc.url}/health`)).json()).pool;
+    if (pool.leased === 0 && pool.resetting === 0) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.ok(Date.now() - freed < 5_000, "the cancelled call's worker came back long before 30 s");
+});
