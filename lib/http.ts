@@ -17,16 +17,19 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import { withContext } from "@logtape/logtape";
+import { Authenticator, type Principal } from "./auth.ts";
 import type { HttpSettings, Settings } from "./config.ts";
 import { CatalogStore } from "./discovery.ts";
 import { SseTransport } from "./legacy_sse.ts";
 import { logger } from "./log.ts";
 import {
+  authInfoOf,
   callTool,
   createMcpServer,
   type McpServerOptions,
   toMcpTool,
   type ToolRunner,
+  toolsFor,
 } from "./mcp.ts";
 import { type PoolStats, WorkerPool } from "./pool.ts";
 
@@ -50,6 +53,8 @@ interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
   lastSeen: number;
+  /** Who initialized the session; nobody else may use it. */
+  owner: string;
 }
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
@@ -112,8 +117,10 @@ class HttpFront {
   readonly #allowedHosts: Set<string> | null;
   readonly #allowedOrigins: Set<string>;
   readonly #sweep: ReturnType<typeof setInterval>;
+  readonly #auth: Authenticator;
 
-  constructor(settings: Settings, pool: WorkerPool, mcp: McpServerOptions) {
+  constructor(settings: Settings, pool: WorkerPool, mcp: McpServerOptions, auth: Authenticator) {
+    this.#auth = auth;
     this.#http = settings.http;
     this.#pool = pool;
     this.#mcp = mcp;
@@ -189,24 +196,48 @@ class HttpFront {
     const refused = this.#checkHost(req) ?? this.#checkOrigin(req);
     if (refused) return refused;
     if (req.method === "OPTIONS") return new Response(null, { status: 204 });
-    if (this.#mcpPaths.has(path)) return await this.#mcpEndpoint(req);
-    if (path === "/tools") {
-      if (req.method !== "GET") {
-        return jsonResponse(405, { error: "Use GET /tools" }, { allow: "GET" });
+    if (path === "/.well-known/oauth-protected-resource") {
+      const metadata = this.#auth.protectedResourceMetadata();
+      return metadata
+        ? jsonResponse(200, metadata)
+        : jsonResponse(404, { error: "No protected resource metadata is configured" });
+    }
+    const isMcp = this.#mcpPaths.has(path);
+    const isSse = this.#http.enableLegacySse && (path === "/sse" || path === "/messages");
+    if (!isMcp && !isSse && path !== "/tools" && path !== "/call") {
+      return jsonResponse(404, { error: `Not found: ${req.method} ${path}` });
+    }
+    const base = `${url.protocol}//${req.headers.get("host") ?? url.host}`;
+    const auth = await this.#auth.authenticate(req, base);
+    if (!auth.ok) {
+      log.info("Refused {Method} {Path}: {Reason}", {
+        Method: req.method,
+        Path: path,
+        Reason: auth.reason,
+      });
+      return jsonResponse(auth.status, { error: auth.reason }, auth.headers);
+    }
+    const principal = auth.principal;
+    return await withContext({ Principal: principal.name }, async () => {
+      if (isMcp) return await this.#mcpEndpoint(req, principal);
+      if (path === "/tools") {
+        if (req.method !== "GET") {
+          return jsonResponse(405, { error: "Use GET /tools" }, { allow: "GET" });
+        }
+        return jsonResponse(200, { tools: (await toolsFor(this.#mcp, principal)).map(toMcpTool) });
       }
-      return jsonResponse(200, { tools: (await this.#mcp.runner.tools()).map(toMcpTool) });
-    }
-    if (path === "/call") {
-      if (req.method !== "POST") {
-        return jsonResponse(405, { error: "Use POST /call" }, { allow: "POST" });
+      if (path === "/call") {
+        if (req.method !== "POST") {
+          return jsonResponse(405, { error: "Use POST /call" }, { allow: "POST" });
+        }
+        return await this.#call(req, principal);
       }
-      return await this.#call(req);
-    }
-    if (this.#http.enableLegacySse) {
-      if (path === "/sse" && req.method === "GET") return this.#openSse();
-      if (path === "/messages" && req.method === "POST") return await this.#sseMessage(req, url);
-    }
-    return jsonResponse(404, { error: `Not found: ${req.method} ${path}` });
+      if (path === "/sse" && req.method === "GET") return this.#openSse(principal);
+      if (path === "/messages" && req.method === "POST") {
+        return await this.#sseMessage(req, url, principal);
+      }
+      return jsonResponse(405, { error: `Method ${req.method} is not allowed on ${path}` });
+    });
   }
 
   /** DNS-rebinding protection: the Host header must name this server. Runs before the Origin check. */
@@ -278,20 +309,23 @@ class HttpFront {
     }, { "cache-control": "no-store" });
   }
 
-  async #mcpEndpoint(req: Request): Promise<Response> {
+  async #mcpEndpoint(req: Request, principal: Principal): Promise<Response> {
     const mode = responseModeOf(req.headers.get("accept") ?? "");
     const sessionId = req.headers.get("mcp-session-id");
+    const authInfo = authInfoOf(principal);
     if (req.method === "POST") {
       const body = await req.clone().json().catch(() => undefined);
       if (body !== undefined && (await isLegacyRequest(req, body))) {
-        return await this.#legacy(req, body, mode, sessionId);
+        return await this.#legacy(req, body, mode, { sessionId, principal });
       }
-      const options = body === undefined ? {} : { parsedBody: body };
-      return await this.#modern[mode].fetch(req, options);
+      return await this.#modern[mode].fetch(
+        req,
+        body === undefined ? { authInfo } : { parsedBody: body, authInfo },
+      );
     }
     if (req.method === "GET" || req.method === "DELETE") {
       if (sessionId && this.#http.mode === "Stateful") {
-        return await this.#session(req, undefined, mode, sessionId);
+        return await this.#session(req, undefined, mode, { sessionId, principal });
       }
       if (sessionId) {
         return rpcError(400, -32000, "Bad Request: Mcp-Session-Id is not used in Stateless mode");
@@ -314,9 +348,10 @@ class HttpFront {
     req: Request,
     body: unknown,
     mode: ResponseMode,
-    sessionId: string | null,
+    caller: { sessionId: string | null; principal: Principal },
   ): Promise<Response> {
-    if (this.#http.mode === "Stateful") return await this.#session(req, body, mode, sessionId);
+    const { sessionId, principal } = caller;
+    if (this.#http.mode === "Stateful") return await this.#session(req, body, mode, caller);
     if (sessionId) {
       return rpcError(400, -32000, "Bad Request: Mcp-Session-Id is not used in Stateless mode");
     }
@@ -327,7 +362,10 @@ class HttpFront {
     });
     const server = createMcpServer(this.#mcp);
     await server.connect(transport);
-    const response = await transport.handleRequest(withBothAccepts(req), { parsedBody: body });
+    const response = await transport.handleRequest(withBothAccepts(req), {
+      parsedBody: body,
+      authInfo: authInfoOf(principal),
+    });
     if (!response.headers.get("content-type")?.includes("text/event-stream")) {
       void server.close().catch(() => {});
     }
@@ -338,15 +376,20 @@ class HttpFront {
     req: Request,
     body: unknown,
     mode: ResponseMode,
-    sessionId: string | null,
+    caller: { sessionId: string | null; principal: Principal },
   ): Promise<Response> {
+    const { sessionId, principal } = caller;
+    const authInfo = authInfoOf(principal);
     if (sessionId) {
       const session = this.#sessions.get(sessionId);
       if (!session) return rpcError(404, -32001, "Session not found");
+      if (session.owner !== principal.name) {
+        return rpcError(403, -32000, "Forbidden: the session belongs to another caller");
+      }
       session.lastSeen = Date.now();
       return await session.transport.handleRequest(
         withBothAccepts(req),
-        body === undefined ? {} : { parsedBody: body },
+        body === undefined ? { authInfo } : { parsedBody: body, authInfo },
       );
     }
     if (req.method !== "POST" || !isInitializeRequest(body)) {
@@ -357,7 +400,7 @@ class HttpFront {
       sessionIdGenerator: () => crypto.randomUUID(),
       enableJsonResponse: mode === "json",
       onsessioninitialized: (id) => {
-        this.#sessions.set(id, { transport, server, lastSeen: Date.now() });
+        this.#sessions.set(id, { transport, server, lastSeen: Date.now(), owner: principal.name });
         log.debug("Session {SessionId} started.", { SessionId: id });
       },
       onsessionclosed: (id) => {
@@ -366,7 +409,7 @@ class HttpFront {
       },
     });
     await server.connect(transport);
-    return await transport.handleRequest(withBothAccepts(req), { parsedBody: body });
+    return await transport.handleRequest(withBothAccepts(req), { parsedBody: body, authInfo });
   }
 
   #expireSessions(): void {
@@ -382,7 +425,7 @@ class HttpFront {
     }
   }
 
-  async #call(req: Request): Promise<Response> {
+  async #call(req: Request, principal: Principal): Promise<Response> {
     let body: unknown;
     try {
       body = await req.json();
@@ -401,7 +444,7 @@ class HttpFront {
           "The body of POST /call must be {\"tool\": string, \"arguments\": object}; 'tool' is missing or 'arguments' is not an object",
       });
     }
-    const outcome = await callTool(this.#mcp, tool, args ?? {}, req.signal);
+    const outcome = await callTool(this.#mcp, tool, args ?? {}, { signal: req.signal, principal });
     switch (outcome.kind) {
       case "unknown-tool":
         return jsonResponse(404, { error: outcome.message });
@@ -416,8 +459,8 @@ class HttpFront {
     }
   }
 
-  #openSse(): Response {
-    const transport = new SseTransport("/messages");
+  #openSse(principal: Principal): Response {
+    const transport = new SseTransport("/messages", principal.name);
     this.#sse.set(transport.sessionId, transport);
     transport.onclose = () => this.#sse.delete(transport.sessionId);
     const server = createMcpServer(this.#mcp);
@@ -425,16 +468,19 @@ class HttpFront {
     return transport.response();
   }
 
-  async #sseMessage(req: Request, url: URL): Promise<Response> {
+  async #sseMessage(req: Request, url: URL, principal: Principal): Promise<Response> {
     const transport = this.#sse.get(url.searchParams.get("sessionId") ?? "");
     if (!transport) return jsonResponse(404, { error: "Unknown or closed SSE session" });
+    if (transport.owner !== principal.name) {
+      return jsonResponse(403, { error: "The SSE session belongs to another caller" });
+    }
     let message: JSONRPCMessage;
     try {
       message = await req.json();
     } catch {
       return rpcError(400, -32700, "Parse error: the body is not JSON");
     }
-    transport.receive(message);
+    transport.receive(message, authInfoOf(principal));
     return new Response("Accepted", { status: 202 });
   }
 }
@@ -488,7 +534,15 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
       }
     },
   };
-  front = new HttpFront(settings, pool, { runner, shell: settings.shell, version });
+  const auth = new Authenticator({ auth: settings.auth, shell: settings.shell });
+  const mcp: McpServerOptions = {
+    runner,
+    shell: settings.shell,
+    version,
+    authorize: (principal, tool) => auth.mayCall(principal, tool),
+    logArguments: settings.auth.logArguments,
+  };
+  front = new HttpFront(settings, pool, mcp, auth);
   const http = settings.http;
   const server = Deno.serve({
     hostname: http.host,

@@ -7,7 +7,12 @@
  *
  * @module
  */
-import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
+import type {
+  AuthInfo,
+  JSONRPCMessage,
+  MessageExtraInfo,
+  Transport,
+} from "@modelcontextprotocol/server";
 
 const encoder = new TextEncoder();
 
@@ -17,14 +22,18 @@ export class SseTransport implements Transport {
   readonly sessionId: string = crypto.randomUUID();
   onclose?: () => void;
   onerror?: (error: Error) => void;
-  onmessage?: (message: JSONRPCMessage) => void;
+  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
   #controller: ReadableStreamDefaultController<Uint8Array> | null = null;
   #closed = false;
   readonly #endpoint: string;
   readonly #keepAlive: ReturnType<typeof setInterval>;
 
-  /** `messagesPath` is where the client posts its messages. */
-  constructor(messagesPath: string) {
+  /** Who opened the stream; only they may post to it. */
+  readonly owner: string;
+
+  /** `messagesPath` is where the client posts its messages; `owner` names the caller. */
+  constructor(messagesPath: string, owner: string) {
+    this.owner = owner;
     this.#endpoint = `${messagesPath}?sessionId=${this.sessionId}`;
     // A comment line now and then keeps proxies from closing a quiet stream.
     this.#keepAlive = setInterval(() => this.#write(": keep-alive\n\n"), 15_000);
@@ -56,9 +65,9 @@ export class SseTransport implements Transport {
     return Promise.resolve();
   }
 
-  /** Delivers a posted message to the server. */
-  receive(message: JSONRPCMessage): void {
-    this.onmessage?.(message);
+  /** Delivers a posted message to the server, with the caller's identity. */
+  receive(message: JSONRPCMessage, authInfo: AuthInfo): void {
+    this.onmessage?.(message, { authInfo });
   }
 
   /** Ends the stream. */

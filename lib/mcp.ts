@@ -6,7 +6,8 @@
  * @module
  */
 import { ProtocolError, ProtocolErrorCode, Server } from "@modelcontextprotocol/server";
-import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
+import type { AuthInfo, CallToolResult, Tool } from "@modelcontextprotocol/server";
+import type { Principal } from "./auth.ts";
 import { bindArguments, type BoundArguments } from "./arguments.ts";
 import type { ToolDescriptor } from "./catalog.ts";
 import { overrideFor, type ShellSettings } from "./config.ts";
@@ -43,6 +44,33 @@ export interface McpServerOptions {
   shell: ShellSettings;
   /** svc's version, reported as serverInfo. */
   version: string;
+  /** Whether a caller may see and call a tool. @default every caller may call every tool (stdio) */
+  authorize?: (principal: Principal, tool: ToolDescriptor) => boolean;
+  /** Log argument values, with secrets redacted, in the audit line. @default false (`Authentication:Audit:LogArguments`) */
+  logArguments?: boolean;
+}
+
+/** The principal of a request, as the HTTP transport passes it in `authInfo`; else the local user. */
+export function principalOf(authInfo: AuthInfo | undefined): Principal {
+  const principal = authInfo?.extra?.["principal"] as Principal | undefined;
+  return principal ?? LOCAL;
+}
+
+/** Wraps a principal for the SDK's `authInfo`; the credential itself is never passed on. */
+export function authInfoOf(principal: Principal): AuthInfo {
+  return { token: "", clientId: principal.name, scopes: principal.scopes, extra: { principal } };
+}
+
+const LOCAL: Principal = { name: "local", scheme: null, scopes: [], roles: [] };
+
+/** The tools a caller may see. */
+export async function toolsFor(
+  options: McpServerOptions,
+  principal: Principal,
+): Promise<ToolDescriptor[]> {
+  const tools = await options.runner.tools();
+  const authorize = options.authorize;
+  return authorize ? tools.filter((tool) => authorize(principal, tool)) : tools;
 }
 
 /** Converts a descriptor to the MCP `Tool` shape of `tools/list`. */
@@ -71,10 +99,12 @@ export async function callTool(
   options: McpServerOptions,
   name: string,
   args: unknown,
-  signal: AbortSignal,
+  context: { signal: AbortSignal; principal: Principal },
 ): Promise<CallOutcome> {
   const { runner, shell } = options;
-  const tool = (await runner.tools()).find((t) => t.name === name);
+  const { signal, principal } = context;
+  // A tool the caller may not call is refused exactly like one that does not exist.
+  const tool = (await toolsFor(options, principal)).find((t) => t.name === name);
   if (!tool) return { kind: "unknown-tool", message: `Unknown tool: '${name}'` };
   const bound = bindArguments(tool, args);
   if (!bound.ok) {
@@ -97,18 +127,21 @@ export async function callTool(
       maxResultBytes: shell.maxResultBytes,
       timeoutMs,
     });
-    log.info("Tool call {Tool} ({Command}) finished: {Outcome} in {ElapsedMs} ms.", {
+    log.info("Tool call {Tool} ({Command}) by {Principal} finished: {Outcome} in {ElapsedMs} ms.", {
       Tool: tool.name,
       Command: tool.command,
+      Principal: principal.name,
       Outcome: outcome.interrupted ?? (result.isError ? "error" : "ok"),
       ElapsedMs: elapsed(),
+      ...(options.logArguments ? { Arguments: redactArguments(tool, bound.value.parameters) } : {}),
     });
     return { kind: "result", result };
   } catch (error) {
     if (error instanceof PoolError) {
-      log.warning("Tool call {Tool} ({Command}) refused: {Message}", {
+      log.warning("Tool call {Tool} ({Command}) by {Principal} refused: {Message}", {
         Tool: tool.name,
         Command: tool.command,
+        Principal: principal.name,
         Message: error.message,
       });
       return {
@@ -119,36 +152,53 @@ export async function callTool(
       };
     }
     const message = workerFailureMessage(tool, error);
-    log.warning("Tool call {Tool} ({Command}) failed after {ElapsedMs} ms: {Message}", {
-      Tool: tool.name,
-      Command: tool.command,
-      ElapsedMs: elapsed(),
-      Message: message,
-    });
+    log.warning(
+      "Tool call {Tool} ({Command}) by {Principal} failed after {ElapsedMs} ms: {Message}",
+      {
+        Tool: tool.name,
+        Command: tool.command,
+        Principal: principal.name,
+        ElapsedMs: elapsed(),
+        Message: message,
+      },
+    );
     return { kind: "result", result: failureResult(tool, message) };
   }
 }
 
+/** Argument values for the audit line: credentials and secret-looking names are redacted. */
+function redactArguments(
+  tool: ToolDescriptor,
+  parameters: Record<string, unknown>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(parameters)) {
+    const kind = tool.parameters.find((p) => p.name === name)?.kind;
+    out[name] = kind === "credential" || /pass(word)?|secret|token|key|credential/i.test(name)
+      ? "[redacted]"
+      : value;
+  }
+  return out;
+}
+
 /** Builds one MCP server instance serving the runner's tools. */
 export function createMcpServer(options: McpServerOptions): Server {
-  const { runner, version } = options;
+  const { version } = options;
   const server = new Server(
     { name: "svc", version },
     { capabilities: { tools: { listChanged: true } } },
   );
 
-  server.setRequestHandler("tools/list", async () => {
-    const tools = await runner.tools();
+  server.setRequestHandler("tools/list", async (_request, ctx) => {
+    const tools = await toolsFor(options, principalOf(ctx.http?.authInfo));
     return { tools: tools.map(toMcpTool) };
   });
 
   server.setRequestHandler("tools/call", async (request, ctx): Promise<CallToolResult> => {
-    const outcome = await callTool(
-      options,
-      request.params.name,
-      request.params.arguments,
-      ctx.mcpReq.signal,
-    );
+    const outcome = await callTool(options, request.params.name, request.params.arguments, {
+      signal: ctx.mcpReq.signal,
+      principal: principalOf(ctx.http?.authInfo),
+    });
     if (outcome.kind === "unknown-tool") {
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, outcome.message);
     }

@@ -1,0 +1,326 @@
+/**
+ * Authentication and authorization for the HTTP transport (stdio has none). Authenticates a request
+ * with the default scheme (API key, or an OAuth 2.1 bearer token from an external identity provider),
+ * applies the `McpAccess` policy, and decides per tool whether a caller may see and call it.
+ *
+ * Rules:
+ * - no, malformed or invalid credentials: 401 with `WWW-Authenticate` (when authentication is
+ *   required, or whenever credentials were sent but are not valid);
+ * - authenticated, but lacking a `DefaultPolicy:RequiredScopes` scope (all are required), or holding
+ *   neither a `DefaultPolicy:RequiredRoles` role nor the roles of any `CommandOverrides` entry: 403;
+ * - per tool, `ShellConfiguration:CommandOverrides:<command>:RequiredRoles` replaces the default roles
+ *   (any one suffices). Matching: the exact tool name first, then the command name, case-insensitively.
+ *   A caller sees, and may call, only the tools it passes.
+ *
+ * Tokens and keys are never logged, echoed or passed on.
+ *
+ * @module
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import { createRemoteJWKSet, errors as joseErrors, type JWTPayload, jwtVerify } from "jose";
+import type { ToolDescriptor } from "./catalog.ts";
+import type {
+  ApiKeySchemeSettings,
+  AuthSettings,
+  JwtSchemeSettings,
+  ShellSettings,
+} from "./config.ts";
+import { logger } from "./log.ts";
+
+const log = logger("auth");
+
+/** Who is calling: the name used in audit lines, and what they were granted. */
+export interface Principal {
+  /** UPN (or other name claim) for tokens, key id for API keys, `anonymous` otherwise. */
+  name: string;
+  /** The scheme that authenticated the caller, or null when anonymous. */
+  scheme: string | null;
+  /** Granted scopes. */
+  scopes: string[];
+  /** Granted roles. */
+  roles: string[];
+}
+
+/** The anonymous caller (authentication disabled, or not required and no credentials sent). */
+export const ANONYMOUS: Principal = { name: "anonymous", scheme: null, scopes: [], roles: [] };
+
+/** Outcome of {@linkcode Authenticator.authenticate}. */
+export type AuthOutcome =
+  | { ok: true; principal: Principal }
+  | { ok: false; status: 401 | 403; reason: string; headers: Record<string, string> };
+
+/** Codes of {@linkcode AuthError}. */
+export type AuthErrorCode = "MISSING" | "INVALID" | "FORBIDDEN";
+
+/** A request was refused by authentication or authorization. */
+export class AuthError extends Error {
+  override name = "AuthError";
+  /** Why the request was refused. */
+  readonly code: AuthErrorCode;
+  /** Builds the error. */
+  constructor(code: AuthErrorCode, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+interface Discovery {
+  issuer: string;
+  jwks: ReturnType<typeof createRemoteJWKSet>;
+}
+
+/** Options of {@linkcode Authenticator}. */
+export interface AuthenticatorOptions {
+  /** The Authentication section. */
+  auth: AuthSettings;
+  /** Shell settings, for `CommandOverrides:<command>:RequiredRoles`. */
+  shell: ShellSettings;
+}
+
+/** Authenticates requests and authorizes tool calls (see the module documentation). */
+export class Authenticator {
+  readonly #auth: AuthSettings;
+  readonly #shell: ShellSettings;
+  readonly #discovery = new Map<string, Promise<Discovery>>();
+  readonly #overrideRoles: string[][];
+
+  /** Builds the authenticator; work that does not depend on a request is done here once. */
+  constructor(options: AuthenticatorOptions) {
+    this.#auth = options.auth;
+    this.#shell = options.shell;
+    this.#overrideRoles = Object.values(options.shell.commandOverrides)
+      .map((o) => o.requiredRoles ?? [])
+      .filter((roles) => roles.length > 0);
+  }
+
+  /** Whether authentication is on. */
+  get enabled(): boolean {
+    return this.#auth.enabled;
+  }
+
+  /** RFC 9728 metadata, when `Authentication:ProtectedResource:Resource` is configured. */
+  protectedResourceMetadata(): Record<string, unknown> | null {
+    const prm = this.#auth.protectedResource;
+    if (!prm) return null;
+    const body: Record<string, unknown> = {
+      resource: prm.resource,
+      authorization_servers: prm.authorizationServers.length > 0
+        ? prm.authorizationServers
+        : Object.values(this.#auth.schemes).flatMap((s) =>
+          s.type === "JwtBearer" && s.authority ? [s.authority] : []
+        ),
+      bearer_methods_supported: ["header"],
+    };
+    if (prm.resourceName) body.resource_name = prm.resourceName;
+    if (prm.scopesSupported.length > 0) body.scopes_supported = prm.scopesSupported;
+    return body;
+  }
+
+  /**
+   * Authenticates a request and applies the McpAccess policy. `baseUrl` (scheme://host of the
+   * request, after the Host check) is used for the `resource_metadata` challenge.
+   */
+  async authenticate(req: Request, baseUrl: string): Promise<AuthOutcome> {
+    if (!this.#auth.enabled) return { ok: true, principal: ANONYMOUS };
+    const name = this.#auth.defaultScheme!;
+    const scheme = this.#auth.schemes[name]!;
+    let principal: Principal | null;
+    try {
+      principal = scheme.type === "ApiKey"
+        ? this.#apiKey(req, name, scheme)
+        : await this.#bearer(req, name, scheme);
+    } catch (error) {
+      const reason = error instanceof AuthError
+        ? error.message
+        : "Credentials could not be validated";
+      if (!(error instanceof AuthError)) {
+        log.warning("Credential validation failed: {Error}", {
+          Error: error instanceof Error ? error.message : String(error),
+        });
+      }
+      return this.#refuse(401, reason, scheme, baseUrl);
+    }
+    if (!principal) {
+      if (!this.#auth.requireAuthentication) return { ok: true, principal: ANONYMOUS };
+      return this.#refuse(
+        401,
+        "Authentication is required: send credentials for this server",
+        scheme,
+        baseUrl,
+      );
+    }
+    const missingScope = this.#auth.requiredScopes.find((s) => !principal.scopes.includes(s));
+    if (missingScope !== undefined) {
+      return this.#refuse(
+        403,
+        `The caller lacks the required scope '${missingScope}'`,
+        scheme,
+        baseUrl,
+      );
+    }
+    const anyRole = (roles: string[]) =>
+      roles.length === 0 || roles.some((r) => principal.roles.includes(r));
+    if (!anyRole(this.#auth.requiredRoles) && !this.#overrideRoles.some(anyRole)) {
+      return this.#refuse(
+        403,
+        `The caller holds none of the required roles (${this.#auth.requiredRoles.join(", ")})`,
+        scheme,
+        baseUrl,
+      );
+    }
+    return { ok: true, principal };
+  }
+
+  /** Whether `principal` may see and call `tool` (per-tool overrides replace the default roles). */
+  mayCall(principal: Principal, tool: ToolDescriptor): boolean {
+    if (!this.#auth.enabled) return true;
+    const roles = this.#rolesFor(tool);
+    return roles.length === 0 || roles.some((r) => principal.roles.includes(r));
+  }
+
+  #rolesFor(tool: ToolDescriptor): string[] {
+    const overrides = this.#shell.commandOverrides;
+    const keys = Object.keys(overrides);
+    const match = keys.find((k) => k.toLowerCase() === tool.name.toLowerCase()) ??
+      keys.find((k) => k.toLowerCase() === tool.command.toLowerCase());
+    const override = match === undefined ? undefined : overrides[match];
+    return override?.requiredRoles ?? this.#auth.requiredRoles;
+  }
+
+  #refuse(
+    status: 401 | 403,
+    reason: string,
+    scheme: ApiKeySchemeSettings | JwtSchemeSettings,
+    baseUrl: string,
+  ): AuthOutcome {
+    const headers: Record<string, string> = {};
+    if (status === 401) {
+      if (this.#auth.protectedResource) {
+        headers["www-authenticate"] =
+          `Bearer resource_metadata="${baseUrl}/.well-known/oauth-protected-resource"`;
+      } else if (scheme.type === "ApiKey") {
+        headers["www-authenticate"] = `ApiKey header="${scheme.headerName}"`;
+      } else {
+        headers["www-authenticate"] = `Bearer realm="svc"`;
+      }
+    }
+    return { ok: false, status, reason, headers };
+  }
+
+  #apiKey(req: Request, name: string, scheme: ApiKeySchemeSettings): Principal | null {
+    const presented = req.headers.get(scheme.headerName);
+    if (presented === null) return null;
+    if (presented.trim() === "") {
+      throw new AuthError("MISSING", `The ${scheme.headerName} header is empty`);
+    }
+    const digest = createHash("sha256").update(presented).digest();
+    // Every key is compared, in constant time, so timing does not reveal which one nearly matched.
+    let found: ApiKeySchemeSettings["keys"][number] | null = null;
+    for (const key of scheme.keys) {
+      if (timingSafeEqual(digest, key.sha256) && found === null) found = key;
+    }
+    if (!found) {
+      log.warning("Invalid API key presented in {Header}.", { Header: scheme.headerName });
+      throw new AuthError("INVALID", `The API key in ${scheme.headerName} is not valid`);
+    }
+    return { name: found.id, scheme: name, scopes: [...found.scopes], roles: [...found.roles] };
+  }
+
+  async #bearer(req: Request, name: string, scheme: JwtSchemeSettings): Promise<Principal | null> {
+    const header = req.headers.get("authorization");
+    if (header === null) return null;
+    const match = /^Bearer\s+([A-Za-z0-9_\-.~+/]+=*)$/i.exec(header.trim());
+    if (!match) throw new AuthError("MISSING", "The Authorization header must be 'Bearer <token>'");
+    const { issuer, jwks } = await this.#keysFor(name, scheme);
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(match[1]!, jwks, {
+        audience: scheme.audiences,
+        issuer: scheme.issuers.length > 0 ? scheme.issuers : issuer,
+        clockTolerance: scheme.clockSkewSeconds,
+        requiredClaims: ["exp"],
+      }));
+    } catch (error) {
+      throw new AuthError("INVALID", `The bearer token is not valid: ${describeJoseError(error)}`);
+    }
+    return {
+      name: claimName(payload, scheme.nameClaim),
+      scheme: name,
+      scopes: claimList(payload, scheme.scopeClaim ? [scheme.scopeClaim] : ["scp", "scope"], true),
+      roles: claimList(payload, [scheme.roleClaim], false),
+    };
+  }
+
+  #keysFor(name: string, scheme: JwtSchemeSettings): Promise<Discovery> {
+    let discovery = this.#discovery.get(name);
+    if (!discovery) {
+      discovery = discover(scheme);
+      this.#discovery.set(name, discovery);
+      // A failed discovery is retried by the next request instead of being cached.
+      discovery.catch(() => this.#discovery.delete(name));
+    }
+    return discovery;
+  }
+}
+
+async function discover(scheme: JwtSchemeSettings): Promise<Discovery> {
+  const check = (url: string, key: string) => {
+    if (scheme.requireHttpsMetadata && !url.startsWith("https://")) {
+      throw new Error(`${key} '${url}' must use https (RequireHttpsMetadata)`);
+    }
+  };
+  let jwksUri = scheme.jwksUri;
+  let issuer = scheme.issuers[0] ?? "";
+  if (scheme.authority) {
+    check(scheme.authority, "Authority");
+    const url = `${scheme.authority.replace(/\/+$/, "")}/.well-known/openid-configuration`;
+    const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+    if (!response.ok) throw new Error(`OIDC discovery at ${url} answered ${response.status}`);
+    const document = await response.json() as { issuer?: string; jwks_uri?: string };
+    if (!document.issuer || !document.jwks_uri) {
+      throw new Error(`OIDC discovery at ${url} lacks issuer or jwks_uri`);
+    }
+    issuer = document.issuer;
+    jwksUri ??= document.jwks_uri;
+  }
+  check(jwksUri!, "JwksUri");
+  // jose caches the key set and refetches it (rate-limited) when a token names an unknown kid.
+  return {
+    issuer,
+    jwks: createRemoteJWKSet(new URL(jwksUri!), { cooldownDuration: 5_000, cacheMaxAge: 600_000 }),
+  };
+}
+
+function describeJoseError(error: unknown): string {
+  if (error instanceof joseErrors.JWTExpired) return "it has expired";
+  if (error instanceof joseErrors.JWTClaimValidationFailed) {
+    return `claim '${error.claim}' is not accepted`;
+  }
+  if (error instanceof joseErrors.JWKSNoMatchingKey) return "no signing key matches its 'kid'";
+  if (error instanceof joseErrors.JWSSignatureVerificationFailed) {
+    return "its signature does not verify";
+  }
+  if (error instanceof joseErrors.JOSEError) return error.code;
+  return "it could not be parsed";
+}
+
+function claimName(payload: JWTPayload, configured: string | null): string {
+  for (const claim of configured ? [configured] : ["preferred_username", "upn", "email", "sub"]) {
+    const value = payload[claim];
+    if (typeof value === "string" && value !== "") return value;
+  }
+  return "unknown";
+}
+
+/** Reads a claim as a list; space-separated strings are split for scope claims. */
+function claimList(payload: JWTPayload, claims: string[], split: boolean): string[] {
+  const out: string[] = [];
+  for (const claim of claims) {
+    const value = payload[claim];
+    if (typeof value === "string") out.push(...(split ? value.split(/\s+/) : [value]));
+    else if (Array.isArray(value)) {
+      out.push(...value.filter((v): v is string => typeof v === "string"));
+    }
+  }
+  return [...new Set(out.filter(Boolean))];
+}
