@@ -86,6 +86,9 @@ async function serve(argv: string[]): Promise<void> {
     mcpPath: values["mcp-path"],
   });
   await configureLogging({ level: settings.logLevel, format: settings.logFormat });
+  for (const warning of settings.warnings) {
+    logger("config").warning("{Warning}", { Warning: warning });
+  }
   const pwsh = await resolvePwsh(settings.shell.pwshPath);
   const shutdown = new Promise<void>((resolve) => {
     const signals: Deno.Signal[] = Deno.build.os === "windows"

@@ -10,6 +10,7 @@ import { parse as parseJsonc, type ParseError, printParseErrorCode } from "jsonc
 import { z } from "zod";
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
+import { checkConfigShape } from "./config_schema.ts";
 import { ConfigError } from "./errors.ts";
 import type { LogFormat, LogLevel } from "./log.ts";
 import embeddedDefaults from "../appsettings.json" with { type: "json" };
@@ -189,7 +190,14 @@ export interface Settings {
   logLevel: LogLevel;
   /** Log line format. @default "text" (flag `--log-format`, env `SVC_LOG_FORMAT`) */
   logFormat: LogFormat;
+  /** Warnings to log at startup: unknown keys, deprecated keys (one each), ignored variables. */
+  warnings: string[];
+  /** Where each setting that was read came from, by key path. */
+  sources: Record<string, SettingSource>;
 }
+
+/** Where a setting came from. */
+export type SettingSource = "flag" | "environment" | "file" | "embedded default" | "default";
 
 /** Command-line values that override configuration (undefined = not given). */
 export interface SettingsOverrides {
@@ -250,8 +258,31 @@ export async function loadSettings(
 ): Promise<Settings> {
   const { env = Deno.env.toObject(), cwd = Deno.cwd() } = options;
   const { tree: fileTree, path: configPath } = await readConfigFile(overrides.config, env, cwd);
-  const tree = mergeTrees(fileTree, envTree(env));
-  return resolveSettings(tree, { configPath, overrides, env });
+  const fromEnv = envTree(env);
+  const warnings: string[] = [];
+  const origin = configPath ? `'${configPath}'` : "the embedded default configuration";
+  for (const [tree, where] of [[fileTree, origin], [fromEnv, "environment variables"]] as const) {
+    const shape = checkConfigShape(tree, where);
+    if (shape.error) {
+      throw new ConfigError(
+        "INVALID_VALUE",
+        `Invalid configuration value for '${shape.error.path}' in ${where}: ${shape.error.message}, got ${
+          JSON.stringify(shape.error.value)
+        }`,
+      );
+    }
+    warnings.push(...shape.warnings);
+  }
+  if (env["SVC_SESSION_TIMEOUT_MINUTES"] !== undefined) {
+    warnings.push(
+      "SVC_SESSION_TIMEOUT_MINUTES is set but not used since version 2: sessions no longer own a worker; set McpServer:IdleSessionTimeoutSeconds for Stateful session expiry",
+    );
+  }
+  const tree = mergeTrees(fileTree, fromEnv);
+  const read = new Reader(tree, { file: fileTree, env: fromEnv, embedded: configPath === null });
+  const settings = resolveSettings(read, { configPath, overrides, env });
+  settings.warnings.unshift(...warnings);
+  return settings;
 }
 
 async function readConfigFile(
@@ -283,6 +314,8 @@ async function readConfigFile(
 /** Parses the text of a configuration file (JSON with comments and trailing commas). */
 export function parseConfigText(text: string, path: string): Tree {
   const errors: ParseError[] = [];
+  // Windows editors and PowerShell 5's Out-File write a UTF-8 byte-order mark.
+  if (text.startsWith("\uFEFF")) text = text.slice(1);
   const tree = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
   const first = errors[0];
   if (first) {
@@ -368,7 +401,22 @@ export function parseTimeSpan(text: string): number | null {
 const stringList = z.array(z.string());
 
 class Reader {
-  constructor(readonly tree: Tree) {}
+  /** Deprecation warnings, one per deprecated key present. */
+  readonly warnings: string[] = [];
+  /** Where each key read came from. */
+  readonly sources: Record<string, SettingSource> = {};
+
+  constructor(readonly tree: Tree, readonly layers: { file: Tree; env: Tree; embedded: boolean }) {}
+
+  #record(name: string, value: unknown): void {
+    if (value === undefined || value === null || value === "") {
+      this.sources[name] ??= "default";
+    } else if (lookup(this.layers.env, name) !== undefined) {
+      this.sources[name] = "environment";
+    } else {
+      this.sources[name] = this.layers.embedded ? "embedded default" : "file";
+    }
+  }
 
   #fail(key: string, value: unknown, expected: string): never {
     throw new ConfigError(
@@ -381,13 +429,14 @@ class Reader {
 
   /** Shell keys are read from `ShellConfiguration` first, then PoshMcp's `PowerShellConfiguration`. */
   raw(key: string): [string, unknown] {
-    if (key.startsWith("ShellConfiguration:")) {
-      const value = lookup(this.tree, key);
-      if (value !== undefined) return [key, value];
+    let found: [string, unknown] = [key, lookup(this.tree, key)];
+    if (found[1] === undefined && key.startsWith("ShellConfiguration:")) {
       const alias = key.replace("ShellConfiguration:", "PowerShellConfiguration:");
-      return [alias, lookup(this.tree, alias)];
+      const value = lookup(this.tree, alias);
+      if (value !== undefined) found = [alias, value];
     }
-    return [key, lookup(this.tree, key)];
+    this.#record(found[0], found[1]);
+    return found;
   }
 
   strings(key: string): string[] {
@@ -435,11 +484,10 @@ class Reader {
 }
 
 function resolveSettings(
-  tree: Tree,
+  read: Reader,
   context: { configPath: string | null; overrides: SettingsOverrides; env: Record<string, string> },
 ): Settings {
   const { configPath, overrides, env } = context;
-  const read = new Reader(tree);
   const commands = [
     ...read.strings("ShellConfiguration:Commands"),
     ...read.strings("ShellConfiguration:CommandNames"),
@@ -447,7 +495,10 @@ function resolveSettings(
   const shell: ShellSettings = {
     pwshPath: overrides.pwsh ?? env["SVC_PWSH"] ??
       read.optionalString("ShellConfiguration:PwshPath"),
-    commands: [...new Set(commands)],
+    // PowerShell command names are case-insensitive; keep the first spelling of each.
+    commands: commands.filter((c, i) =>
+      commands.findIndex((d) => d.toLowerCase() === c.toLowerCase()) === i
+    ),
     includePatterns: read.strings("ShellConfiguration:IncludePatterns"),
     excludePatterns: read.strings("ShellConfiguration:ExcludePatterns"),
     modules: read.strings("ShellConfiguration:Modules"),
@@ -476,7 +527,35 @@ function resolveSettings(
         "Information",
     ),
     logFormat: parseLogFormat(overrides.logFormat ?? env["SVC_LOG_FORMAT"] ?? "text"),
+    warnings: read.warnings,
+    sources: { ...read.sources, ...flagSources(overrides, env) },
   };
+}
+
+/** Sources of the settings that flags and `SVC_*` variables decide. */
+function flagSources(
+  overrides: SettingsOverrides,
+  env: Record<string, string>,
+): Record<string, SettingSource> {
+  const out: Record<string, SettingSource> = {};
+  const pairs: [string, string | undefined, string][] = [
+    ["transport", overrides.transport, "SVC_TRANSPORT"],
+    ["pwsh", overrides.pwsh, "SVC_PWSH"],
+    ["logLevel", overrides.logLevel, "SVC_LOG_LEVEL"],
+    ["logFormat", overrides.logFormat, "SVC_LOG_FORMAT"],
+    ["host", overrides.host, "SVC_HOST"],
+    ["port", overrides.port, "SVC_PORT"],
+    ["mcpPath", overrides.mcpPath, "SVC_MCP_PATH"],
+    ["config", overrides.config, "SVC_CONFIG"],
+  ];
+  for (const [name, flag, variable] of pairs) {
+    out[`--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`] = flag !== undefined
+      ? "flag"
+      : env[variable] !== undefined
+      ? "environment"
+      : "default";
+  }
+  return out;
 }
 
 function readHttp(
@@ -674,15 +753,48 @@ function readScheme(read: Reader, key: string): ApiKeySchemeSettings | JwtScheme
   };
 }
 
+/** Version 1 keys (SPEC §9.4): each present one warns once, and applies only when its v2 key is absent. */
+const V1_KEYS: Record<string, string> = {
+  SessionRunspaceCapacity: "MaxPoolSize",
+  SessionRunspaceWarmStandbyCount: "MinPoolSize' and 'McpServer:RunspacePool:EagerWarmCount",
+  SessionRunspaceIdleTtlSeconds: "IdleTtl",
+  SessionRunspaceSweepIntervalSeconds: "SweepInterval",
+  SessionRunspaceAcquisitionTimeoutSeconds: "AcquisitionTimeout",
+};
+
+function readV1(read: Reader): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, replacement] of Object.entries(V1_KEYS)) {
+    const key = `McpServer:${name}`;
+    if (read.raw(key)[1] === undefined) continue;
+    read.warnings.push(
+      `Configuration key '${key}' is deprecated and will be removed in the next major version; use 'McpServer:RunspacePool:${replacement}' instead${
+        name.endsWith("Seconds") ? " (as a time span, hh:mm:ss)" : ""
+      }`,
+    );
+    out[name] = read.integer(key, 0, 0);
+  }
+  return out;
+}
+
 function readPool(read: Reader): PoolSettings {
   const key = (name: string) => `McpServer:RunspacePool:${name}`;
+  const v1 = readV1(read);
+  const seconds = (name: string, fallback: number) =>
+    v1[name] !== undefined ? v1[name]! * 1000 : fallback;
   const pool: PoolSettings = {
-    maxPoolSize: read.integer(key("MaxPoolSize"), 16, 1),
-    minPoolSize: read.integer(key("MinPoolSize"), 2, 0),
-    eagerWarmCount: read.integer(key("EagerWarmCount"), 2, 0),
-    idleTtlMs: read.timeSpan(key("IdleTtl"), 300_000),
-    sweepIntervalMs: read.timeSpan(key("SweepInterval"), 30_000),
-    acquisitionTimeoutMs: read.timeSpan(key("AcquisitionTimeout"), 15_000),
+    maxPoolSize: read.integer(key("MaxPoolSize"), v1.SessionRunspaceCapacity ?? 16, 1),
+    minPoolSize: read.integer(key("MinPoolSize"), v1.SessionRunspaceWarmStandbyCount ?? 2, 0),
+    eagerWarmCount: read.integer(key("EagerWarmCount"), v1.SessionRunspaceWarmStandbyCount ?? 2, 0),
+    idleTtlMs: read.timeSpan(key("IdleTtl"), seconds("SessionRunspaceIdleTtlSeconds", 300_000)),
+    sweepIntervalMs: read.timeSpan(
+      key("SweepInterval"),
+      seconds("SessionRunspaceSweepIntervalSeconds", 30_000),
+    ),
+    acquisitionTimeoutMs: read.timeSpan(
+      key("AcquisitionTimeout"),
+      seconds("SessionRunspaceAcquisitionTimeoutSeconds", 15_000),
+    ),
     stopTimeoutMs: read.timeSpan(key("StopTimeout"), 5_000),
     shutdownDrainTimeoutMs: read.timeSpan(key("ShutdownDrainTimeout"), 30_000),
     replenishCheckIntervalMs: read.timeSpan(key("ReplenishCheckInterval"), 5_000),

@@ -51,6 +51,11 @@ $ResetScript = {
 
     Set-StrictMode -Off
     $ErrorActionPreference = 'Stop'
+    # Local shadows, like the two lines above: a user's global WhatIf (Remove-* would only report), Confirm
+    # (a prompt fails without a host UI) or default parameter values must not reach the cmdlets below.
+    $WhatIfPreference = $false
+    $ConfirmPreference = [System.Management.Automation.ConfirmImpact]::None
+    $PSDefaultParameterValues = @{}
 
     foreach ($module in @(Get-Module)) {
         # Asked again each time: removing one module may already have taken another with it.
@@ -613,6 +618,10 @@ function Invoke-Reset($Id) {
                     $null = $ps.AddStatement()
                 }
                 $null = $ps.Invoke()
+                # AddStatement makes this a batch, and a batch rethrows only -ErrorAction Stop failures: any
+                # other terminating error of a statement (binding, provider) is added to the error stream
+                # and the batch goes on (PowerShell.CoreInvoke), so a failed restore shows only there.
+                if ($ps.Streams.Error.Count -gt 0) { throw $ps.Streams.Error[0] }
             } finally {
                 $ps.Dispose()
             }

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
 import { Client as V1Client } from "sdk1/client/index.js";
 import { StreamableHTTPClientTransport as V1HttpTransport } from "sdk1/client/streamableHttp.js";
-import { fixtureConfig, post, startHttpSvc, TEST_PWSH } from "./support/harness.ts";
+import { eventually, fixtureConfig, post, startHttpSvc, TEST_PWSH } from "./support/harness.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const SECRETS = {
@@ -86,7 +86,10 @@ Deno.test("API keys: missing, invalid and valid keys × roles × per-tool overri
         assert.equal(mcp.status, 401);
       }
       assert.equal((await fetch(`${svc.url}/health`)).status, 200);
-      assert.equal((await fetch(`${svc.url}/health/ready`)).status, 200);
+      // Readiness dips while the worker that ran discovery resets; it is anonymous either way.
+      assert.ok(
+        await eventually(async () => (await fetch(`${svc.url}/health/ready`)).status === 200),
+      );
     },
   );
 

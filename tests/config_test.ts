@@ -176,3 +176,91 @@ Deno.test("loadSettings() reads the pool and HTTP settings with their defaults a
     /Invalid port '99999'/,
   );
 });
+
+Deno.test("version 1 pool keys apply after their v2 keys, convert seconds, and warn exactly once each", async () => {
+  await withConfig(
+    JSON.stringify({
+      McpServer: {
+        SessionRunspaceCapacity: 8,
+        SessionRunspaceWarmStandbyCount: 3,
+        SessionRunspaceIdleTtlSeconds: 90,
+        SessionRunspaceSweepIntervalSeconds: 10,
+        SessionRunspaceAcquisitionTimeoutSeconds: 4,
+        RunspacePool: { MaxPoolSize: 12 },
+      },
+    }),
+    async (path) => {
+      const settings = await loadSettings({ config: path }, { env: {} });
+      assert.equal(settings.pool.maxPoolSize, 12, "the v2 key wins");
+      assert.equal(settings.pool.minPoolSize, 3, "WarmStandbyCount feeds MinPoolSize");
+      assert.equal(settings.pool.eagerWarmCount, 3, "and EagerWarmCount");
+      assert.equal(settings.pool.idleTtlMs, 90_000);
+      assert.equal(settings.pool.sweepIntervalMs, 10_000);
+      assert.equal(settings.pool.acquisitionTimeoutMs, 4_000);
+      const deprecations = settings.warnings.filter((w) => w.includes("is deprecated"));
+      assert.equal(deprecations.length, 5, deprecations.join("\n"));
+      assert.ok(
+        deprecations.some((w) =>
+          w.includes("'McpServer:SessionRunspaceCapacity'") && w.includes("MaxPoolSize")
+        ),
+      );
+    },
+  );
+});
+
+Deno.test("unknown keys are warnings with a suggestion; SVC_SESSION_TIMEOUT_MINUTES is reported as unused", async () => {
+  await withConfig(
+    `{"ShellConfiguration": {"Comands": ["Get-Date"], "Zzzqqq": 1}}`,
+    async (path) => {
+      const settings = await loadSettings({ config: path }, {
+        env: { SVC_SESSION_TIMEOUT_MINUTES: "30" },
+      });
+      assert.ok(
+        settings.warnings.some((w) =>
+          /'ShellConfiguration:Comands'.*did you mean 'ShellConfiguration:Commands'/.test(w)
+        ),
+      );
+      assert.ok(
+        settings.warnings.some((w) =>
+          w.includes("'ShellConfiguration:Zzzqqq'") && !w.includes("did you mean")
+        ),
+      );
+      assert.ok(settings.warnings.some((w) => w.includes("SVC_SESSION_TIMEOUT_MINUTES")));
+    },
+  );
+});
+
+Deno.test("loadSettings() records where each setting came from", async () => {
+  await withConfig(`{"ShellConfiguration": {"Commands": ["Get-Date"]}}`, async (path) => {
+    const settings = await loadSettings({ config: path, port: "9000" }, {
+      env: { "ShellConfiguration__ToolCallTimeout": "00:00:30" },
+    });
+    assert.equal(settings.sources["ShellConfiguration:Commands"], "file");
+    assert.equal(settings.sources["ShellConfiguration:ToolCallTimeout"], "environment");
+    assert.equal(settings.sources["ShellConfiguration:MaxResultBytes"], "default");
+    assert.equal(settings.sources["--port"], "flag");
+  });
+});
+
+Deno.test("appsettings.schema.json is generated from the zod schema and up to date", async () => {
+  const { configJsonSchema } = await import("../lib/config_schema.ts");
+  const committed = JSON.parse(
+    await Deno.readTextFile(new URL("../appsettings.schema.json", import.meta.url)),
+  );
+  assert.deepEqual(
+    committed,
+    JSON.parse(JSON.stringify(configJsonSchema())),
+    "run 'deno task schema'",
+  );
+  assert.ok(committed.properties.ShellConfiguration.properties.ToolCallTimeout);
+});
+
+Deno.test("a configuration file with a UTF-8 byte-order mark loads, and command names are de-duplicated ignoring case", async () => {
+  await withConfig(
+    `\uFEFF{"ShellConfiguration": {"Commands": ["Get-Date", "get-date", "Get-Location"]}}`,
+    async (path) => {
+      const settings = await loadSettings({ config: path }, { env: {} });
+      assert.deepEqual(settings.shell.commands, ["Get-Date", "Get-Location"]);
+    },
+  );
+});

@@ -1,0 +1,502 @@
+/**
+ * What the benchmarks run against. A target is svc (spawned here, over HTTP and/or stdio, with the
+ * stand-in worker or a real pwsh), the SDK floor (`bench/floor_server.ts`, spawned here), any MCP
+ * server over HTTP (`--url`), or any MCP server over stdio (`--stdio "<command line>"`). Every target
+ * is reached through the SDK v2 `Client`: `StreamableHTTPClientTransport` at 2026-07-28 (pinned) or
+ * 2025-11-25 (the default legacy handshake), and `StdioClientTransport` (2025-11-25 by default; a
+ * pinned modern stdio client spawns a second probe process, see SDK-NOTES §8.7).
+ *
+ * @module
+ */
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { isAlive, ProcessTracker, signal, sleep, waitFor } from "./proc.ts";
+
+/** Repository root (this file is bench/lib/targets.ts). */
+export const REPO_ROOT: string = new URL("../../", import.meta.url).pathname;
+
+/** The stand-in worker of the tests. */
+export const STAND_IN = `${REPO_ROOT}tests/support/fake-pwsh`;
+
+/** Protocol era of a client. */
+export type Era = "2026-07-28" | "2025-11-25";
+
+/** The worker svc is started with. */
+export interface WorkerChoice {
+  /** `stand-in` (tests/support/fake-pwsh) or `pwsh` (real PowerShell). */
+  kind: "stand-in" | "pwsh";
+  /** Executable path. */
+  path: string;
+  /** How it was chosen. */
+  reason: string;
+}
+
+/** Finds `name` on PATH. */
+function onPath(name: string): string | null {
+  for (const dir of (Deno.env.get("PATH") ?? "").split(Deno.build.os === "windows" ? ";" : ":")) {
+    if (!dir) continue;
+    try {
+      if (Deno.statSync(`${dir}/${name}`).isFile) return `${dir}/${name}`;
+    } catch { /* not here */ }
+  }
+  return null;
+}
+
+/**
+ * The worker for svc: `--pwsh <path>` if given, `--stand-in` forces the stand-in, else
+ * `SVC_TEST_PWSH`, else `pwsh` on PATH, else the stand-in.
+ */
+export function chooseWorker(explicit: string | undefined, forceStandIn: boolean): WorkerChoice {
+  if (forceStandIn) return { kind: "stand-in", path: STAND_IN, reason: "--stand-in" };
+  if (explicit) {
+    const kind = explicit === STAND_IN ? "stand-in" : "pwsh";
+    return { kind, path: explicit, reason: "--pwsh" };
+  }
+  const fromEnv = Deno.env.get("SVC_TEST_PWSH");
+  if (fromEnv && fromEnv !== STAND_IN) {
+    return { kind: "pwsh", path: fromEnv, reason: "SVC_TEST_PWSH" };
+  }
+  const found = onPath(Deno.build.os === "windows" ? "pwsh.exe" : "pwsh");
+  if (found) return { kind: "pwsh", path: found, reason: "pwsh on PATH" };
+  return {
+    kind: "stand-in",
+    path: STAND_IN,
+    reason: "no real pwsh found (SVC_TEST_PWSH unset, no pwsh on PATH)",
+  };
+}
+
+/** A tool as listed. */
+export interface ToolInfo {
+  name: string;
+  title?: string | undefined;
+  inputSchema: { properties?: Record<string, unknown>; required?: string[] };
+}
+
+/** A tool call result as received. */
+export interface CallResult {
+  content?: { type: string; text?: string }[];
+  structuredContent?: Record<string, unknown> | undefined;
+  isError?: boolean | undefined;
+}
+
+/** A connected MCP client. */
+export interface McpClient {
+  /** Negotiated protocol version. */
+  readonly version: string;
+  /** Lists tools (bypassing the client's response cache). */
+  listTools(): Promise<ToolInfo[]>;
+  /** Calls a tool. */
+  call(
+    name: string,
+    args: Record<string, unknown>,
+    options?: { signal?: AbortSignal; timeoutMs?: number },
+  ): Promise<CallResult>;
+  /** Pid of the server process behind this connection (stdio: the spawned one), if known. */
+  readonly pid: number | null;
+  /** Closes the connection (stdio: the server exits when its stdin closes). */
+  close(): Promise<void>;
+}
+
+function newClient(era: Era): Client {
+  return new Client(
+    { name: "svc-bench", version: "1.0.0" },
+    era === "2026-07-28" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {},
+  );
+}
+
+function wrap(client: Client, pid: () => number | null, era: Era): McpClient {
+  return {
+    version: client.getNegotiatedProtocolVersion() ?? era,
+    listTools: async () =>
+      (await client.listTools(undefined, { cacheMode: "bypass" })).tools as ToolInfo[],
+    call: async (name, args, options = {}) =>
+      await client.callTool({ name, arguments: args }, {
+        ...(options.signal ? { signal: options.signal } : {}),
+        timeout: options.timeoutMs ?? 120_000,
+      }) as CallResult,
+    get pid() {
+      return pid();
+    },
+    close: () => client.close(),
+  };
+}
+
+/** Connects an SDK v2 client over Streamable HTTP. */
+export async function connectHttp(
+  mcpUrl: string,
+  era: Era,
+  pid: number | null = null,
+): Promise<McpClient> {
+  const client = newClient(era);
+  await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl)));
+  return wrap(client, () => pid, era);
+}
+
+/** Keeps the last `limit` characters of a stream of text. */
+class Tail {
+  #text = "";
+  constructor(readonly limit = 64 * 1024) {}
+  push(chunk: string): void {
+    this.#text += chunk;
+    if (this.#text.length > this.limit * 2) this.#text = this.#text.slice(-this.limit);
+  }
+  get text(): string {
+    return this.#text.slice(-this.limit);
+  }
+}
+
+/** A stdio command line. */
+export interface StdioCommand {
+  command: string;
+  args: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+}
+
+/** Spawns a stdio server through the SDK transport and connects; also returns its stderr tail. */
+export async function connectStdio(
+  cmd: StdioCommand,
+  era: Era,
+  tracker?: ProcessTracker,
+): Promise<McpClient & { stderr(): string }> {
+  const transport = new StdioClientTransport({
+    command: cmd.command,
+    args: cmd.args,
+    env: { ...Deno.env.toObject(), ...cmd.env },
+    ...(cmd.cwd ? { cwd: cmd.cwd } : {}),
+    stderr: "pipe",
+  });
+  const tail = new Tail();
+  const stream = transport.stderr as
+    | { on(event: string, fn: (chunk: Uint8Array) => void): void }
+    | null;
+  const decoder = new TextDecoder();
+  stream?.on("data", (chunk) => tail.push(decoder.decode(chunk, { stream: true })));
+  const client = newClient(era);
+  try {
+    await client.connect(transport);
+  } catch (error) {
+    await client.close().catch(() => {});
+    throw new Error(`stdio connect failed: ${(error as Error).message}\n${tail.text.slice(-2000)}`);
+  }
+  const pid = transport.pid;
+  if (pid !== null && tracker) tracker.addTree(pid);
+  const base = wrap(client, () => pid, era);
+  return {
+    ...base,
+    get pid() {
+      return pid;
+    },
+    stderr: () => tail.text,
+    close: async () => {
+      await client.close().catch(() => {});
+      // The server should exit once its stdin closes; make sure it did.
+      if (pid !== null && !(await waitFor(() => !isAlive(pid), 5_000))) signal(pid, "SIGKILL");
+    },
+  };
+}
+
+/** Splits a command line into words (single and double quotes, backslash escapes). */
+export function splitCommandLine(line: string): string[] {
+  const words: string[] = [];
+  let current = "";
+  let quote: "'" | '"' | null = null;
+  let started = false;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i]!;
+    if (quote) {
+      if (ch === quote) quote = null;
+      else if (ch === "\\" && quote === '"' && i + 1 < line.length) current += line[++i];
+      else current += ch;
+    } else if (ch === "'" || ch === '"') {
+      quote = ch;
+      started = true;
+    } else if (ch === "\\" && i + 1 < line.length) {
+      current += line[++i];
+      started = true;
+    } else if (/\s/.test(ch)) {
+      if (started) words.push(current);
+      current = "";
+      started = false;
+    } else {
+      current += ch;
+      started = true;
+    }
+  }
+  if (started) words.push(current);
+  return words;
+}
+
+/** A server process the harness started that listens on HTTP. */
+export interface HttpProcess {
+  /** Base URL, e.g. `http://127.0.0.1:41234`. */
+  base: string;
+  /** Pid of the server. */
+  pid: number;
+  /** ms from spawn to the "listening" log line. */
+  listenMs: number;
+  /** performance.now() at spawn. */
+  spawnedAt: number;
+  /** The server's stderr (tail). */
+  stderr(): string;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit code. */
+  stop(graceMs?: number): Promise<number>;
+}
+
+/** Spawns a server that logs `listening on http://host:port` to stderr and waits for that line. */
+export async function spawnHttp(
+  argv: string[],
+  options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {},
+  tracker?: ProcessTracker,
+): Promise<HttpProcess> {
+  const spawnedAt = performance.now();
+  const child = new Deno.Command(argv[0]!, {
+    args: argv.slice(1),
+    env: { ...Deno.env.toObject(), ...options.env },
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  tracker?.add(child.pid, argv.join(" "));
+  const tail = new Tail();
+  let resolveUrl!: (url: string) => void;
+  const listening = new Promise<string>((resolve) => (resolveUrl = resolve));
+  let seen: string | null = "";
+  (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of child.stderr) {
+      const text = decoder.decode(chunk, { stream: true });
+      tail.push(text);
+      if (seen === null) continue;
+      seen += text;
+      const match = /listening on (http:\/\/[^\s:]+|http:\/\/\[[^\]]+\]):(\d+)/.exec(seen);
+      if (match) {
+        resolveUrl(`${match[1]}:${match[2]}`);
+        seen = null;
+      } else if (seen.length > 1 << 16) seen = seen.slice(-4096);
+    }
+  })().catch(() => {});
+  const exited = child.status;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let base: string;
+  try {
+    base = await Promise.race([
+      listening,
+      exited.then((s) =>
+        Promise.reject(new Error(`exited with ${s.code} before listening: ${tail.text}`))
+      ),
+      new Promise<string>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`did not listen: ${tail.text}`)),
+          options.timeoutMs ?? 60_000,
+        );
+      }),
+    ]);
+  } catch (error) {
+    clearTimeout(timer);
+    signal(child.pid, "SIGKILL");
+    await exited;
+    throw error;
+  }
+  clearTimeout(timer);
+  const listenMs = performance.now() - spawnedAt;
+  let stopped: Promise<number> | null = null;
+  return {
+    base,
+    pid: child.pid,
+    listenMs,
+    spawnedAt,
+    stderr: () => tail.text,
+    stop: (graceMs = 10_000) => {
+      stopped ??= (async () => {
+        signal(child.pid, "SIGTERM");
+        const done = await Promise.race([
+          exited.then(() => true),
+          sleep(graceMs).then(() => false),
+        ]);
+        if (!done) signal(child.pid, "SIGKILL");
+        return (await exited).code;
+      })();
+      return stopped;
+    },
+  };
+}
+
+/** Options for starting svc. */
+export interface SvcOptions {
+  /** Configuration (written to a temp file). */
+  config: Record<string, unknown>;
+  /** The worker. */
+  worker: WorkerChoice;
+  /** Catalog cache directory (a fresh temp dir when omitted). */
+  cacheDir?: string;
+  /** Extra environment. */
+  env?: Record<string, string>;
+  /** svc checkout to run (default: this repository). */
+  root?: string;
+  /** Log level for svc. @default "Information" */
+  logLevel?: string;
+}
+
+/** The configuration the benchmarks use: the stand-in's built-ins plus the fixture module. */
+export function benchConfig(
+  shell: Record<string, unknown> = {},
+  pool: Record<string, unknown> = {},
+  root = REPO_ROOT,
+): Record<string, unknown> {
+  return {
+    ShellConfiguration: {
+      Commands: ["Get-Date", "Start-Sleep", "Write-Output", "Set-Variable", "Get-Variable"],
+      Modules: [`${root}tests/fixtures/SvcFixture/SvcFixture.psd1`],
+      ...shell,
+    },
+    McpServer: { RunspacePool: { StopTimeout: "00:00:02", ...pool } },
+  };
+}
+
+async function writeConfig(config: Record<string, unknown>): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "svc-bench-" });
+  await Deno.writeTextFile(`${dir}/appsettings.json`, JSON.stringify(config, null, 2));
+  return dir;
+}
+
+/** Temp directories made for svc runs, removed by {@linkcode cleanupTempDirs}. */
+const tempDirs: string[] = [];
+
+/** Removes every temp directory the harness created. */
+export async function cleanupTempDirs(): Promise<void> {
+  for (const dir of tempDirs.splice(0)) await Deno.remove(dir, { recursive: true }).catch(() => {});
+}
+
+/** A temp directory that is removed at the end of the run. */
+export async function tempDir(prefix = "svc-bench-"): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix });
+  tempDirs.push(dir);
+  return dir;
+}
+
+/** The argv and environment of `svc serve` for a transport. */
+export async function svcCommand(
+  transport: "http" | "stdio",
+  options: SvcOptions,
+): Promise<{ argv: string[]; env: Record<string, string>; cwd: string }> {
+  const root = options.root ?? REPO_ROOT;
+  const dir = await writeConfig(options.config);
+  tempDirs.push(dir);
+  const argv = [
+    Deno.execPath(),
+    "run",
+    "--allow-all",
+    "--quiet",
+    `--config=${root}deno.json`,
+    `${root}main.ts`,
+    "serve",
+    "--transport",
+    transport,
+    ...(transport === "http" ? ["--port", "0", "--host", "127.0.0.1"] : []),
+    "--config",
+    `${dir}/appsettings.json`,
+    "--pwsh",
+    options.worker.path,
+  ];
+  const env = {
+    SVC_CACHE_DIR: options.cacheDir ?? `${dir}/cache`,
+    SVC_LOG_LEVEL: options.logLevel ?? "Information",
+    ...options.env,
+  };
+  return { argv, env, cwd: root };
+}
+
+/** Starts `svc serve --transport http --port 0` and waits until it listens. */
+export async function startSvcHttp(
+  options: SvcOptions,
+  tracker?: ProcessTracker,
+): Promise<HttpProcess> {
+  const { argv, env, cwd } = await svcCommand("http", options);
+  return await spawnHttp(argv, { env, cwd }, tracker);
+}
+
+/** The stdio command of svc. */
+export async function svcStdioCommand(options: SvcOptions): Promise<StdioCommand> {
+  const { argv, env, cwd } = await svcCommand("stdio", options);
+  return { command: argv[0]!, args: argv.slice(1), env, cwd };
+}
+
+/** The argv of the SDK floor server. */
+export function floorArgv(transport: "http" | "stdio"): string[] {
+  return [
+    Deno.execPath(),
+    "run",
+    "--allow-all",
+    "--quiet",
+    `--config=${REPO_ROOT}deno.json`,
+    `${REPO_ROOT}bench/floor_server.ts`,
+    "--transport",
+    transport,
+    ...(transport === "http" ? ["--port", "0"] : []),
+  ];
+}
+
+/** Starts the SDK floor over HTTP. */
+export async function startFloorHttp(tracker?: ProcessTracker): Promise<HttpProcess> {
+  return await spawnHttp(floorArgv("http"), { cwd: REPO_ROOT }, tracker);
+}
+
+/** The stdio command of the SDK floor. */
+export function floorStdioCommand(): StdioCommand {
+  const argv = floorArgv("stdio");
+  return { command: argv[0]!, args: argv.slice(1), cwd: REPO_ROOT };
+}
+
+/** A benchmark role and the command whose tool plays it. */
+export interface Role {
+  /** The PowerShell command (the tool's `title` in svc). */
+  command: string;
+  /** Arguments the scenario passes; the tool must accept them and require nothing else. */
+  params: string[];
+}
+
+/** The roles the scenarios use. */
+export const ROLES = {
+  date: { command: "Get-Date", params: [] },
+  sleepMs: { command: "Start-Sleep", params: ["Milliseconds"] },
+  sleepS: { command: "Start-Sleep", params: ["Seconds"] },
+  large: { command: "Get-FixtureLargeResult", params: ["Kilobytes"] },
+  echo: { command: "Write-Output", params: ["InputObject"] },
+  exit: { command: "Invoke-FixtureExit", params: ["Code"] },
+  stuck: { command: "Invoke-FixtureStuck", params: ["Seconds", "PidFile"] },
+} as const satisfies Record<string, Role>;
+
+/** Name of a role. */
+export type RoleName = keyof typeof ROLES;
+
+function snake(command: string): string {
+  return command.replace(/-/g, "_").replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowerCase();
+}
+
+/**
+ * The tool that plays `role`: an explicit `--tool role=name`, else the first listed tool whose title
+ * (or snake-case name) is the role's command, that accepts the role's parameters and requires no
+ * others (so `Get-Date`'s default parameter set wins over the sets that require `-UFormat`).
+ */
+export function resolveTool(
+  tools: ToolInfo[],
+  role: RoleName,
+  overrides: Record<string, string> = {},
+): string | null {
+  const explicit = overrides[role];
+  if (explicit) return tools.some((t) => t.name === explicit) ? explicit : null;
+  const { command, params } = ROLES[role];
+  const base = snake(command);
+  const fits = (tool: ToolInfo) => {
+    const properties = Object.keys(tool.inputSchema.properties ?? {});
+    const required = tool.inputSchema.required ?? [];
+    return (params as readonly string[]).every((p) => properties.includes(p)) &&
+      required.every((r) => (params as readonly string[]).includes(r));
+  };
+  const candidates = tools.filter((t) =>
+    (t.title === command || t.name === base || t.name.startsWith(`${base}_`)) && fits(t)
+  );
+  return candidates.find((t) => t.name === base)?.name ?? candidates[0]?.name ?? null;
+}

@@ -1,0 +1,263 @@
+/**
+ * The shape of `appsettings.json` as a zod schema: every key svc reads, with its type. Used to refuse
+ * wrong types (naming the key path), to warn about unknown keys (with a "did you mean"), and to
+ * generate the JSON Schema shipped as `appsettings.schema.json` for editors. Keys match
+ * case-insensitively, as in .NET configuration; values from environment variables arrive as strings,
+ * so numbers and booleans also accept their string forms. Defaults live in `config.ts`, not here.
+ *
+ * @module
+ */
+import { z } from "zod";
+
+const text = z.string();
+// A single string stands for a one-item list (handy in environment variables).
+const strings = z.union([z.array(z.string()), z.string()]);
+const integer = z.union([z.number().int(), z.string().regex(/^-?\d+$/, "expected an integer")]);
+const boolean = z.union([
+  z.boolean(),
+  z.string().regex(/^(true|false)$/i, "expected true or false"),
+]);
+const timeSpan = z.string().regex(
+  /^(\d+\.)?\d{1,2}:\d{1,2}:\d{1,2}(\.\d{1,7})?$/,
+  'expected a time span like "00:05:00" (hh:mm:ss)',
+);
+
+const describe = <T extends z.ZodType>(schema: T, description: string) =>
+  schema.describe(description);
+
+const commandOverride = z.object({
+  ToolCallTimeout: describe(timeSpan, "Time limit of one call of this command."),
+  RequiredRoles: describe(
+    strings,
+    "Roles of which a caller needs one to call this command (HTTP with authentication).",
+  ),
+}).partial();
+
+const shellSection = z.object({
+  Commands: describe(strings, "Explicit command names offered as tools."),
+  CommandNames: describe(strings, "PoshMcp's name for Commands."),
+  FunctionNames: describe(strings, "PoshMcp's deprecated name for Commands."),
+  Modules: describe(strings, "Modules imported in every worker; their commands are offered."),
+  IncludePatterns: describe(
+    strings,
+    "Wildcards selecting commands (from Modules, or from the whole session).",
+  ),
+  ExcludePatterns: describe(strings, "Wildcards hiding commands; exclusion always wins."),
+  ToolCallTimeout: describe(timeSpan, "Time limit of one call. Default 00:05:00."),
+  MaxResultBytes: describe(
+    integer,
+    "Output text above this size is cut with a notice. Default 1048576.",
+  ),
+  SerializationDepth: describe(integer, "ConvertTo-Json -Depth for output objects. Default 4."),
+  PwshPath: describe(text, "PowerShell executable. Default: pwsh on PATH."),
+  CacheDirectory: describe(text, "Directory of the catalog cache."),
+  WorkerStartTimeout: describe(
+    timeSpan,
+    "Time for a worker to start and run its startup script. Default 00:02:00.",
+  ),
+  CommandOverrides: z.record(z.string(), commandOverride),
+  FunctionOverrides: z.record(z.string(), commandOverride),
+  Environment: z.object({
+    StartupScript: describe(text, "Inline startup script, run after StartupScriptPath."),
+    StartupScriptPath: describe(text, "Startup script file, run once per worker before it serves."),
+  }).partial(),
+}).partial();
+
+const runspacePool = z.object({
+  MaxPoolSize: describe(integer, "Most workers at once. Default 16."),
+  MinPoolSize: describe(integer, "Replenishment floor and readiness minimum. Default 2."),
+  EagerWarmCount: describe(integer, "Workers warmed at startup. Default 2."),
+  IdleTtl: describe(timeSpan, "Idle lifetime of a worker above the minimum. Default 00:05:00."),
+  SweepInterval: describe(timeSpan, "Interval of the idle sweep. Default 00:00:30."),
+  AcquisitionTimeout: describe(timeSpan, "Longest wait for a worker. Default 00:00:15."),
+  StopTimeout: describe(timeSpan, "Grace period of a stopped pipeline. Default 00:00:05."),
+  ShutdownDrainTimeout: describe(
+    timeSpan,
+    "Time in-flight calls get on shutdown. Default 00:00:30.",
+  ),
+  ReplenishCheckInterval: describe(
+    timeSpan,
+    "Interval of the replenishment check. Default 00:00:05.",
+  ),
+}).partial();
+
+const apiKey = z.object({
+  Value: describe(text, "The key (prefer Sha256, or an environment variable)."),
+  Sha256: describe(text, "Hex SHA-256 digest of the key; the server never needs the plaintext."),
+  Scopes: strings,
+  Roles: strings,
+}).partial();
+
+const scheme = z.object({
+  Type: z.enum(["ApiKey", "JwtBearer", "apikey", "jwtbearer"]),
+  HeaderName: describe(text, "ApiKey: header carrying the key. Default X-API-Key."),
+  Keys: z.record(z.string(), apiKey),
+  Authority: describe(text, "JwtBearer: issuer URL for OIDC discovery."),
+  JwksUri: describe(text, "JwtBearer: JWKS URL (with ValidIssuers) instead of discovery."),
+  Audience: text,
+  ValidAudiences: strings,
+  ValidIssuers: strings,
+  ClockSkewSeconds: integer,
+  RequireHttpsMetadata: boolean,
+  ClaimsMapping: z.object({ ScopeClaim: text, RoleClaim: text, NameClaim: text }).partial(),
+}).partial();
+
+/** The whole configuration file. */
+export const appSettingsSchema = z.object({
+  $schema: text,
+  ShellConfiguration: shellSection,
+  PowerShellConfiguration: shellSection,
+  McpServer: z.object({
+    HttpTransportMode: z.enum(["Stateless", "Stateful", "stateless", "stateful"]),
+    IdleSessionTimeoutSeconds: describe(integer, "Idle expiry of a Stateful session. Default 600."),
+    EnableLegacySse: describe(boolean, "Serve the deprecated HTTP+SSE transport. Default false."),
+    AllowedHosts: describe(
+      strings,
+      "Host header values accepted besides loopback and the bound address.",
+    ),
+    RunspacePool: runspacePool,
+    SessionRunspaceCapacity: describe(integer, "Deprecated: use RunspacePool:MaxPoolSize."),
+    SessionRunspaceWarmStandbyCount: describe(
+      integer,
+      "Deprecated: use RunspacePool:MinPoolSize and EagerWarmCount.",
+    ),
+    SessionRunspaceIdleTtlSeconds: describe(integer, "Deprecated: use RunspacePool:IdleTtl."),
+    SessionRunspaceSweepIntervalSeconds: describe(
+      integer,
+      "Deprecated: use RunspacePool:SweepInterval.",
+    ),
+    SessionRunspaceAcquisitionTimeoutSeconds: describe(
+      integer,
+      "Deprecated: use RunspacePool:AcquisitionTimeout.",
+    ),
+  }).partial(),
+  Authentication: z.object({
+    Enabled: describe(
+      boolean,
+      "Require the McpAccess policy on MCP, /tools and /call. Default false.",
+    ),
+    DefaultScheme: text,
+    DefaultPolicy: z.object({
+      RequireAuthentication: boolean,
+      RequiredScopes: strings,
+      RequiredRoles: strings,
+    })
+      .partial(),
+    Schemes: z.record(z.string(), scheme),
+    ProtectedResource: z.object({
+      Resource: text,
+      ResourceName: text,
+      AuthorizationServers: strings,
+      ScopesSupported: strings,
+    }).partial(),
+    Cors: z.object({ AllowedOrigins: strings }).partial(),
+    Audit: z.object({ LogArguments: boolean }).partial(),
+  }).partial(),
+  Logging: z.object({
+    LogLevel: z.object({ Default: z.string() }).catchall(z.string()),
+  }).partial(),
+}).partial();
+
+/** The JSON Schema of the configuration file (for `appsettings.schema.json`). */
+export function configJsonSchema(): Record<string, unknown> {
+  const schema = z.toJSONSchema(appSettingsSchema, {
+    io: "input",
+    unrepresentable: "any",
+  }) as Record<string, unknown>;
+  return { ...schema, title: "svc appsettings.json" };
+}
+
+/** What {@linkcode checkConfigShape} found. */
+export interface ShapeReport {
+  /** Unknown keys, each with a suggestion when a known key is close. */
+  warnings: string[];
+  /** The first wrong value, as `{path, message}`, or null. */
+  error: { path: string; message: string; value: unknown } | null;
+}
+
+type Def = {
+  type: string;
+  shape?: Record<string, z.ZodType>;
+  innerType?: z.ZodType;
+  valueType?: z.ZodType;
+  catchall?: z.ZodType;
+};
+
+function defOf(schema: z.ZodType): Def {
+  return (schema as unknown as { _zod: { def: Def } })._zod.def;
+}
+
+/** Walks a configuration tree against the schema: unknown keys become warnings, wrong values an error. */
+export function checkConfigShape(tree: Record<string, unknown>, origin: string): ShapeReport {
+  const warnings: string[] = [];
+  const canonical = canonicalize(tree, appSettingsSchema, [], warnings, origin);
+  const parsed = appSettingsSchema.safeParse(canonical);
+  if (parsed.success) return { warnings, error: null };
+  const issue = parsed.error.issues[0]!;
+  const path = issue.path.map(String).join(":");
+  let value: unknown = canonical;
+  for (const part of issue.path) {
+    value = (value as Record<string, unknown> | undefined)?.[String(part)];
+  }
+  return { warnings, error: { path, message: issue.message, value } };
+}
+
+function canonicalize(
+  value: unknown,
+  schema: z.ZodType,
+  path: string[],
+  warnings: string[],
+  origin: string,
+): unknown {
+  let def = defOf(schema);
+  while (def.type === "optional" || def.type === "nullable") def = defOf(def.innerType!);
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+  const record = value as Record<string, unknown>;
+  if (def.type === "record") {
+    return Object.fromEntries(
+      Object.entries(record).map((
+        [k, v],
+      ) => [k, canonicalize(v, def.valueType!, [...path, k], warnings, origin)]),
+    );
+  }
+  if (def.type !== "object") return value;
+  const shape = def.shape ?? {};
+  const known = Object.keys(shape);
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(record)) {
+    const match = known.find((k) => k.toLowerCase() === key.toLowerCase());
+    if (match === undefined) {
+      if (def.catchall) {
+        out[key] = child;
+        continue;
+      }
+      const where = [...path, key].join(":");
+      const close = known.filter((k) =>
+        distance(k.toLowerCase(), key.toLowerCase()) <= Math.max(2, key.length / 4)
+      );
+      warnings.push(
+        `Unknown configuration key '${where}' in ${origin}${
+          close.length > 0 ? `; did you mean '${[...path, close[0]].join(":")}'?` : ""
+        }`,
+      );
+      continue;
+    }
+    out[match] = canonicalize(child, shape[match]!, [...path, match], warnings, origin);
+  }
+  return out;
+}
+
+/** Levenshtein distance, for "did you mean". */
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const current = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
+      previous = current;
+    }
+  }
+  return row[b.length]!;
+}
