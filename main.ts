@@ -5,11 +5,13 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { loadSettings } from "./lib/config.ts";
+import { loadSettings, type Settings, type SettingsOverrides } from "./lib/config.ts";
+import { createConfig, formatChangeReport, updateConfig } from "./lib/config_file.ts";
+import { formatDoctorText, runDoctor } from "./lib/doctor.ts";
 import { ConfigError, exitCodeOf } from "./lib/errors.ts";
+import { serveHttp } from "./lib/http.ts";
 import { configureLogging, flushLogging, logger } from "./lib/log.ts";
 import { resolvePwsh } from "./lib/shell.ts";
-import { serveHttp } from "./lib/http.ts";
 import { serveStdio } from "./lib/stdio.ts";
 import project from "./deno.json" with { type: "json" };
 
@@ -19,34 +21,77 @@ export const VERSION: string = project.version;
 const USAGE = `svc ${VERSION} - serve PowerShell commands as MCP tools
 
 Usage:
-  svc serve [options]      Start the MCP server
-  svc --version            Print the version
-  svc --help               Print this help
+  svc serve [options]           Start the MCP server (stdio or HTTP)
+  svc create-config [options]   Write a commented appsettings.json with every default
+  svc update-config [options]   Add or remove commands, patterns and modules in the config file
+  svc doctor [options]          Diagnose the configuration, PowerShell, modules, tools and pool
+  svc --version                 Print the version
+  svc <command> --help          Options of one command
 
-Options of serve (flag / environment variable / default):
+Exit codes: 0 ok, 2 configuration error, 3 startup error (PowerShell missing or too old, startup
+script failed), 4 runtime error; doctor also uses 1 for problems found.
+`;
+
+const COMMON_HELP =
+  `  --config <path>           SVC_CONFIG          ./appsettings.json, else the embedded default
+  --pwsh <path>             SVC_PWSH            ShellConfiguration:PwshPath, else 'pwsh' on PATH
+  --log-level <level>       SVC_LOG_LEVEL       Logging:LogLevel:Default, else Information
+                            (Trace, Debug, Information, Warning, Error, Critical)
+  --log-format <text|json>  SVC_LOG_FORMAT      text (logs always go to stderr)
+  -h, --help                                    Print this help`;
+
+const SETTINGS_NOTE =
+  `Settings from the configuration file can also be given as environment variables with '__'
+between levels, e.g. ShellConfiguration__ToolCallTimeout=00:01:00 or
+ShellConfiguration__Commands__0=Get-Date. Precedence: flags, environment, file, defaults.`;
+
+const HELP: Record<string, string> = {
+  serve: `svc serve - start the MCP server
+
+Options (flag / environment variable / default):
   --transport <stdio|http>  SVC_TRANSPORT       stdio
   --host <address>          SVC_HOST            127.0.0.1 (http; 0.0.0.0 binds every interface,
                                                 e.g. in a container)
   --port <int>              SVC_PORT            8080 (http; 0 picks a free port)
   --mcp-path <path>         SVC_MCP_PATH        / and /mcp (http)
-  --config <path>           SVC_CONFIG          ./appsettings.json, else the embedded default
-  --pwsh <path>             SVC_PWSH            ShellConfiguration:PwshPath, else 'pwsh' on PATH
-  --log-level <level>       SVC_LOG_LEVEL       Logging:LogLevel:Default, else Information
-                            (Trace, Debug, Information, Warning, Error, Critical)
-  --log-format <text|json>  SVC_LOG_FORMAT      text
+${COMMON_HELP}
+
+${SETTINGS_NOTE}
+`,
+  "create-config":
+    `svc create-config - write a complete, commented appsettings.json with the defaults
+
+Options:
+  --config <path>           SVC_CONFIG          ./appsettings.json
+  --force                                       false (overwrite an existing file)
   -h, --help                                    Print this help
+`,
+  "update-config":
+    `svc update-config - edit the configuration file in place, keeping comments and formatting
 
-Settings from the configuration file can also be given as environment variables with '__' between
-levels, e.g. ShellConfiguration__ToolCallTimeout=00:01:00 or ShellConfiguration__Commands__0=Get-Date.
-Logs always go to stderr. Exit codes: 0 ok, 2 configuration error, 3 startup error (PowerShell
-missing or too old, startup script failed), 4 runtime error.
-`;
+Options (each repeatable; adding what is there or removing what is not changes nothing):
+  --add-command <name>             --remove-command <name>
+  --add-include-pattern <pattern>  --remove-include-pattern <pattern>
+  --add-exclude-pattern <pattern>  --remove-exclude-pattern <pattern>
+  --add-module <name>              --remove-module <name>
+  --config <path>           SVC_CONFIG          ./appsettings.json (must exist)
+  -h, --help                                    Print this help
+`,
+  doctor: `svc doctor - diagnose configuration, PowerShell, modules, tools, pool and authentication
 
-const SERVE_OPTIONS = {
-  transport: { type: "string" },
-  host: { type: "string" },
-  port: { type: "string" },
-  "mcp-path": { type: "string" },
+Starts the configured number of workers briefly (EagerWarmCount, at least one) to report the
+startup-script outcome and time per worker, then discovers the tools. Never prints a secret.
+
+Options:
+  --format <text|json>                          text
+  --strict                                      false (warnings alone make the exit code 1)
+${COMMON_HELP}
+
+Exit codes: 0 healthy, 1 problems found, 2 configuration error, 3 PowerShell not found or not startable.
+`,
+};
+
+const COMMON_OPTIONS = {
   config: { type: "string" },
   pwsh: { type: "string" },
   "log-level": { type: "string" },
@@ -54,41 +99,87 @@ const SERVE_OPTIONS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
+const OPTIONS = {
+  serve: {
+    ...COMMON_OPTIONS,
+    transport: { type: "string" },
+    host: { type: "string" },
+    port: { type: "string" },
+    "mcp-path": { type: "string" },
+  },
+  "create-config": {
+    config: { type: "string" },
+    force: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
+  "update-config": {
+    config: { type: "string" },
+    help: { type: "boolean", short: "h" },
+    "add-command": { type: "string", multiple: true },
+    "remove-command": { type: "string", multiple: true },
+    "add-include-pattern": { type: "string", multiple: true },
+    "remove-include-pattern": { type: "string", multiple: true },
+    "add-exclude-pattern": { type: "string", multiple: true },
+    "remove-exclude-pattern": { type: "string", multiple: true },
+    "add-module": { type: "string", multiple: true },
+    "remove-module": { type: "string", multiple: true },
+  },
+  doctor: { ...COMMON_OPTIONS, format: { type: "string" }, strict: { type: "boolean" } },
+} as const;
+
+type Command = keyof typeof OPTIONS;
+
 function print(text: string): void {
   // deno-lint-ignore no-console
   console.log(text);
 }
 
-async function serve(argv: string[]): Promise<void> {
-  let values;
+function parse<C extends Command>(command: C, argv: string[]) {
   try {
-    values =
-      parseArgs({ args: argv, options: SERVE_OPTIONS, strict: true, allowPositionals: false })
-        .values;
+    return parseArgs({
+      args: argv,
+      options: OPTIONS[command],
+      strict: true,
+      allowPositionals: false,
+    }).values;
   } catch (error) {
     throw new ConfigError(
       "BAD_FLAG",
-      `Invalid command line for 'svc serve': ${(error as Error).message}`,
+      `Invalid command line for 'svc ${command}': ${(error as Error).message}`,
     );
   }
-  if (values.help) {
-    print(USAGE);
-    return;
-  }
-  const settings = await loadSettings({
-    config: values.config,
-    transport: values.transport,
-    pwsh: values.pwsh,
-    logLevel: values["log-level"],
-    logFormat: values["log-format"],
-    host: values.host,
-    port: values.port,
-    mcpPath: values["mcp-path"],
-  });
+}
+
+function overridesOf(values: Record<string, unknown>): SettingsOverrides {
+  const text = (key: string) => values[key] as string | undefined;
+  return {
+    config: text("config"),
+    transport: text("transport"),
+    pwsh: text("pwsh"),
+    logLevel: text("log-level"),
+    logFormat: text("log-format"),
+    host: text("host"),
+    port: text("port"),
+    mcpPath: text("mcp-path"),
+  };
+}
+
+async function settingsFor(values: Record<string, unknown>): Promise<Settings> {
+  const settings = await loadSettings(overridesOf(values));
   await configureLogging({ level: settings.logLevel, format: settings.logFormat });
   for (const warning of settings.warnings) {
     logger("config").warning("{Warning}", { Warning: warning });
   }
+  return settings;
+}
+
+async function serve(argv: string[]): Promise<number> {
+  const values = parse("serve", argv);
+  if (values.help) {
+    print(HELP.serve!);
+    return 0;
+  }
+  const settings = await settingsFor(values);
   const pwsh = await resolvePwsh(settings.shell.pwshPath);
   const shutdown = new Promise<void>((resolve) => {
     const signals: Deno.Signal[] = Deno.build.os === "windows"
@@ -105,36 +196,111 @@ async function serve(argv: string[]): Promise<void> {
   if (settings.transport === "http") {
     await serveHttp({ settings, pwsh, version: VERSION, shutdown });
   } else await serveStdio({ settings, pwsh, version: VERSION, shutdown });
+  return 0;
+}
+
+function configPathOf(values: { config?: string | undefined }): string {
+  return values.config ?? Deno.env.get("SVC_CONFIG") ?? "appsettings.json";
+}
+
+async function createConfigCommand(argv: string[]): Promise<number> {
+  const values = parse("create-config", argv);
+  if (values.help) {
+    print(HELP["create-config"]!);
+    return 0;
+  }
+  const result = await createConfig(configPathOf(values), { force: values.force ?? false });
+  print(`${result.overwritten ? "Overwrote" : "Created"} default configuration: ${result.path}`);
+  return 0;
+}
+
+async function updateConfigCommand(argv: string[]): Promise<number> {
+  const values = parse("update-config", argv);
+  if (values.help) {
+    print(HELP["update-config"]!);
+    return 0;
+  }
+  const list = (key: keyof typeof values) => (values[key] as string[] | undefined) ?? [];
+  const report = await updateConfig(configPathOf(values), {
+    addCommands: list("add-command"),
+    removeCommands: list("remove-command"),
+    addIncludePatterns: list("add-include-pattern"),
+    removeIncludePatterns: list("remove-include-pattern"),
+    addExcludePatterns: list("add-exclude-pattern"),
+    removeExcludePatterns: list("remove-exclude-pattern"),
+    addModules: list("add-module"),
+    removeModules: list("remove-module"),
+  });
+  print(formatChangeReport(report));
+  return 0;
+}
+
+async function doctorCommand(argv: string[]): Promise<number> {
+  const values = parse("doctor", argv);
+  if (values.help) {
+    print(HELP.doctor!);
+    return 0;
+  }
+  const format = values.format ?? "text";
+  if (format !== "text" && format !== "json") {
+    throw new ConfigError("BAD_FLAG", `Invalid --format '${format}': expected "text" or "json"`);
+  }
+  let settings: Settings;
+  try {
+    settings = await settingsFor({ ...values, "log-level": values["log-level"] ?? "Warning" });
+  } catch (error) {
+    if (!(error instanceof ConfigError) || format !== "json") throw error;
+    print(JSON.stringify({ version: VERSION, errors: [error.message], exitCode: 2 }, null, 2));
+    return 2;
+  }
+  const report = await runDoctor(settings, { version: VERSION, strict: values.strict ?? false });
+  print(format === "json" ? JSON.stringify(report, null, 2) : formatDoctorText(report));
+  return report.exitCode;
 }
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === "--version" || command === "-V" || command === "version") {
-    print(VERSION);
-    return 0;
+  switch (command) {
+    case "--version":
+    case "-V":
+    case "version":
+      print(VERSION);
+      return 0;
+    case undefined:
+      print(USAGE);
+      return 2;
+    case "--help":
+    case "-h":
+    case "help":
+      print(USAGE);
+      return 0;
+    case "serve":
+      return await serve(rest);
+    case "create-config":
+      return await createConfigCommand(rest);
+    case "update-config":
+      return await updateConfigCommand(rest);
+    case "doctor":
+      return await doctorCommand(rest);
+    default:
+      throw new ConfigError(
+        "BAD_FLAG",
+        `Unknown command '${command}': run 'svc --help' for the commands`,
+      );
   }
-  if (command === undefined || command === "--help" || command === "-h" || command === "help") {
-    print(USAGE);
-    return command === undefined ? 2 : 0;
-  }
-  if (command === "serve") {
-    await serve(rest);
-    return 0;
-  }
-  throw new ConfigError(
-    "BAD_FLAG",
-    `Unknown command '${command}': run 'svc --help' for the commands`,
-  );
 }
 
 if (import.meta.main) {
   let code = 0;
   try {
+    // bin/deno runs from the repository root; relative paths are the invoking directory's.
+    const invoked = Deno.env.get("SVC_INVOCATION_DIR");
+    if (invoked) Deno.chdir(invoked);
     code = await main(Deno.args);
   } catch (error) {
     code = exitCodeOf(error);
     const message = error instanceof Error ? error.message : String(error);
-    // Expected errors get one sentence; only unexpected ones are worth a stack trace at debug level.
+    // Expected errors get one sentence; a stack trace only on request, for unexpected ones.
     Deno.stderr.writeSync(new TextEncoder().encode(`svc: ${message}\n`));
     if (code === 4 && Deno.env.get("SVC_DEBUG_STACK") === "1" && error instanceof Error) {
       Deno.stderr.writeSync(new TextEncoder().encode(`${error.stack}\n`));

@@ -104,12 +104,12 @@ export class Authenticator {
     if (!prm) return null;
     const body: Record<string, unknown> = {
       resource: prm.resource,
-      authorization_servers: prm.authorizationServers.length > 0
+      "authorization_servers": prm.authorizationServers.length > 0
         ? prm.authorizationServers
         : Object.values(this.#auth.schemes).flatMap((s) =>
           s.type === "JwtBearer" && s.authority ? [s.authority] : []
         ),
-      bearer_methods_supported: ["header"],
+      "bearer_methods_supported": ["header"],
     };
     if (prm.resourceName) body.resource_name = prm.resourceName;
     if (prm.scopesSupported.length > 0) body.scopes_supported = prm.scopesSupported;

@@ -352,7 +352,7 @@ Deno.test("OAuth bearer tokens: valid, expired, wrong audience or issuer, unknow
   });
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
   const claims = {
-    preferred_username: "carol@example.com",
+    "preferred_username": "carol@example.com",
     scp: "tools.read tools.call",
     roles: ["reader"],
   };

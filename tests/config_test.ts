@@ -149,7 +149,7 @@ Deno.test("loadSettings() reads the pool and HTTP settings with their defaults a
     assert.equal(settings.http.idleSessionTimeoutMs, 600_000);
     assert.equal(settings.http.enableLegacySse, false);
     assert.equal(settings.http.mcpPath, null);
-    const env = { SVC_MCP_PATH: "custom/", McpServer__HttpTransportMode: "stateful" };
+    const env = { SVC_MCP_PATH: "custom/", "McpServer__HttpTransportMode": "stateful" };
     const fromEnv = await loadSettings({}, { env, cwd: dir });
     assert.equal(fromEnv.http.mcpPath, "/custom");
     assert.equal(fromEnv.http.mode, "Stateful");

@@ -1,0 +1,275 @@
+/**
+ * `svc doctor`: diagnoses a configuration by doing what `serve` would do, briefly. It resolves
+ * PowerShell, starts the configured number of workers (timing each startup script), discovers the
+ * tools, and reports them with the effective settings and where each came from, module status, the
+ * pool and an authentication summary. It never reports a secret.
+ *
+ * Exit codes: 0 healthy; 1 problems found (errors, or warnings with `--strict`); 2 configuration
+ * error; 3 PowerShell cannot be found or started.
+ *
+ * @module
+ */
+import type { ToolDescriptor } from "./catalog.ts";
+import type { Settings, SettingSource } from "./config.ts";
+import { discoverCatalog } from "./discovery.ts";
+import { StartupError } from "./errors.ts";
+import { RemoteError, resolvePwsh, type StartupResult, Worker } from "./shell.ts";
+
+/** One worker started by doctor. */
+export interface DoctorWorker {
+  /** Milliseconds from spawn to the end of the startup script. */
+  startMs: number;
+  /** Whether the worker started and its startup script succeeded. */
+  ok: boolean;
+  /** What went wrong, when it did. */
+  error: string | null;
+}
+
+/** Everything doctor found. */
+export interface DoctorReport {
+  version: string;
+  configuration: { path: string | null; description: string };
+  settings: { key: string; source: SettingSource }[];
+  powershell: { path: string | null; version: string | null; edition: string | null };
+  modules: {
+    name: string;
+    found: boolean;
+    version: string | null;
+    path: string | null;
+    error: string | null;
+  }[];
+  tools: { name: string; command: string; parameterSet: string; descriptionSource: string }[];
+  pool: Settings["pool"] & { workers: DoctorWorker[] };
+  auth: {
+    enabled: boolean;
+    defaultScheme: string | null;
+    requireAuthentication: boolean;
+    requiredScopes: string[];
+    requiredRoles: string[];
+    schemes: Record<string, unknown>[];
+  };
+  warnings: string[];
+  errors: string[];
+  exitCode: 0 | 1 | 2 | 3;
+}
+
+/** Options of {@linkcode runDoctor}. */
+export interface DoctorOptions {
+  /** svc's version. */
+  version: string;
+  /** Treat warnings as problems (exit 1). @default false (flag `--strict`) */
+  strict?: boolean;
+}
+
+/** Runs the diagnosis for resolved settings. */
+export async function runDoctor(settings: Settings, options: DoctorOptions): Promise<DoctorReport> {
+  const { version, strict = false } = options;
+  const report: DoctorReport = {
+    version,
+    configuration: {
+      path: settings.configPath,
+      description: settings.configPath ?? "embedded default (no appsettings.json found)",
+    },
+    settings: Object.entries(settings.sources).map(([key, source]) => ({ key, source })).sort((
+      a,
+      b,
+    ) => a.key.localeCompare(b.key)),
+    powershell: { path: null, version: null, edition: null },
+    modules: [],
+    tools: [],
+    pool: { ...settings.pool, workers: [] },
+    auth: authSummary(settings),
+    warnings: [...settings.warnings],
+    errors: [],
+    exitCode: 0,
+  };
+  let pwsh: string;
+  try {
+    pwsh = await resolvePwsh(settings.shell.pwshPath);
+    report.powershell.path = pwsh;
+  } catch (error) {
+    report.errors.push(error instanceof Error ? error.message : String(error));
+    report.exitCode = 3;
+    return report;
+  }
+  const count = Math.max(1, settings.pool.eagerWarmCount);
+  const started = await Promise.all(
+    Array.from({ length: count }, () => startWorker(pwsh, settings)),
+  );
+  try {
+    report.pool.workers = started.map(({ record }) => record);
+    const ready = started.find((s) => s.worker && s.startup);
+    const failed = started.find((s) => !s.record.ok);
+    if (failed?.record.error) report.errors.push(failed.record.error);
+    if (started.every((s) => s.worker === null)) {
+      report.exitCode = 3;
+      return report;
+    }
+    const any = started.find((s) => s.worker)!;
+    report.powershell.version = any.worker!.info.psVersion;
+    report.powershell.edition = any.worker!.info.edition;
+    if (ready) {
+      report.modules = ready.startup!.modules.map((m) => ({ ...m }));
+      for (const m of report.modules.filter((m) => !m.found)) {
+        report.warnings.push(`Module '${m.name}' could not be imported: ${m.error ?? "not found"}`);
+      }
+      const catalog = await discoverCatalog(ready.worker!, settings.shell, {
+        psVersion: ready.worker!.info.psVersion,
+        modules: ready.startup!.modules,
+      });
+      report.tools = catalog.tools.map(toolRow);
+      report.warnings.push(...catalog.warnings.filter((w) => !w.startsWith("Module '")));
+      if (catalog.tools.length === 0) {
+        report.warnings.push("No tools are offered: check Commands, Modules and the patterns");
+      }
+    }
+  } finally {
+    await Promise.all(started.map((s) => s.worker?.close()));
+  }
+  if (report.errors.length > 0 || (strict && report.warnings.length > 0)) report.exitCode = 1;
+  return report;
+}
+
+async function startWorker(
+  pwsh: string,
+  settings: Settings,
+): Promise<{ worker: Worker | null; startup: StartupResult | null; record: DoctorWorker }> {
+  const begin = performance.now();
+  let worker: Worker | null = null;
+  try {
+    worker = await Worker.start({
+      pwsh,
+      stopTimeoutMs: settings.pool.stopTimeoutMs,
+      label: "doctor worker",
+    });
+    const startup = await worker.startup({
+      modules: settings.shell.modules,
+      scriptPath: settings.shell.startupScriptPath,
+      script: settings.shell.startupScript,
+    }, settings.shell.workerStartTimeoutMs);
+    return {
+      worker,
+      startup,
+      record: { startMs: Math.round(performance.now() - begin), ok: true, error: null },
+    };
+  } catch (error) {
+    const message = error instanceof RemoteError && error.kind === "startup"
+      ? `Startup script failed: ${error.message}`
+      : error instanceof StartupError
+      ? error.message
+      : `PowerShell worker could not start: ${
+        error instanceof Error ? error.message : String(error)
+      }`;
+    // A worker whose startup script failed still tells which PowerShell it runs.
+    return {
+      worker,
+      startup: null,
+      record: { startMs: Math.round(performance.now() - begin), ok: false, error: message },
+    };
+  }
+}
+
+function toolRow(tool: ToolDescriptor): DoctorReport["tools"][number] {
+  return {
+    name: tool.name,
+    command: tool.command,
+    parameterSet: tool.parameterSet,
+    descriptionSource: tool.descriptionSource,
+  };
+}
+
+/** The Authentication section without any secret: key ids, roles and scopes only. */
+function authSummary(settings: Settings): DoctorReport["auth"] {
+  const { auth } = settings;
+  return {
+    enabled: auth.enabled,
+    defaultScheme: auth.defaultScheme,
+    requireAuthentication: auth.requireAuthentication,
+    requiredScopes: auth.requiredScopes,
+    requiredRoles: auth.requiredRoles,
+    schemes: Object.entries(auth.schemes).map(([name, scheme]) =>
+      scheme.type === "ApiKey"
+        ? {
+          name,
+          type: "ApiKey",
+          headerName: scheme.headerName,
+          keys: scheme.keys.map((k) => ({ id: k.id, scopes: k.scopes, roles: k.roles })),
+        }
+        : {
+          name,
+          type: "JwtBearer",
+          authority: scheme.authority,
+          jwksUri: scheme.jwksUri,
+          audiences: scheme.audiences,
+          issuers: scheme.issuers,
+        }
+    ),
+  };
+}
+
+/** Renders a report as text for people. */
+export function formatDoctorText(report: DoctorReport): string {
+  const lines: string[] = [];
+  const section = (title: string) => lines.push("", title);
+  lines.push(`svc ${report.version} doctor`);
+  section("Configuration");
+  lines.push(`  file: ${report.configuration.description}`);
+  for (const { key, source } of report.settings) lines.push(`  ${key}: ${source}`);
+  section("PowerShell");
+  lines.push(`  path: ${report.powershell.path ?? "(not found)"}`);
+  lines.push(
+    `  version: ${report.powershell.version ?? "(unknown)"}${
+      report.powershell.edition ? ` (${report.powershell.edition})` : ""
+    }`,
+  );
+  section("Modules");
+  if (report.modules.length === 0) lines.push("  (none configured)");
+  for (const m of report.modules) {
+    lines.push(
+      `  ${m.found ? "ok     " : "MISSING"} ${m.name}${m.version ? ` ${m.version}` : ""}${
+        m.error ? `: ${m.error}` : ""
+      }`,
+    );
+  }
+  section(`Tools (${report.tools.length})`);
+  for (const t of report.tools) {
+    lines.push(
+      `  ${t.name}  <- ${t.command} [${t.parameterSet}] (description from ${t.descriptionSource})`,
+    );
+  }
+  section("Worker pool");
+  const p = report.pool;
+  lines.push(
+    `  MaxPoolSize ${p.maxPoolSize}, MinPoolSize ${p.minPoolSize}, EagerWarmCount ${p.eagerWarmCount}, ` +
+      `AcquisitionTimeout ${p.acquisitionTimeoutMs / 1000} s, StopTimeout ${
+        p.stopTimeoutMs / 1000
+      } s`,
+  );
+  p.workers.forEach((w, i) =>
+    lines.push(
+      `  worker ${i + 1}: ${w.ok ? "started" : "FAILED"} in ${w.startMs} ms${
+        w.error ? ` (${w.error})` : ""
+      }`,
+    )
+  );
+  lines.push(`  state: ${p.workers.filter((w) => w.ok).length}/${p.workers.length} workers warm`);
+  section("Authentication");
+  const a = report.auth;
+  lines.push(
+    `  enabled: ${a.enabled}${a.defaultScheme ? `, default scheme ${a.defaultScheme}` : ""}`,
+  );
+  for (const s of a.schemes) lines.push(`  scheme ${JSON.stringify(s)}`);
+  if (report.warnings.length > 0) {
+    section("Warnings");
+    for (const w of report.warnings) lines.push(`  - ${w}`);
+  }
+  if (report.errors.length > 0) {
+    section("Errors");
+    for (const e of report.errors) lines.push(`  - ${e}`);
+  }
+  lines.push(
+    "",
+    report.exitCode === 0 ? "Healthy." : `Problems found (exit code ${report.exitCode}).`,
+  );
+  return lines.join("\n");
+}

@@ -1,0 +1,271 @@
+/**
+ * The command line: doctor (text and JSON, on good and broken configurations, every exit code),
+ * create-config and update-config through the CLI, --help of every command, and JSON log lines.
+ */
+import assert from "node:assert/strict";
+import { FIXTURE_MODULE, fixtureConfig, TEST_PWSH } from "./support/harness.ts";
+
+const root = new URL("../", import.meta.url).pathname;
+
+async function svc(
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", "--quiet", `${root}main.ts`, ...args],
+    cwd: options.cwd ?? root,
+    env: { ...Deno.env.toObject(), SVC_INVOCATION_DIR: "", ...options.env },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decode = (b: Uint8Array) => new TextDecoder().decode(b);
+  return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
+}
+
+async function withConfig<T>(
+  config: unknown,
+  fn: (path: string, dir: string) => Promise<T>,
+): Promise<T> {
+  const dir = await Deno.makeTempDir({ prefix: "svc-cli-" });
+  try {
+    const path = `${dir}/appsettings.json`;
+    await Deno.writeTextFile(path, typeof config === "string" ? config : JSON.stringify(config));
+    return await fn(path, dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("svc doctor reports a healthy configuration in text and JSON, without secrets", async () => {
+  const config = {
+    ...fixtureConfig({ Commands: ["Get-Date"] }),
+    McpServer: { RunspacePool: { EagerWarmCount: 2 } },
+    Authentication: {
+      Enabled: true,
+      Schemes: {
+        keys: { Type: "ApiKey", Keys: { ci: { Value: "doctor-secret-5e1f", Roles: ["reader"] } } },
+      },
+    },
+  };
+  await withConfig(config, async (path) => {
+    const json = await svc(["doctor", "--format", "json", "--config", path, "--pwsh", TEST_PWSH]);
+    assert.equal(json.code, 0, json.stdout + json.stderr);
+    const report = JSON.parse(json.stdout);
+    assert.equal(report.configuration.path, path);
+    assert.equal(report.powershell.path, TEST_PWSH);
+    assert.match(report.powershell.version, /^7\./);
+    assert.deepEqual(
+      report.modules.map((m: { name: string; found: boolean }) => [m.name, m.found]),
+      [[FIXTURE_MODULE, true]],
+    );
+    const greeting = report.tools.find((t: { name: string }) => t.name === "get_fixture_greeting");
+    assert.deepEqual(greeting, {
+      name: "get_fixture_greeting",
+      command: "Get-FixtureGreeting",
+      parameterSet: "__AllParameterSets",
+      descriptionSource: "synopsis",
+    });
+    assert.equal(report.pool.workers.length, 2);
+    assert.ok(
+      report.pool.workers.every((w: { ok: boolean; startMs: number }) => w.ok && w.startMs > 0),
+    );
+    assert.equal(report.pool.maxPoolSize, 16);
+    const sources = Object.fromEntries(
+      report.settings.map((s: { key: string; source: string }) => [s.key, s.source]),
+    );
+    assert.equal(sources["ShellConfiguration:Commands"], "file");
+    assert.equal(sources["ShellConfiguration:ToolCallTimeout"], "default");
+    assert.equal(sources["--pwsh"], "flag");
+    assert.deepEqual(report.auth.schemes[0].keys, [{ id: "ci", scopes: [], roles: ["reader"] }]);
+    assert.deepEqual(report.errors, []);
+    const text = await svc(["doctor", "--config", path, "--pwsh", TEST_PWSH]);
+    assert.equal(text.code, 0);
+    assert.match(
+      text.stdout,
+      /get_fixture_greeting {2}<- Get-FixtureGreeting \[__AllParameterSets\] \(description from synopsis\)/,
+    );
+    assert.match(text.stdout, /worker 1: started in \d+ ms/);
+    assert.match(text.stdout, /Healthy\./);
+    for (const output of [json.stdout, json.stderr, text.stdout, text.stderr]) {
+      assert.ok(!output.includes("doctor-secret-5e1f"), "doctor printed an API key");
+    }
+  });
+});
+
+Deno.test("svc doctor on a broken configuration: missing module and failing startup script exit 1", async () => {
+  const config = fixtureConfig({
+    Modules: [FIXTURE_MODULE, "No.Such.Module"],
+    Environment: { StartupScript: "throw 'cannot reach the vault'" },
+  });
+  await withConfig(config, async (path) => {
+    const run = await svc(["doctor", "--format", "json", "--config", path, "--pwsh", TEST_PWSH]);
+    assert.equal(run.code, 1, run.stdout + run.stderr);
+    const report = JSON.parse(run.stdout);
+    assert.ok(
+      report.errors.some((e: string) => /Startup script failed: .*cannot reach the vault/.test(e)),
+    );
+    assert.ok(report.pool.workers.every((w: { ok: boolean }) => !w.ok));
+    const text = await svc(["doctor", "--config", path, "--pwsh", TEST_PWSH]);
+    assert.equal(text.code, 1);
+    assert.match(text.stdout, /worker 1: FAILED in \d+ ms \(Startup script failed/);
+  });
+  await withConfig(fixtureConfig({ Modules: [FIXTURE_MODULE, "No.Such.Module"] }), async (path) => {
+    const run = await svc(["doctor", "--format", "json", "--config", path, "--pwsh", TEST_PWSH]);
+    assert.equal(run.code, 0, "warnings alone are not a failure");
+    const report = JSON.parse(run.stdout);
+    assert.deepEqual(
+      report.modules.map((m: { name: string; found: boolean }) => [m.name, m.found]),
+      [[FIXTURE_MODULE, true], ["No.Such.Module", false]],
+    );
+    assert.ok(report.warnings.some((w: string) => w.includes("'No.Such.Module'")));
+    const strict = await svc(["doctor", "--strict", "--config", path, "--pwsh", TEST_PWSH]);
+    assert.equal(strict.code, 1, "--strict makes warnings a failure");
+  });
+});
+
+Deno.test("svc doctor exits 2 on a configuration error and 3 without PowerShell", async () => {
+  await withConfig(`{"ShellConfiguration": {"ToolCallTimeout": "forever"}}`, async (path) => {
+    const text = await svc(["doctor", "--config", path, "--pwsh", TEST_PWSH]);
+    assert.equal(text.code, 2);
+    assert.match(text.stderr, /'ShellConfiguration:ToolCallTimeout'/);
+    const json = await svc(["doctor", "--format", "json", "--config", path, "--pwsh", TEST_PWSH]);
+    assert.equal(json.code, 2);
+    assert.match(JSON.parse(json.stdout).errors[0], /'ShellConfiguration:ToolCallTimeout'/);
+  });
+  const empty = await Deno.makeTempDir();
+  try {
+    const run = await svc(["doctor", "--format", "json"], {
+      cwd: empty,
+      env: { PATH: empty, SVC_PWSH: "" },
+    });
+    assert.equal(run.code, 3);
+    assert.match(
+      JSON.parse(run.stdout).errors[0],
+      /PowerShell 7\.4 or later was not found.*--pwsh, SVC_PWSH, ShellConfiguration:PwshPath/,
+    );
+  } finally {
+    await Deno.remove(empty, { recursive: true });
+  }
+});
+
+Deno.test("svc create-config and update-config edit the file in the invoking directory", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-cli-" });
+  try {
+    const created = await svc(["create-config"], { env: { SVC_INVOCATION_DIR: dir } });
+    assert.equal(created.code, 0, created.stderr);
+    assert.match(created.stdout, /Created default configuration: appsettings\.json/);
+    const text = await Deno.readTextFile(`${dir}/appsettings.json`);
+    assert.match(text, /"\$schema": "\.\/appsettings\.schema\.json"/);
+    assert.match(text, /\/\/ /, "the file is commented");
+    const again = await svc(["create-config"], { env: { SVC_INVOCATION_DIR: dir } });
+    assert.equal(again.code, 2);
+    assert.match(again.stderr, /--force/);
+    const update = await svc(
+      [
+        "update-config",
+        "--add-command",
+        "Get-Service",
+        "--add-module",
+        "Az.Accounts",
+        "--remove-exclude-pattern",
+        "Format-*",
+      ],
+      { env: { SVC_INVOCATION_DIR: dir } },
+    );
+    assert.equal(update.code, 0, update.stderr);
+    assert.match(update.stdout, /\+ ShellConfiguration:Commands: Get-Service/);
+    assert.match(update.stdout, /- ShellConfiguration:ExcludePatterns: Format-\*/);
+    const repeat = await svc(["update-config", "--add-command", "get-service"], {
+      env: { SVC_INVOCATION_DIR: dir },
+    });
+    assert.match(repeat.stdout, /No changes/);
+    const after = await Deno.readTextFile(`${dir}/appsettings.json`);
+    assert.match(after, /\/\/ /, "comments survive the edit");
+    const doctor = await svc(["doctor", "--format", "json", "--pwsh", TEST_PWSH], {
+      env: { SVC_INVOCATION_DIR: dir },
+    });
+    assert.equal(JSON.parse(doctor.stdout).configuration.path, `${dir}/appsettings.json`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("--help of svc and of every command lists its options with defaults and environment variables", async () => {
+  const top = await svc(["--help"]);
+  assert.equal(top.code, 0);
+  for (const command of ["serve", "create-config", "update-config", "doctor", "--version"]) {
+    assert.match(top.stdout, new RegExp(command));
+  }
+  const expectations: Record<string, string[]> = {
+    serve: [
+      "--transport",
+      "SVC_TRANSPORT",
+      "--host",
+      "SVC_HOST",
+      "127.0.0.1",
+      "--port",
+      "8080",
+      "--mcp-path",
+      "SVC_MCP_PATH",
+      "--config",
+      "SVC_CONFIG",
+      "--pwsh",
+      "SVC_PWSH",
+      "--log-level",
+      "SVC_LOG_LEVEL",
+      "--log-format",
+    ],
+    "create-config": ["--config", "--force"],
+    "update-config": [
+      "--add-command",
+      "--remove-command",
+      "--add-include-pattern",
+      "--add-exclude-pattern",
+      "--add-module",
+      "--remove-module",
+      "--config",
+    ],
+    doctor: ["--format", "--strict", "--config", "--pwsh", "Exit codes"],
+  };
+  for (const [command, parts] of Object.entries(expectations)) {
+    const help = await svc([command, "--help"]);
+    assert.equal(help.code, 0, `${command} --help`);
+    for (const part of parts) {
+      assert.ok(help.stdout.includes(part), `${command} --help lacks ${part}`);
+    }
+  }
+  const unknown = await svc(["frobnicate"]);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /Unknown command 'frobnicate'/);
+});
+
+Deno.test("--log-format json writes one JSON object per log line to stderr, and deprecated keys warn once", async () => {
+  await withConfig(
+    {
+      ...fixtureConfig(),
+      McpServer: { SessionRunspaceCapacity: 4, RunspacePool: { StopTimeout: "00:00:02" } },
+    },
+    async (path) => {
+      const run = await svc([
+        "serve",
+        "--config",
+        path,
+        "--pwsh",
+        TEST_PWSH,
+        "--log-format",
+        "json",
+      ]);
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(run.stdout, "");
+      const lines = run.stderr.trim().split("\n").filter(Boolean);
+      assert.ok(lines.length > 0);
+      const records = lines.map((line) => JSON.parse(line));
+      const deprecations = records.filter((r) =>
+        String(r.message).includes("SessionRunspaceCapacity")
+      );
+      assert.equal(deprecations.length, 1);
+      assert.equal(deprecations[0].level, "WARN");
+    },
+  );
+});
