@@ -6,6 +6,11 @@
 import assert from "node:assert/strict";
 
 const fakePwsh = new URL("./support/fake-pwsh", import.meta.url).pathname;
+
+/** The stand-in is a bash script over Unix sockets: its self-test runs on Linux and macOS only. */
+function standInTest(name: string, fn: (t: Deno.TestContext) => Promise<void>): void {
+  Deno.test({ name, ignore: Deno.build.os === "windows", fn });
+}
 const token = "0123456789abcdef".repeat(4);
 
 type Frame = Record<string, unknown>;
@@ -139,7 +144,7 @@ class StandIn {
   }
 }
 
-Deno.test("fake-pwsh speaks the worker protocol", async (t) => {
+standInTest("fake-pwsh speaks the worker protocol", async (t) => {
   const worker = await StandIn.start();
   try {
     await t.step("the first frame is hello with the token and a 7.4+ version", async () => {
@@ -398,34 +403,37 @@ Deno.test("fake-pwsh speaks the worker protocol", async (t) => {
   }
 });
 
-Deno.test("fake-pwsh: a startup script that throws is a startup error with its record", async () => {
-  const worker = await StandIn.start();
-  try {
-    await worker.frame(); // hello
-    const response = await worker.request("startup", {
-      modules: [],
-      scriptPath: null,
-      script: "throw 'vault sign-in failed'",
-    });
-    assert.equal(response.ok, false);
-    const error = response.error as {
-      kind: string;
-      message: string;
-      record: Record<string, unknown>;
-    };
-    assert.equal(error.kind, "startup");
-    assert.equal(error.message, "vault sign-in failed");
-    assert.equal(error.record.fullyQualifiedErrorId, "vault sign-in failed");
-    assert.equal(error.record.category, "OperationStopped");
-    assert.equal(error.record.terminating, true);
-    const exit = await worker.request("exit");
-    assert.equal(exit.ok, true);
-  } finally {
-    assert.equal((await worker.close()).code, 0);
-  }
-});
+standInTest(
+  "fake-pwsh: a startup script that throws is a startup error with its record",
+  async () => {
+    const worker = await StandIn.start();
+    try {
+      await worker.frame(); // hello
+      const response = await worker.request("startup", {
+        modules: [],
+        scriptPath: null,
+        script: "throw 'vault sign-in failed'",
+      });
+      assert.equal(response.ok, false);
+      const error = response.error as {
+        kind: string;
+        message: string;
+        record: Record<string, unknown>;
+      };
+      assert.equal(error.kind, "startup");
+      assert.equal(error.message, "vault sign-in failed");
+      assert.equal(error.record.fullyQualifiedErrorId, "vault sign-in failed");
+      assert.equal(error.record.category, "OperationStopped");
+      assert.equal(error.record.terminating, true);
+      const exit = await worker.request("exit");
+      assert.equal(exit.ok, true);
+    } finally {
+      assert.equal((await worker.close()).code, 0);
+    }
+  },
+);
 
-Deno.test("fake-pwsh: SVC_FAKE_PWSH_VERSION and SVC_FAKE_PWSH_LOG", async () => {
+standInTest("fake-pwsh: SVC_FAKE_PWSH_VERSION and SVC_FAKE_PWSH_LOG", async () => {
   const log = await Deno.makeTempFile();
   const worker = await StandIn.start({ SVC_FAKE_PWSH_VERSION: "7.2.0", SVC_FAKE_PWSH_LOG: log });
   try {
@@ -439,7 +447,7 @@ Deno.test("fake-pwsh: SVC_FAKE_PWSH_VERSION and SVC_FAKE_PWSH_LOG", async () => 
   await Deno.remove(log);
 });
 
-Deno.test("fake-pwsh: [Environment]::Exit ends the process without an answer", async () => {
+standInTest("fake-pwsh: [Environment]::Exit ends the process without an answer", async () => {
   const worker = await StandIn.start();
   try {
     await worker.frame();
@@ -456,7 +464,7 @@ Deno.test("fake-pwsh: [Environment]::Exit ends the process without an answer", a
   }
 });
 
-Deno.test("fake-pwsh: a command line without -File exits 64 like pwsh", async () => {
+standInTest("fake-pwsh: a command line without -File exits 64 like pwsh", async () => {
   const { code, stderr } = await new Deno.Command(fakePwsh, {
     args: ["-NoLogo", "-NoProfile", "-NonInteractive"],
     stdin: "null",

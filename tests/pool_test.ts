@@ -160,7 +160,11 @@ Deno.test("WorkerPool replenishes to MinPoolSize after workers are killed", asyn
   lease.release();
 });
 
-Deno.test("WorkerPool evicts a worker whose reset fails and replaces it", async () => {
+Deno.test({
+  name: "WorkerPool evicts a worker whose reset fails and replaces it",
+  // A failing reset is made with a stand-in knob (SVC_FAKE_PWSH_RESET_FAIL).
+  ignore: !USING_STAND_IN,
+}, async () => {
   await withEnv({ SVC_FAKE_PWSH_RESET_FAIL: "1" }, async () => {
     await using pool = await WorkerPool.start({
       pwsh: TEST_PWSH,

@@ -11,6 +11,7 @@ import {
   outputOf,
   startSvc,
   TEST_PWSH,
+  USING_STAND_IN,
 } from "./support/harness.ts";
 
 const root = new URL("../", import.meta.url).pathname;
@@ -440,7 +441,11 @@ Deno.test("without PowerShell svc exits 3 naming where it looked and how to get 
   }
 });
 
-Deno.test("a PowerShell older than 7.4 is refused at startup with exit code 3", async () => {
+Deno.test({
+  name: "a PowerShell older than 7.4 is refused at startup with exit code 3",
+  // Only the stand-in can pretend to be an older PowerShell (SVC_FAKE_PWSH_VERSION).
+  ignore: !USING_STAND_IN,
+}, async () => {
   const { code, stderr } = await runSvc(
     ["serve", "--pwsh", TEST_PWSH],
     { SVC_FAKE_PWSH_VERSION: "7.2.0", SVC_CACHE_DIR: await Deno.makeTempDir() },

@@ -250,44 +250,75 @@ export function outputOf(result: CallResult): unknown {
   return JSON.parse(text ?? "null");
 }
 
-/** Pids of the live child processes of `pid` (for svc: its workers). */
-export function childrenOf(pid: number): number[] {
+interface ProcessRow {
+  pid: number;
+  ppid: number;
+  args: string;
+  zombie: boolean;
+}
+
+/** Every process with its parent and command line: `ps` on Linux and macOS, CIM through pwsh on Windows. */
+function processTable(): ProcessRow[] {
+  if (Deno.build.os === "windows") {
+    const script =
+      "Get-CimInstance Win32_Process | ForEach-Object { '{0}\t{1}\t{2}' -f $_.ProcessId, $_.ParentProcessId, $_.CommandLine }";
+    const out = new Deno.Command("pwsh", {
+      args: ["-NoProfile", "-Command", script],
+      stdout: "piped",
+      stderr: "null",
+    })
+      .outputSync();
+    return new TextDecoder().decode(out.stdout).split(/\r?\n/).filter(Boolean).map((line) => {
+      const [pid, ppid, ...args] = line.split("\t");
+      return { pid: Number(pid), ppid: Number(ppid), args: args.join("\t"), zombie: false };
+    });
+  }
   const out = new Deno.Command("ps", {
-    args: ["-A", "-o", "pid=", "-o", "ppid="],
+    args: ["-A", "-o", "pid=", "-o", "ppid=", "-o", "stat=", "-o", "args="],
     stdout: "piped",
     stderr: "null",
-  })
-    .outputSync();
-  return new TextDecoder().decode(out.stdout).split("\n")
-    .map((line) => line.trim().split(/\s+/).map(Number))
-    .filter(([child, parent]) => parent === pid && child !== undefined && !Number.isNaN(child))
-    .map(([child]) => child!);
+  }).outputSync();
+  return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l.trim()).map((line) => {
+    const [pid, ppid, stat, ...args] = line.trim().split(/\s+/);
+    return {
+      pid: Number(pid),
+      ppid: Number(ppid),
+      args: args.join(" "),
+      zombie: (stat ?? "").startsWith("Z"),
+    };
+  });
+}
+
+/** Pids of the live child processes of `pid` (for svc: its workers). */
+export function childrenOf(pid: number): number[] {
+  return processTable().filter((p) => p.ppid === pid && !p.zombie).map((p) => p.pid);
 }
 
 /** True while a process with this pid exists (and is not a zombie). */
 export function isAlive(pid: number): boolean {
-  const out = new Deno.Command("ps", {
-    args: ["-o", "stat=", "-p", String(pid)],
-    stdout: "piped",
-    stderr: "null",
-  })
-    .outputSync();
-  const stat = new TextDecoder().decode(out.stdout).trim();
-  return stat !== "" && !stat.startsWith("Z");
+  return processTable().some((p) => p.pid === pid && !p.zombie);
 }
 
-/** Pids of live processes whose command line contains `marker` (Linux /proc, else `ps`). */
+/** Pids of live processes whose command line contains `marker`. */
 export function processesMatching(marker: string): number[] {
-  const out = new Deno.Command("ps", {
-    args: ["-A", "-o", "pid=", "-o", "args="],
-    stdout: "piped",
-    stderr: "null",
-  })
-    .outputSync();
-  return new TextDecoder().decode(out.stdout).split("\n")
-    .filter((line) => line.includes(marker) && !line.includes(" ps -A"))
-    .map((line) => Number(line.trim().split(/\s+/)[0]))
-    .filter((pid) => pid !== Deno.pid && !Number.isNaN(pid));
+  return processTable()
+    .filter((p) =>
+      p.args.includes(marker) && !p.zombie && p.pid !== Deno.pid && !p.args.startsWith("ps -A")
+    )
+    .map((p) => p.pid);
+}
+
+/**
+ * Worker processes (stand-in or pwsh running svc's host script) left behind: their parent is gone,
+ * is init, or is this test process. Workers of another live svc (a benchmark, say) do not count.
+ */
+export function orphanedWorkers(): number[] {
+  const table = processTable();
+  const live = new Set(table.filter((p) => !p.zombie).map((p) => p.pid));
+  return table
+    .filter((p) => !p.zombie && p.args.includes("host.ps1 -Endpoint"))
+    .filter((p) => p.ppid <= 1 || p.ppid === Deno.pid || !live.has(p.ppid))
+    .map((p) => p.pid);
 }
 
 /** Waits until `check` returns true, polling every 50 ms, for at most `ms`. */
