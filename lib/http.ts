@@ -30,6 +30,7 @@ import {
   toMcpTool,
   type ToolRunner,
   toolsFor,
+  withRequestSignal,
 } from "./mcp.ts";
 import { type PoolStats, WorkerPool } from "./pool.ts";
 
@@ -162,7 +163,7 @@ class HttpFront {
     return withContext({ CorrelationId: correlationId }, async () => {
       let response: Response;
       try {
-        response = await this.#route(req);
+        response = await withRequestSignal(req.signal, () => this.#route(req));
       } catch (error) {
         log.error("Unhandled error for {Method} {Path}: {Error}", {
           Method: req.method,

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { ProtocolError, ProtocolErrorCode, Server } from "@modelcontextprotocol/server";
 import type { AuthInfo, CallToolResult, Tool } from "@modelcontextprotocol/server";
 import type { Principal } from "./auth.ts";
@@ -84,6 +85,17 @@ export function toMcpTool(tool: ToolDescriptor): Tool {
   };
 }
 
+const requestSignal = new AsyncLocalStorage<AbortSignal>();
+
+/**
+ * Runs `fn` with the signal of the HTTP request being served: a tool call made inside also stops
+ * when that request is aborted (the client disconnected). The 2025-era stateless transport cannot
+ * deliver `notifications/cancelled` to the call it names, so this is how such a call is cancelled.
+ */
+export function withRequestSignal<T>(signal: AbortSignal, fn: () => T): T {
+  return requestSignal.run(signal, fn);
+}
+
 /** How a tool call ended, for transports that map outcomes to their own status codes. */
 export type CallOutcome =
   | { kind: "result"; result: CallToolResult }
@@ -102,7 +114,9 @@ export async function callTool(
   context: { signal: AbortSignal; principal: Principal },
 ): Promise<CallOutcome> {
   const { runner, shell } = options;
-  const { signal, principal } = context;
+  const { principal } = context;
+  const outer = requestSignal.getStore();
+  const signal = outer ? AbortSignal.any([context.signal, outer]) : context.signal;
   // A tool the caller may not call is refused exactly like one that does not exist.
   const tool = (await toolsFor(options, principal)).find((t) => t.name === name);
   if (!tool) return { kind: "unknown-tool", message: `Unknown tool: '${name}'` };

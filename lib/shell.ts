@@ -576,6 +576,13 @@ export class Worker implements AsyncDisposable {
   }
 
   #onExit(code: number): void {
+    // Processes the worker started (native commands, Start-Process) are in its process group; when
+    // the worker dies, however it died, they go with it instead of living on as orphans.
+    if (!IS_WINDOWS) {
+      try {
+        Deno.kill(-this.pid, "SIGKILL");
+      } catch { /* the group is already empty */ }
+    }
     if (!this.#closing) {
       log.warning("PowerShell worker {Pid} exited with code {Code}.", {
         Pid: this.pid,

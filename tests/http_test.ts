@@ -419,3 +419,33 @@ Deno.test("http: a per-call time limit stops the command, and a client that disc
   }
   assert.ok(Date.now() - freed < 5_000, "the cancelled call's worker came back long before 30 s");
 });
+
+Deno.test("http: a 2025-11-25 client that disconnects mid-call stops the call, not just the time limit", async () => {
+  await using svc = await startHttpSvc({ config: fixtureConfig() });
+  const controller = new AbortController();
+  const started = Date.now();
+  const call = fetch(svc.url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-11-25",
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "start_sleep_seconds", arguments: { Seconds: 30 } },
+    }),
+    signal: controller.signal,
+  });
+  await new Promise((r) => setTimeout(r, 400));
+  controller.abort();
+  await call.catch(() => {});
+  while (Date.now() - started < 10_000) {
+    const pool = (await (await fetch(`${svc.url}/health`)).json()).pool;
+    if (pool.leased === 0 && pool.resetting === 0) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.ok(Date.now() - started < 5_000, `the worker was freed after ${Date.now() - started} ms`);
+});

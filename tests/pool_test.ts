@@ -356,3 +356,27 @@ Deno.test("http: SIGTERM drains in-flight calls, exits 0 and leaves no worker pr
     await svc[Symbol.asyncDispose]();
   }
 });
+
+Deno.test({
+  name: "a worker killed from outside takes the processes its command started with it",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    const { Worker } = await import("../lib/shell.ts");
+    await using worker = await Worker.start({ pwsh: TEST_PWSH, stopTimeoutMs: 2_000 });
+    await worker.startup({ modules: [FIXTURE_MODULE], scriptPath: null, script: null });
+    const pidFile = await Deno.makeTempFile();
+    const call = worker.invoke({
+      command: "Invoke-FixtureStuck",
+      parameters: { Seconds: 60, PidFile: pidFile },
+      credentials: [],
+      depth: 4,
+    });
+    assert.ok(await eventually(async () => (await Deno.readTextFile(pidFile)).trim() !== ""));
+    const child = Number((await Deno.readTextFile(pidFile)).trim());
+    assert.ok(isAlive(child));
+    Deno.kill(worker.pid, "SIGKILL");
+    await assert.rejects(call, { name: "WorkerError", code: "EXITED" });
+    assert.ok(await eventually(() => !isAlive(child)), "the command's child outlived its worker");
+    await Deno.remove(pidFile);
+  },
+});
