@@ -270,10 +270,21 @@ class HttpFront {
   }
 
   #decorate(req: Request, response: Response, correlationId: string): Response {
-    const headers = new Headers(response.headers);
-    headers.set("x-correlation-id", correlationId);
+    // Responses built with `new Response` have mutable headers; only immutable ones are re-wrapped.
+    let out = response;
+    try {
+      out.headers.set("x-correlation-id", correlationId);
+    } catch {
+      out = new Response(response.body, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: new Headers(response.headers),
+      });
+      out.headers.set("x-correlation-id", correlationId);
+    }
     const origin = req.headers.get("origin");
-    if (origin && response.status !== 403) {
+    if (origin && out.status !== 403) {
+      const headers = out.headers;
       headers.set("access-control-allow-origin", origin);
       headers.append("vary", "Origin");
       headers.set(
@@ -289,11 +300,7 @@ class HttpFront {
         );
       }
     }
-    return new Response(response.body, {
-      status: response.status,
-      statusText: response.statusText,
-      headers,
-    });
+    return out;
   }
 
   #health(readiness: boolean): Response {
