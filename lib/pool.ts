@@ -303,8 +303,11 @@ export class WorkerPool implements AsyncDisposable {
       await this.#evict(slot, "shutdown");
       return;
     }
-    slot.worker.exited.then(() => {
-      if (slot.state === "warm") void this.#evict(slot, "died");
+    slot.worker.exited.then(async () => {
+      if (slot.state !== "warm") return;
+      await this.#evict(slot, "died");
+      // Replace it now rather than at the next replenish tick (up to ReplenishCheckInterval away).
+      this.#replenish();
     });
     if (!this.#firstWorker) {
       this.#firstWorker = slot.worker;

@@ -144,7 +144,8 @@ Deno.test("WorkerPool replenishes to MinPoolSize after workers are killed", asyn
   await using pool = await WorkerPool.start({
     pwsh: TEST_PWSH,
     shell,
-    pool: poolSettings({ eagerWarmCount: 2, minPoolSize: 2, replenishCheckIntervalMs: 100 }),
+    // A long replenish interval: the replacement must come from noticing the exit, not the timer.
+    pool: poolSettings({ eagerWarmCount: 2, minPoolSize: 2, replenishCheckIntervalMs: 60_000 }),
   });
   const leases = [await pool.lease(), await pool.lease()];
   const pids = leases.map((l) => l.worker.pid);
