@@ -5,7 +5,11 @@
  * top of this (pool, worker control channel, argument binding, result shaping, logging) is svc's own
  * cost. Also serves `GET /raw` (a constant text: the loopback HTTP floor) and `GET /health`.
  *
- * Usage: `deno run -A bench/floor_server.ts --transport http|stdio [--port 0] [--host 127.0.0.1]`.
+ * With `--payload` it also offers `get_fixture_large_result` (a string of `Kilobytes` KB), so P5 can
+ * show what large results cost on the bare SDK stack.
+ *
+ * Usage: `deno run -A bench/floor_server.ts --transport http|stdio [--port 0] [--host 127.0.0.1]
+ * [--payload]`.
  * Over HTTP it logs `floor listening on http://<host>:<port>` to stderr. SIGTERM/SIGINT stop it.
  *
  * @module
@@ -25,13 +29,37 @@ const TOOL: Tool = {
   annotations: { readOnlyHint: true },
 };
 
+/** With `--payload`: a second tool shaped like svc's Get-FixtureLargeResult, for P5's floor rows. */
+const LARGE: Tool = {
+  name: "get_fixture_large_result",
+  title: "Get-FixtureLargeResult",
+  description: "Returns one string of Kilobytes × 1024 'x' (the SDK floor for payload sizes).",
+  inputSchema: {
+    type: "object",
+    properties: { Kilobytes: { type: "integer" } },
+    required: ["Kilobytes"],
+  },
+  annotations: { readOnlyHint: true },
+};
+
 function buildServer(): Server {
   const server = new Server(
     { name: "svc-bench-floor", version: "1.0.0" },
     { capabilities: { tools: { listChanged: true } } },
   );
-  server.setRequestHandler("tools/list", () => ({ tools: [TOOL] }));
+  server.setRequestHandler(
+    "tools/list",
+    () => ({ tools: values.payload ? [TOOL, LARGE] : [TOOL] }),
+  );
   server.setRequestHandler("tools/call", (request): CallToolResult => {
+    if (values.payload && request.params.name === LARGE.name) {
+      const kb = Number(request.params.arguments?.Kilobytes ?? 0);
+      const text = "x".repeat(Math.max(0, Math.min(kb, 64 * 1024)) * 1024);
+      return {
+        content: [{ type: "text", text: JSON.stringify([text]) }],
+        structuredContent: { output: [text] },
+      };
+    }
     if (request.params.name !== TOOL.name) {
       return {
         content: [{ type: "text", text: `Unknown tool: ${request.params.name}` }],
@@ -56,6 +84,7 @@ const { values } = parseArgs({
     transport: { type: "string", default: "http" },
     port: { type: "string", default: "0" },
     host: { type: "string", default: "127.0.0.1" },
+    payload: { type: "boolean", default: false },
   },
   strict: true,
 });

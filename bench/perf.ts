@@ -24,8 +24,6 @@ import {
   connectStdio,
   floorStdioCommand,
   type McpClient,
-  REPO_ROOT,
-  startFloorHttp,
   svcStdioCommand,
   tempDir,
 } from "./lib/targets.ts";
@@ -160,7 +158,7 @@ async function p1(b: Bench): Promise<void> {
       const listen: number[] = [];
       const list: number[] = [];
       for (let i = 0; i < n; i++) {
-        const proc = await startFloorHttp(b.tracker);
+        const proc = await b.startFloor();
         listen.push(proc.listenMs);
         const client = await connectHttp(`${proc.base}/mcp`, "2026-07-28");
         await client.listTools();
@@ -496,7 +494,9 @@ async function p4(b: Bench): Promise<void> {
       }
       for (const level of b.options.levels) {
         const clients = await connectMany(endpoint, level);
-        const health = endpoint.health ? probeHealth(endpoint.health, 50) : null;
+        const health = endpoint.health
+          ? await probeHealth(endpoint.health, 50, 10 * 60_000, b.tracker)
+          : null;
         let loop;
         try {
           loop = await closedLoop({
@@ -583,20 +583,46 @@ async function p5(b: Bench): Promise<void> {
   const { p5: n } = counts(b);
   const rows: (string | number)[][] = [];
   const raw: Record<string, unknown> = {};
-  const oneMb = "x".repeat(1024 * 1024);
+  // A varied 1 MB ASCII string (no escapes), so no engine shortcut for repeated text applies.
+  const oneMb = Array.from(
+    { length: 1024 * 1024 },
+    (_, i) => String.fromCharCode(97 + (i * 7) % 26),
+  )
+    .join("");
   const encodes: number[] = [];
-  for (let i = 0; i < 50; i++) {
+  for (let i = 0; i < 100; i++) {
     const started = performance.now();
     JSON.stringify([oneMb]);
     encodes.push(performance.now() - started);
   }
   const encode = summarize(encodes);
+  const message = {
+    jsonrpc: "2.0",
+    id: 1,
+    result: {
+      content: [{ type: "text", text: JSON.stringify([oneMb]) }],
+      structuredContent: { output: [oneMb] },
+    },
+  };
+  const rounds: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    const started = performance.now();
+    JSON.parse(JSON.stringify(message));
+    rounds.push(performance.now() - started);
+  }
+  const round = summarize(rounds);
   const notes: string[] = [
     `Strings via Get-FixtureLargeResult -Kilobytes; objects via Write-Output -InputObject (the request carries the same objects, so object rows include sending them). ${n} measured calls per row after 2 warm-up calls.`,
-    "svc runs with MaxResultBytes 4 MiB here so that 1 MB is not cut (the default cap is 1 MiB).",
+    ...(b.options.targets.some((t) => t.kind === "svc")
+      ? [
+        "svc runs with MaxResultBytes 4 MiB here so that 1 MB is not cut (the default cap is 1 MiB).",
+      ]
+      : []),
     `JSON.stringify of a 1 MB string in this process: median ${
       ms(encode.median)
-    } ms (the '1 MB ≤ 3× JSON-encoding' target compares the marginal cost of the 1 MB row over the 1 KB row with this).`,
+    } ms (the '1 MB ≤ 3× JSON-encoding' target compares the marginal cost of the 1 MB row over the 1 KB row with this); stringify + parse of the whole 1 MB result message as svc shapes it (text and structuredContent, ~2 MB): median ${
+      ms(round.median)
+    } ms.`,
   ];
   const cases: { label: string; role: "large" | "echo"; args: () => Record<string, unknown> }[] = [
     ...[1, 16, 256, 1024].map((kb) => ({
@@ -613,55 +639,85 @@ async function p5(b: Bench): Promise<void> {
       };
     }),
   ];
+  const measure = async (label: string, client: McpClient, quiet = false) => {
+    const tools = await client.listTools();
+    const medians: Record<string, number> = {};
+    const skipped: string[] = [];
+    for (const c of cases) {
+      const tool = await b.tool(client, c.role, tools);
+      if (!tool) {
+        skipped.push(c.label);
+        continue;
+      }
+      const args = c.args();
+      let size = 0;
+      let truncated = false;
+      const run = await sequential(n, 2, async () => {
+        const result = await client.call(tool, args);
+        if (size === 0) {
+          size = JSON.stringify(result).length;
+          truncated = result.structuredContent?.truncated !== undefined;
+        }
+        return result;
+      });
+      medians[c.label] = run.summary.median;
+      raw[`${label} ${c.label}`] = {
+        summary: run.summary,
+        bytes: size,
+        errors: run.errors,
+      };
+      rows.push([
+        label,
+        c.label,
+        (size / 1024).toFixed(0),
+        ...statCells(run.summary),
+        run.errors,
+        truncated ? "cut by MaxResultBytes" : run.firstError ?? "",
+      ]);
+    }
+    if (skipped.length > 0 && !quiet) {
+      notes.push(`${label}: no tool for ${skipped.join(", ")} (see --tool); skipped.`);
+    }
+    const big = medians["string 1024 KB"];
+    const small = medians["string 1 KB"];
+    if (big !== undefined && small !== undefined) {
+      const ratio = (big - small) / encode.median;
+      notes.push(
+        `${label}: 1 MB costs ${ms(big - small)} ms more than 1 KB = ${
+          ratio.toFixed(0)
+        }× JSON-encoding 1 MB (target ≤ 3×: ${ratio <= 3 ? "meets" : "misses"}); ${
+          ((big - small) / round.median).toFixed(1)
+        }× one stringify + parse of the whole result message.`,
+      );
+    }
+  };
   for (const target of b.options.targets) {
     if (target.kind === "floor") continue;
     for (const endpoint of await b.endpoints(target, ["2026-07-28"], ["2025-11-25"])) {
       const client = await endpoint.connect();
       try {
-        const tools = await client.listTools();
-        const medians: Record<string, number> = {};
-        for (const c of cases) {
-          const tool = await b.tool(client, c.role, tools);
-          if (!tool) {
-            notes.push(`${endpoint.label}: no tool for ${c.label}; skipped.`);
-            continue;
-          }
-          const args = c.args();
-          let size = 0;
-          let truncated = false;
-          const run = await sequential(n, 2, async () => {
-            const result = await client.call(tool, args);
-            if (size === 0) {
-              size = JSON.stringify(result).length;
-              truncated = result.structuredContent?.truncated !== undefined;
-            }
-            return result;
-          });
-          medians[c.label] = run.summary.median;
-          raw[`${endpoint.label} ${c.label}`] = {
-            summary: run.summary,
-            bytes: size,
-            errors: run.errors,
-          };
-          rows.push([
-            endpoint.label,
-            c.label,
-            (size / 1024).toFixed(0),
-            ...statCells(run.summary),
-            run.errors,
-            truncated ? "cut by MaxResultBytes" : run.firstError ?? "",
-          ]);
-        }
-        const big = medians["string 1024 KB"];
-        const small = medians["string 1 KB"];
-        if (big !== undefined && small !== undefined) {
-          const ratio = (big - small) / encode.median;
-          notes.push(
-            `${endpoint.label}: 1 MB costs ${ms(big - small)} ms more than 1 KB = ${
-              ratio.toFixed(1)
-            }× JSON-encoding 1 MB (target ≤ 3×: ${ratio <= 3 ? "meets" : "misses"}).`,
-          );
-        }
+        await measure(endpoint.label, client);
+      } finally {
+        await client.close();
+      }
+    }
+  }
+  if (b.options.floor) {
+    // The floor with its payload tool: strings only (it has no Write-Output).
+    if (b.options.transports.includes("http")) {
+      const proc = await b.startFloor(true);
+      const client = await connectHttp(`${proc.base}/mcp`, "2026-07-28");
+      try {
+        await measure("floor http 2026-07-28", client, true);
+      } finally {
+        await client.close();
+        await b.stopHttp(proc);
+      }
+    }
+    if (b.options.transports.includes("stdio")) {
+      const client = await connectStdio(floorStdioCommand(true), "2025-11-25", b.tracker);
+      try {
+        await measure("floor stdio 2025-11-25", client, true);
       } finally {
         await client.close();
       }
@@ -673,7 +729,7 @@ async function p5(b: Bench): Promise<void> {
     columns: ["endpoint", "payload", "response KB", ...STATS, "errors", "note"],
     rows,
     notes,
-  }, { ...raw, encode1MB: encode });
+  }, { ...raw, encode1MB: encode, roundTripResultMessage1MB: round });
 }
 
 // ---------------------------------------------------------------- P6 memory
@@ -784,7 +840,7 @@ async function p6(b: Bench): Promise<void> {
   }
   if (b.options.floor) {
     if (b.options.transports.includes("http")) {
-      const proc = await startFloorHttp(b.tracker);
+      const proc = await b.startFloor();
       const client = await connectHttp(`${proc.base}/mcp`, "2026-07-28");
       try {
         await sleep(1000);

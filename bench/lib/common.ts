@@ -242,6 +242,7 @@ export class Bench {
   readonly tables: Table[] = [];
   readonly raw: Record<string, unknown> = {};
   readonly #http = new Map<string, HttpProcess>();
+  readonly #running = new Set<HttpProcess>();
   readonly #started = performance.now();
   #svcCache: string | null = null;
   readonly #name: string;
@@ -285,6 +286,14 @@ export class Bench {
   async startSvc(options: SvcOptions): Promise<HttpProcess> {
     const proc = await startSvcHttp(options, this.tracker);
     this.tracker.addTree(proc.pid);
+    this.#running.add(proc);
+    return proc;
+  }
+
+  /** Starts the SDK floor over HTTP (tracked; `payload`: with the large-result tool). */
+  async startFloor(payload = false): Promise<HttpProcess> {
+    const proc = await startFloorHttp(this.tracker, payload);
+    this.#running.add(proc);
     return proc;
   }
 
@@ -292,6 +301,7 @@ export class Bench {
   async stopHttp(proc: HttpProcess): Promise<number> {
     this.tracker.addTree(proc.pid);
     for (const [key, value] of this.#http) if (value === proc) this.#http.delete(key);
+    this.#running.delete(proc);
     return await proc.stop();
   }
 
@@ -315,6 +325,7 @@ export class Bench {
     if (!proc) {
       proc = await startFloorHttp(this.tracker);
       this.#http.set("floor", proc);
+      this.#running.add(proc);
     }
     return proc;
   }
@@ -412,7 +423,7 @@ export class Bench {
    * ends them, writes the results, and removes temp directories.
    */
   async finish(): Promise<{ orphans: { pid: number; args: string }[] }> {
-    for (const proc of [...this.#http.values()]) await this.stopHttp(proc);
+    for (const proc of [...this.#running]) await this.stopHttp(proc);
     // Give exiting workers a moment, then look for anything still alive.
     let orphans = this.tracker.survivors();
     for (let i = 0; i < 20 && orphans.length > 0; i++) {
@@ -422,7 +433,7 @@ export class Bench {
     this.tracker.killAll(orphans);
     const note = orphans.length === 0
       ? "no process the harness started or saw is left running"
-      : `${orphans.length} process(es) outlived their server and were killed by the harness: ${
+      : `${orphans.length} process(es) were still running at the end and were killed by the harness (after an interrupt this includes the harness's own helpers): ${
         orphans.map((o) => `${o.pid} (${o.args.slice(0, 80)})`).join("; ")
       }`;
     say(`\nProcess check: ${note}.`);
@@ -430,10 +441,6 @@ export class Bench {
     await this.write(note);
     await cleanupTempDirs();
     return { orphans };
-  }
-
-  async #denoVersion(): Promise<string> {
-    return Deno.version.deno;
   }
 
   /** Writes `<out>/<name>-<stamp>.md` and `.json` (and `<name>-latest.*`). */
@@ -444,7 +451,7 @@ export class Bench {
       name: this.#name,
       date: new Date().toISOString(),
       host: { os: Deno.build.os, arch: Deno.build.arch, cpus: navigator.hardwareConcurrency },
-      deno: await this.#denoVersion(),
+      deno: Deno.version.deno,
       worker: this.options.worker,
       targets: this.options.targets.map((t) => t.label),
       transports: this.options.transports,
@@ -628,31 +635,88 @@ export async function healthOnce(url: string): Promise<HealthSample> {
   }
 }
 
-/** Probes a health URL every `everyMs` until stopped (or `maxMs`); returns the samples. */
-export function probeHealth(
+/** A running out-of-process health prober (bench/health_probe.ts). */
+export interface HealthProbe {
+  /** Samples so far (live). */
+  samples: HealthSample[];
+  /** Stops the prober and returns every sample. */
+  stop(): Promise<HealthSample[]>;
+}
+
+/**
+ * Probes a health URL every `everyMs` from a separate process (so the load generator's event loop
+ * does not inflate the latency), until stopped or `maxMs`. Resolves once the first sample is in.
+ */
+export async function probeHealth(
   url: string,
   everyMs: number,
   maxMs = 10 * 60_000,
-): { stop(): Promise<HealthSample[]>; samples: HealthSample[] } {
+  tracker?: ProcessTracker,
+): Promise<HealthProbe> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-net",
+      "--quiet",
+      `--config=${REPO_ROOT}deno.json`,
+      `${REPO_ROOT}bench/health_probe.ts`,
+      url,
+      String(everyMs),
+      String(maxMs),
+    ],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  tracker?.add(child.pid);
   const samples: HealthSample[] = [];
-  let running = true;
-  const end = performance.now() + maxMs;
-  const done = (async () => {
-    while (running && performance.now() < end) {
-      const started = performance.now();
-      samples.push(await healthOnce(url));
-      const wait = everyMs - (performance.now() - started);
-      if (wait > 0) await sleep(wait);
+  let first!: () => void;
+  const gotFirst = new Promise<void>((resolve) => (first = resolve));
+  const reading = (async () => {
+    let buffer = "";
+    const decoder = new TextDecoder();
+    for await (const chunk of child.stdout) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let nl: number;
+      while ((nl = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        try {
+          const s = JSON.parse(line) as {
+            at: number;
+            ms: number;
+            status: number;
+            pool?: HealthSample["pool"];
+          };
+          samples.push({
+            at: s.at - performance.timeOrigin,
+            ms: s.ms,
+            status: s.status,
+            ...(s.pool ? { pool: s.pool } : {}),
+          });
+          first();
+        } catch { /* partial line */ }
+      }
     }
-  })();
-  return {
-    samples,
-    stop: async () => {
-      running = false;
-      await done;
-      return samples;
-    },
+  })().catch(() => {});
+  const writer = child.stdin.getWriter();
+  const stop = async () => {
+    await writer.close().catch(() => {});
+    const done = await Promise.race([
+      child.status.then(() => true),
+      sleep(5_000).then(() => false),
+    ]);
+    if (!done) {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* gone */ }
+      await child.status;
+    }
+    await reading;
+    return samples;
   };
+  await Promise.race([gotFirst, child.status, sleep(15_000)]);
+  return { samples, stop };
 }
 
 /** Closes clients a few at a time. */

@@ -10,7 +10,7 @@
  */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { isAlive, ProcessTracker, signal, sleep, waitFor } from "./proc.ts";
+import { isAlive, type ProcessTracker, signal, sleep, waitFor } from "./proc.ts";
 
 /** Repository root (this file is bench/lib/targets.ts). */
 export const REPO_ROOT: string = new URL("../../", import.meta.url).pathname;
@@ -424,7 +424,7 @@ export async function svcStdioCommand(options: SvcOptions): Promise<StdioCommand
 }
 
 /** The argv of the SDK floor server. */
-export function floorArgv(transport: "http" | "stdio"): string[] {
+export function floorArgv(transport: "http" | "stdio", payload = false): string[] {
   return [
     Deno.execPath(),
     "run",
@@ -435,17 +435,21 @@ export function floorArgv(transport: "http" | "stdio"): string[] {
     "--transport",
     transport,
     ...(transport === "http" ? ["--port", "0"] : []),
+    ...(payload ? ["--payload"] : []),
   ];
 }
 
-/** Starts the SDK floor over HTTP. */
-export async function startFloorHttp(tracker?: ProcessTracker): Promise<HttpProcess> {
-  return await spawnHttp(floorArgv("http"), { cwd: REPO_ROOT }, tracker);
+/** Starts the SDK floor over HTTP (`payload`: with the large-result tool). */
+export async function startFloorHttp(
+  tracker?: ProcessTracker,
+  payload = false,
+): Promise<HttpProcess> {
+  return await spawnHttp(floorArgv("http", payload), { cwd: REPO_ROOT }, tracker);
 }
 
-/** The stdio command of the SDK floor. */
-export function floorStdioCommand(): StdioCommand {
-  const argv = floorArgv("stdio");
+/** The stdio command of the SDK floor (`payload`: with the large-result tool). */
+export function floorStdioCommand(payload = false): StdioCommand {
+  const argv = floorArgv("stdio", payload);
   return { command: argv[0]!, args: argv.slice(1), cwd: REPO_ROOT };
 }
 
