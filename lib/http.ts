@@ -81,10 +81,26 @@ function rpcError(status: number, code: number, message: string): Response {
   return jsonResponse(status, { jsonrpc: "2.0", error: { code, message }, id: null });
 }
 
+const CORRELATION_PREFIX = Array.from(
+  crypto.getRandomValues(new Uint8Array(2)),
+  (b) => b.toString(16).padStart(2, "0"),
+)
+  .join("");
+let correlationCounter = 0;
+let correlationStamp = { second: -1, text: "" };
+
+/** `yyyyMMdd-HHmmss-<8 hex>`: a per-process random prefix and a counter, cheap enough for every request. */
 function newCorrelationId(): string {
-  const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
-  const random = crypto.getRandomValues(new Uint8Array(4));
-  return `${stamp}-${Array.from(random, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+  const now = Date.now();
+  const second = Math.floor(now / 1000);
+  if (second !== correlationStamp.second) {
+    const text = new Date(now).toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+    correlationStamp = { second, text };
+  }
+  correlationCounter = (correlationCounter + 1) & 0xffff;
+  return `${correlationStamp.text}-${CORRELATION_PREFIX}${
+    correlationCounter.toString(16).padStart(4, "0")
+  }`;
 }
 
 /** Hostname of a Host header value (`example.com:8080` → `example.com`, `[::1]:80` → `[::1]`). */
@@ -322,14 +338,20 @@ class HttpFront {
     const sessionId = req.headers.get("mcp-session-id");
     const authInfo = authInfoOf(principal);
     if (req.method === "POST") {
-      const body = await req.clone().json().catch(() => undefined);
-      if (body !== undefined && (await isLegacyRequest(req, body))) {
-        return await this.#legacy(req, body, mode, { sessionId, principal });
+      // The body is read once and handed to the SDK parsed, so no request is cloned or read twice.
+      let body: unknown;
+      try {
+        body = JSON.parse(await req.text());
+      } catch {
+        return rpcError(400, -32700, "Parse error: the request body is not JSON");
       }
-      return await this.#modern[mode].fetch(
-        req,
-        body === undefined ? { authInfo } : { parsedBody: body, authInfo },
-      );
+      const bodiless = withoutBody(req);
+      // 2026-07-28 requests carry their protocol claim in `_meta`; only the rest needs the SDK's
+      // full classification (which validates the whole body, and the modern handler would again).
+      if (!claimsModernEra(body) && (await isLegacyRequest(bodiless, body))) {
+        return await this.#legacy(bodiless, body, mode, { sessionId, principal });
+      }
+      return await this.#modern[mode].fetch(bodiless, { parsedBody: body, authInfo });
     }
     if (req.method === "GET" || req.method === "DELETE") {
       if (sessionId && this.#http.mode === "Stateful") {
@@ -493,10 +515,21 @@ class HttpFront {
   }
 }
 
+/** True when a single JSON-RPC message claims the 2026-07-28 era through its `_meta` envelope. */
+function claimsModernEra(body: unknown): boolean {
+  const meta = (body as { params?: { _meta?: Record<string, unknown> } } | null)?.params?._meta;
+  return typeof meta?.["io.modelcontextprotocol/protocolVersion"] === "string";
+}
+
+/** The request without its (already read) body; the SDK gets the parsed body separately. */
+function withoutBody(req: Request): Request {
+  return new Request(req.url, { method: req.method, headers: req.headers, signal: req.signal });
+}
+
 function withBothAccepts(req: Request): Request {
   const headers = new Headers(req.headers);
   headers.set("accept", "application/json, text/event-stream");
-  return new Request(req, { headers });
+  return new Request(req.url, { method: req.method, headers, signal: req.signal });
 }
 
 /** Health of the pool: Healthy when warm + leased ≥ MinPoolSize (SPEC §3.4). */
