@@ -8,6 +8,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { StartupError, WorkerError } from "./errors.ts";
+import HOST_SCRIPT from "./host.ps1" with { type: "text" };
 import { logger } from "./log.ts";
 
 const log = logger("worker");
@@ -190,11 +191,9 @@ interface Pending {
   reject: (error: Error) => void;
 }
 
-let hostScriptText: Promise<string> | undefined;
-
-function hostScript(): Promise<string> {
-  hostScriptText ??= Deno.readTextFile(new URL("./host.ps1", import.meta.url));
-  return hostScriptText;
+/** The PowerShell side of the protocol, embedded so a bundle carries it (ARCHITECTURE Decision 10). */
+function hostScript(): string {
+  return HOST_SCRIPT;
 }
 
 /**
@@ -241,7 +240,7 @@ export class Worker implements AsyncDisposable {
     let listener: Deno.Listener | undefined;
     let worker: Worker | undefined;
     try {
-      await Deno.writeTextFile(`${dir}/host.ps1`, await hostScript());
+      await Deno.writeTextFile(`${dir}/host.ps1`, hostScript());
       let endpoint: string;
       if (IS_WINDOWS) {
         const tcp = Deno.listen({ hostname: "127.0.0.1", port: 0 });
