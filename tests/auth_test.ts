@@ -8,9 +8,16 @@ import { createHash } from "node:crypto";
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
 import { Client as V1Client } from "sdk1/client/index.js";
 import { StreamableHTTPClientTransport as V1HttpTransport } from "sdk1/client/streamableHttp.js";
-import { eventually, fixtureConfig, post, startHttpSvc, TEST_PWSH } from "./support/harness.ts";
+import {
+  eventually,
+  fixtureConfig,
+  post,
+  runSvc,
+  startHttpSvc,
+  type SvcRun,
+  TEST_PWSH,
+} from "./support/harness.ts";
 
-const root = new URL("../", import.meta.url).pathname;
 const SECRETS = {
   alice: "alice-secret-8f3a2d",
   bob: "bob-secret-77c1e0",
@@ -219,30 +226,20 @@ Deno.test("API keys: missing, invalid and valid keys × roles × per-tool overri
   });
 });
 
-async function runSvc(config: Record<string, unknown>): Promise<{ code: number; stderr: string }> {
+async function serveWith(config: Record<string, unknown>): Promise<SvcRun> {
   const dir = await Deno.makeTempDir();
   try {
     await Deno.writeTextFile(`${dir}/appsettings.json`, JSON.stringify(config));
-    const output = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        `${root}main.ts`,
-        "serve",
-        "--transport",
-        "http",
-        "--port",
-        "0",
-        "--config",
-        `${dir}/appsettings.json`,
-        "--pwsh",
-        TEST_PWSH,
-      ],
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-    }).output();
-    return { code: output.code, stderr: new TextDecoder().decode(output.stderr) };
+    const args = [
+      "serve",
+      "--transport",
+      "http",
+      "--port",
+      "0",
+      "--config",
+      `${dir}/appsettings.json`,
+    ];
+    return await runSvc([...args, "--pwsh", TEST_PWSH]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -269,7 +266,7 @@ Deno.test("authentication settings are validated at startup: exit 2 with the key
     ],
   ];
   for (const [auth, message] of cases) {
-    const { code, stderr } = await runSvc({ ...fixtureConfig(), Authentication: auth });
+    const { code, stderr } = await serveWith({ ...fixtureConfig(), Authentication: auth });
     assert.equal(code, 2, stderr);
     assert.match(stderr, message);
   }

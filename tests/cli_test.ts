@@ -3,25 +3,9 @@
  * create-config and update-config through the CLI, --help of every command, and JSON log lines.
  */
 import assert from "node:assert/strict";
-import { FIXTURE_MODULE, fixtureConfig, TEST_PWSH } from "./support/harness.ts";
+import { FIXTURE_MODULE, fixtureConfig, runSvc, TEST_PWSH } from "./support/harness.ts";
 
-const root = new URL("../", import.meta.url).pathname;
-
-async function svc(
-  args: string[],
-  options: { cwd?: string; env?: Record<string, string> } = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", "--quiet", `${root}main.ts`, ...args],
-    cwd: options.cwd ?? root,
-    env: { ...Deno.env.toObject(), SVC_INVOCATION_DIR: "", ...options.env },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decode = (b: Uint8Array) => new TextDecoder().decode(b);
-  return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
-}
+const svc = runSvc;
 
 async function withConfig<T>(
   config: unknown,

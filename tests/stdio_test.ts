@@ -9,12 +9,11 @@ import {
   fixtureConfig,
   isAlive,
   outputOf,
+  runSvc,
   startSvc,
   TEST_PWSH,
   USING_STAND_IN,
 } from "./support/harness.ts";
-
-const root = new URL("../", import.meta.url).pathname;
 
 function textOf(result: { content: { type: string; text?: string }[] }): string {
   return result.content.map((c) => c.text ?? "").join("\n");
@@ -381,25 +380,6 @@ Deno.test("stdio works with the 2026-07-28 era, the 2025-11-25 era and a v1 clie
   }
 });
 
-async function runSvc(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", "--quiet", `${root}main.ts`, ...args],
-    env: { ...Deno.env.toObject(), ...env },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
-}
-
 Deno.test("a failing startup script stops svc with exit code 3 and the script's message", async () => {
   const dir = await Deno.makeTempDir();
   try {
@@ -411,7 +391,7 @@ Deno.test("a failing startup script stops svc with exit code 3 and the script's 
     );
     const { code, stderr, stdout } = await runSvc(
       ["serve", "--config", `${dir}/appsettings.json`, "--pwsh", TEST_PWSH],
-      { SVC_CACHE_DIR: `${dir}/cache` },
+      { env: { SVC_CACHE_DIR: `${dir}/cache` } },
     );
     assert.equal(code, 3, stderr);
     assert.match(stderr, /Startup script failed: .*vault sign-in failed/);
@@ -424,7 +404,7 @@ Deno.test("a failing startup script stops svc with exit code 3 and the script's 
 Deno.test("without PowerShell svc exits 3 naming where it looked and how to get PowerShell 7.4+", async () => {
   const empty = await Deno.makeTempDir();
   try {
-    const { code, stderr } = await runSvc(["serve"], { PATH: empty, SVC_PWSH: "" });
+    const { code, stderr } = await runSvc(["serve"], { env: { PATH: empty, SVC_PWSH: "" } });
     assert.equal(code, 3, stderr);
     const line = stderr.trim();
     assert.equal(line.split("\n").length, 1, `one sentence expected, got: ${line}`);
@@ -446,10 +426,9 @@ Deno.test({
   // Only the stand-in can pretend to be an older PowerShell (SVC_FAKE_PWSH_VERSION).
   ignore: !USING_STAND_IN,
 }, async () => {
-  const { code, stderr } = await runSvc(
-    ["serve", "--pwsh", TEST_PWSH],
-    { SVC_FAKE_PWSH_VERSION: "7.2.0", SVC_CACHE_DIR: await Deno.makeTempDir() },
-  );
+  const { code, stderr } = await runSvc(["serve", "--pwsh", TEST_PWSH], {
+    env: { SVC_FAKE_PWSH_VERSION: "7.2.0", SVC_CACHE_DIR: await Deno.makeTempDir() },
+  });
   assert.equal(code, 3, stderr);
   assert.match(stderr, /PowerShell 7\.2\.0 is too old: svc needs PowerShell 7\.4 or later/);
 });

@@ -334,6 +334,30 @@ export async function eventually(
   return await check();
 }
 
+/** What one run of svc printed and how it exited. */
+export interface SvcRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `svc <args>` once to completion (stdin empty) and captures its output. */
+export async function runSvc(
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<SvcRun> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", "--quiet", `${root}main.ts`, ...args],
+    cwd: options.cwd ?? root,
+    env: { ...Deno.env.toObject(), SVC_INVOCATION_DIR: "", ...options.env },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
+}
+
 /** Options of {@linkcode startHttpSvc}. */
 export interface StartHttpSvcOptions {
   /** Contents of the configuration file. @default fixtureConfig() */
