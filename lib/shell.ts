@@ -213,6 +213,7 @@ export class Worker implements AsyncDisposable {
   #exitCode: number | null = null;
   #exited: Promise<number>;
   #closing = false;
+  #disconnected = false;
   #hello: ((frame: Record<string, unknown>) => void) | null = null;
   #diagnostics: string[] = [];
   #info: WorkerInfo | null = null;
@@ -305,7 +306,7 @@ export class Worker implements AsyncDisposable {
 
   /** True until the process has exited or the worker is being closed. */
   get alive(): boolean {
-    return this.#exitCode === null && !this.#closing;
+    return this.#exitCode === null && !this.#closing && !this.#disconnected;
   }
 
   /** Exit code once the process has exited, else null. */
@@ -519,7 +520,9 @@ export class Worker implements AsyncDisposable {
         log.debug("Worker {Pid} socket error: {Error}", { Pid: this.pid, Error: String(error) });
       }
     }
-    // The socket ended: the worker is gone or broken. Wait briefly for the exit code to name it.
+    // The socket ended: the worker is gone or broken, and no new request may be given to it even
+    // before its exit is reaped. Wait briefly for the exit code to name it.
+    this.#disconnected = true;
     if (!this.#closing && this.#exitCode === null) {
       const code = await Promise.race([this.#exited, delay(500).then(() => null)]);
       if (code === null) {
