@@ -32,7 +32,7 @@ import {
   toolsFor,
   withRequestSignal,
 } from "./mcp.ts";
-import { type PoolStats, WorkerPool } from "./pool.ts";
+import { WorkerPool } from "./pool.ts";
 
 const log = logger("http");
 
@@ -321,7 +321,7 @@ class HttpFront {
 
   #health(readiness: boolean): Response {
     const stats = this.#pool.stats();
-    const status = poolStatus(stats);
+    const status = this.#pool.status(stats);
     const ok = readiness ? status === "Healthy" : status !== "Unhealthy";
     const description = stats.draining
       ? "Worker pool is draining"
@@ -530,13 +530,6 @@ function withBothAccepts(req: Request): Request {
   const headers = new Headers(req.headers);
   headers.set("accept", "application/json, text/event-stream");
   return new Request(req.url, { method: req.method, headers, signal: req.signal });
-}
-
-/** Health of the pool: Healthy when warm + leased ≥ MinPoolSize (SPEC §3.4). */
-function poolStatus(stats: PoolStats): "Healthy" | "Degraded" | "Unhealthy" {
-  if (stats.draining) return "Degraded";
-  if (stats.warm + stats.leased >= stats.min) return "Healthy";
-  return stats.creating > 0 || stats.resetting > 0 ? "Degraded" : "Unhealthy";
 }
 
 /** Serves MCP over HTTP until shutdown, then drains in-flight calls and closes every worker. */

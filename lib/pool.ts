@@ -47,6 +47,9 @@ export interface PoolStats {
   draining: boolean;
 }
 
+/** Health of the pool, as `/health` reports it. */
+export type PoolStatus = "Healthy" | "Degraded" | "Unhealthy";
+
 /** A leased worker. Call `release()` exactly once when the call's response has been sent. */
 export interface Lease {
   /** The worker serving this call. */
@@ -90,8 +93,6 @@ export class WorkerPool implements AsyncDisposable {
   readonly #timers: ReturnType<typeof setInterval>[] = [];
   #nextId = 0;
   #draining = false;
-  #firstStartup: StartupResult | null = null;
-  #firstWorker: Worker | null = null;
 
   private constructor(options: WorkerPoolOptions) {
     this.#options = options;
@@ -133,17 +134,20 @@ export class WorkerPool implements AsyncDisposable {
     };
   }
 
-  /** True when warm + leased workers reach `MinPoolSize` and the pool is not draining (SPEC §3.4). */
-  ready(): boolean {
-    const s = this.stats();
-    return !s.draining && s.warm + s.leased >= s.min;
+  /**
+   * Health of the pool (SPEC §3.4): Healthy when warm + leased workers reach `MinPoolSize`;
+   * Degraded while draining or while workers being created or reset may close the gap; else
+   * Unhealthy.
+   */
+  status(s: PoolStats = this.stats()): PoolStatus {
+    if (s.draining) return "Degraded";
+    if (s.warm + s.leased >= s.min) return "Healthy";
+    return s.creating > 0 || s.resetting > 0 ? "Degraded" : "Unhealthy";
   }
 
-  /** A worker that has started (for discovery); null before the first worker is warm. */
-  get firstWorker(): { worker: Worker; startup: StartupResult } | null {
-    return this.#firstWorker && this.#firstStartup
-      ? { worker: this.#firstWorker, startup: this.#firstStartup }
-      : null;
+  /** True when the pool is Healthy: ready to serve (see {@linkcode WorkerPool.status}). */
+  ready(): boolean {
+    return this.status() === "Healthy";
   }
 
   /**
@@ -309,10 +313,6 @@ export class WorkerPool implements AsyncDisposable {
       // Replace it now rather than at the next replenish tick (up to ReplenishCheckInterval away).
       this.#replenish();
     });
-    if (!this.#firstWorker) {
-      this.#firstWorker = slot.worker;
-      this.#firstStartup = slot.startup;
-    }
     this.#makeWarm(slot);
     log.debug("Worker {CreatedAt} initialized and enqueued. Total={Total}.", {
       CreatedAt: slot.createdAt,
@@ -367,10 +367,6 @@ export class WorkerPool implements AsyncDisposable {
     const i = this.#warm.indexOf(slot);
     if (i >= 0) this.#warm.splice(i, 1);
     this.#slots.delete(slot);
-    if (this.#firstWorker === slot.worker) {
-      this.#firstWorker = null;
-      this.#firstStartup = null;
-    }
     if (slot.worker) {
       if (reason === "shutdown" || reason === "idle") await slot.worker.close();
       else await slot.worker.kill();
