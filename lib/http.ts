@@ -385,7 +385,6 @@ class HttpFront {
     if (sessionId) {
       return rpcError(400, -32000, "Bad Request: Mcp-Session-Id is not used in Stateless mode");
     }
-    // The SDK's transport insists on both types in Accept; svc honours what the client asked for.
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: mode !== "sse",
@@ -521,15 +520,19 @@ function claimsModernEra(body: unknown): boolean {
   return typeof meta?.["io.modelcontextprotocol/protocolVersion"] === "string";
 }
 
-/** The request without its (already read) body; the SDK gets the parsed body separately. */
-function withoutBody(req: Request): Request {
-  return new Request(req.url, { method: req.method, headers: req.headers, signal: req.signal });
+/**
+ * A body-less copy of a request (svc reads each body once and gives the SDK the parsed body), with
+ * other headers when given.
+ */
+function withoutBody(req: Request, headers: HeadersInit = req.headers): Request {
+  return new Request(req.url, { method: req.method, headers, signal: req.signal });
 }
 
+/** The SDK's transport insists on both types in Accept; svc has already honoured the client's. */
 function withBothAccepts(req: Request): Request {
   const headers = new Headers(req.headers);
   headers.set("accept", "application/json, text/event-stream");
-  return new Request(req.url, { method: req.method, headers, signal: req.signal });
+  return withoutBody(req, headers);
 }
 
 /** Serves MCP over HTTP until shutdown, then drains in-flight calls and closes every worker. */
@@ -553,15 +556,10 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
   });
   const runner: ToolRunner = {
     tools: () => catalog.tools(),
-    run: async (tool, args, run) => {
-      const lease = await pool.lease(run.signal);
+    withWorker: async (signal, use) => {
+      const lease = await pool.lease(signal);
       try {
-        return await lease.worker.invoke({
-          command: tool.command,
-          parameters: args.parameters,
-          credentials: args.credentials,
-          depth: run.depth,
-        }, { signal: run.signal, timeoutMs: run.timeoutMs });
+        return await use(lease.worker);
       } finally {
         // The reset runs in the background: the response does not wait for it.
         lease.release();

@@ -9,32 +9,25 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { ProtocolError, ProtocolErrorCode, Server } from "@modelcontextprotocol/server";
 import type { AuthInfo, CallToolResult, Tool } from "@modelcontextprotocol/server";
 import type { Principal } from "./auth.ts";
-import { bindArguments, type BoundArguments } from "./arguments.ts";
+import { bindArguments } from "./arguments.ts";
 import type { ToolDescriptor } from "./catalog.ts";
 import { overrideFor, type ShellSettings } from "./config.ts";
 import { logger } from "./log.ts";
 import { failureResult, toCallToolResult, workerFailureMessage } from "./result.ts";
 import { PoolError } from "./pool.ts";
-import type { InvokeOutcome } from "./shell.ts";
+import type { Worker } from "./shell.ts";
 
 const log = logger("mcp");
 
-/** Runs tool calls for the MCP server; implemented by each transport. */
+/** Where tools come from and which worker runs a call; implemented by each transport. */
 export interface ToolRunner {
   /** The tools on offer; may wait for discovery on a cold start. */
   tools(): Promise<ToolDescriptor[]>;
-  /** Runs one bound call on a worker. */
-  run(tool: ToolDescriptor, args: BoundArguments, options: RunOptions): Promise<InvokeOutcome>;
-}
-
-/** Options of {@linkcode ToolRunner.run}. */
-export interface RunOptions {
-  /** Aborted when the client cancels the request. */
-  signal: AbortSignal;
-  /** Time limit of the call in ms (`ToolCallTimeout`, or the command's override). */
-  timeoutMs: number;
-  /** `ConvertTo-Json -Depth` for output objects. */
-  depth: number;
+  /**
+   * Lends a worker for one call and runs `use` on it: the stdio session's worker, or a pool lease
+   * returned afterwards. Rejects with a PoolError when no worker is free in time.
+   */
+  withWorker<T>(signal: AbortSignal, use: (worker: Worker) => Promise<T>): Promise<T>;
 }
 
 /** Options of {@linkcode createMcpServer}. */
@@ -118,8 +111,10 @@ export async function callTool(
   const outer = requestSignal.getStore();
   const signal = outer ? AbortSignal.any([context.signal, outer]) : context.signal;
   // A tool the caller may not call is refused exactly like one that does not exist.
-  const tool = (await toolsFor(options, principal)).find((t) => t.name === name);
-  if (!tool) return { kind: "unknown-tool", message: `Unknown tool: '${name}'` };
+  const tool = (await runner.tools()).find((t) => t.name === name);
+  if (!tool || (options.authorize && !options.authorize(principal, tool))) {
+    return { kind: "unknown-tool", message: `Unknown tool: '${name}'` };
+  }
   const bound = bindArguments(tool, args);
   if (!bound.ok) {
     return {
@@ -132,11 +127,12 @@ export async function callTool(
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   try {
-    const outcome = await runner.run(tool, bound.value, {
-      signal,
-      timeoutMs,
-      depth: shell.serializationDepth,
-    });
+    const { parameters, credentials } = bound.value;
+    const outcome = await runner.withWorker(signal, (worker) =>
+      worker.invoke(
+        { command: tool.command, parameters, credentials, depth: shell.serializationDepth },
+        { signal, timeoutMs },
+      ));
     const result = toCallToolResult(tool, outcome, {
       maxResultBytes: shell.maxResultBytes,
       timeoutMs,
@@ -147,7 +143,7 @@ export async function callTool(
       Principal: principal.name,
       Outcome: outcome.interrupted ?? (result.isError ? "error" : "ok"),
       ElapsedMs: elapsed(),
-      ...(options.logArguments ? { Arguments: redactArguments(tool, bound.value.parameters) } : {}),
+      ...(options.logArguments ? { Arguments: redactArguments(tool, parameters) } : {}),
     });
     return { kind: "result", result };
   } catch (error) {

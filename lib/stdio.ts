@@ -85,15 +85,7 @@ export class StdioSession implements AsyncDisposable {
   runner(): ToolRunner {
     return {
       tools: () => this.#catalog.tools(),
-      run: async (tool, args, options) => {
-        const { worker } = await this.#liveWorker();
-        return await worker.invoke({
-          command: tool.command,
-          parameters: args.parameters,
-          credentials: args.credentials,
-          depth: options.depth,
-        }, { signal: options.signal, timeoutMs: options.timeoutMs });
-      },
+      withWorker: async (_signal, use) => use((await this.#liveWorker()).worker),
     };
   }
 
