@@ -19,11 +19,12 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { createRemoteJWKSet, errors as joseErrors, type JWTPayload, jwtVerify } from "jose";
 import type { ToolDescriptor } from "./catalog.ts";
-import type {
-  ApiKeySchemeSettings,
-  AuthSettings,
-  JwtSchemeSettings,
-  ShellSettings,
+import {
+  type ApiKeySchemeSettings,
+  type AuthSettings,
+  type JwtSchemeSettings,
+  overrideFor,
+  type ShellSettings,
 } from "./config.ts";
 import { logger } from "./log.ts";
 
@@ -179,12 +180,8 @@ export class Authenticator {
   }
 
   #rolesFor(tool: ToolDescriptor): string[] {
-    const overrides = this.#shell.commandOverrides;
-    const keys = Object.keys(overrides);
-    const match = keys.find((k) => k.toLowerCase() === tool.name.toLowerCase()) ??
-      keys.find((k) => k.toLowerCase() === tool.command.toLowerCase());
-    const override = match === undefined ? undefined : overrides[match];
-    return override?.requiredRoles ?? this.#auth.requiredRoles;
+    return overrideFor(this.#shell, tool.name, tool.command)?.requiredRoles ??
+      this.#auth.requiredRoles;
   }
 
   #refuse(

@@ -279,7 +279,7 @@ export async function loadSettings(
     );
   }
   const tree = mergeTrees(fileTree, fromEnv);
-  const read = new Reader(tree, { file: fileTree, env: fromEnv, embedded: configPath === null });
+  const read = new Reader(tree, { env: fromEnv, embedded: configPath === null });
   const settings = resolveSettings(read, { configPath, overrides, env });
   settings.warnings.unshift(...warnings);
   return settings;
@@ -406,7 +406,7 @@ class Reader {
   /** Where each key read came from. */
   readonly sources: Record<string, SettingSource> = {};
 
-  constructor(readonly tree: Tree, readonly layers: { file: Tree; env: Tree; embedded: boolean }) {}
+  constructor(readonly tree: Tree, readonly layers: { env: Tree; embedded: boolean }) {}
 
   #record(name: string, value: unknown): void {
     if (value === undefined || value === null || value === "") {
@@ -871,10 +871,15 @@ function parseLogFormat(value: string): LogFormat {
   );
 }
 
-/** Finds the override of a command, matching the key case-insensitively. */
-export function overrideFor(shell: ShellSettings, command: string): CommandOverride | undefined {
-  const key = Object.keys(shell.commandOverrides).find((k) =>
-    k.toLowerCase() === command.toLowerCase()
-  );
-  return key === undefined ? undefined : shell.commandOverrides[key];
+/**
+ * Finds the `CommandOverrides` entry of the first of `names` that has one, matching keys
+ * case-insensitively (authorization passes the tool name, then the command name).
+ */
+export function overrideFor(shell: ShellSettings, ...names: string[]): CommandOverride | undefined {
+  const keys = Object.keys(shell.commandOverrides);
+  for (const name of names) {
+    const key = keys.find((k) => k.toLowerCase() === name.toLowerCase());
+    if (key !== undefined) return shell.commandOverrides[key];
+  }
+  return undefined;
 }
