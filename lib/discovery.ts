@@ -116,6 +116,8 @@ export function catalogStillValid(
 
 /** The part of a worker that discovery uses. */
 export interface DiscoveryWorker {
+  /** Facts from the worker's hello; the catalog records the PowerShell version. */
+  readonly info: { psVersion: string };
   /** Candidate commands by name, module and pattern. */
   commands(
     query: { names: string[]; modules: string[]; patterns: string[] },
@@ -129,8 +131,6 @@ export interface DiscoveryWorker {
 
 /** Options of {@linkcode discoverCatalog}. */
 export interface DiscoverOptions {
-  /** PowerShell version of the worker. */
-  psVersion: string;
   /** Module import outcomes from the worker's startup. */
   modules: ModuleStatus[];
 }
@@ -148,7 +148,7 @@ export async function discoverCatalog(
     : { commands: [], missing: [] };
   for (const name of described.missing) warnings.push(`Command '${name}' could not be described`);
   return buildTools(described.commands, {
-    psVersion: options.psVersion,
+    psVersion: worker.info.psVersion,
     modules: options.modules,
     warnings,
   });
@@ -158,8 +158,6 @@ export async function discoverCatalog(
 export interface DiscoverySource {
   /** The worker. */
   worker: DiscoveryWorker;
-  /** PowerShell version the worker reported. */
-  psVersion: string;
   /** Module import outcomes of its startup. */
   modules: ModuleStatus[];
   /** Called when discovery is done with the worker. */
@@ -214,6 +212,7 @@ export class CatalogStore {
     const cached = directory && key ? await readCachedCatalog(key, { directory }) : null;
     if (cached) {
       log.debug("Serving {Count} tools from the catalog cache.", { Count: cached.tools.length });
+      logWarnings(cached);
       this.#revalidate(cached, key!, directory!);
       return cached;
     }
@@ -225,13 +224,12 @@ export class CatalogStore {
     let catalog: Catalog;
     try {
       catalog = await discoverCatalog(source.worker, this.#options.shell, {
-        psVersion: source.psVersion,
         modules: source.modules,
       });
     } finally {
       source.release?.();
     }
-    for (const warning of catalog.warnings) log.warning("{Warning}", { Warning: warning });
+    logWarnings(catalog);
     log.info("Catalog ready: {Count} tools.", { Count: catalog.tools.length });
     if (key && directory) {
       await writeCachedCatalog(key, catalog, { directory }).catch((error) =>
@@ -247,7 +245,7 @@ export class CatalogStore {
   /** Checks a cached catalog against a live worker; rediscovers and notifies when it is stale. */
   #revalidate(cached: Catalog, key: string, directory: string): void {
     this.#options.source().then(async (source) => {
-      const valid = catalogStillValid(cached, source.psVersion, source.modules);
+      const valid = catalogStillValid(cached, source.worker.info.psVersion, source.modules);
       source.release?.();
       if (valid) return;
       log.info(
@@ -262,4 +260,9 @@ export class CatalogStore {
       log.warning("Catalog revalidation failed: {Error}", { Error: String(error) })
     );
   }
+}
+
+/** Logs what building a catalog noticed (missing commands or modules, collisions), once per load. */
+function logWarnings(catalog: Catalog): void {
+  for (const warning of catalog.warnings) log.warning("{Warning}", { Warning: warning });
 }

@@ -110,15 +110,12 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
     report.powershell.edition = any.worker!.info.edition;
     if (ready) {
       report.modules = ready.startup!.modules.map((m) => ({ ...m }));
-      for (const m of report.modules.filter((m) => !m.found)) {
-        report.warnings.push(`Module '${m.name}' could not be imported: ${m.error ?? "not found"}`);
-      }
       const catalog = await discoverCatalog(ready.worker!, settings.shell, {
-        psVersion: ready.worker!.info.psVersion,
         modules: ready.startup!.modules,
       });
       report.tools = catalog.tools.map(toolRow);
-      report.warnings.push(...catalog.warnings.filter((w) => !w.startsWith("Module '")));
+      // Missing modules, commands and name collisions, as the catalog noticed them.
+      report.warnings.push(...catalog.warnings);
       if (catalog.tools.length === 0) {
         report.warnings.push("No tools are offered: check Commands, Modules and the patterns");
       }

@@ -547,7 +547,6 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
       const lease = await pool.lease();
       return {
         worker: lease.worker,
-        psVersion: lease.worker.info.psVersion,
         modules: lease.startup.modules,
         release: lease.release,
       };

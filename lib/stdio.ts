@@ -62,7 +62,7 @@ export class StdioSession implements AsyncDisposable {
       pwsh,
       source: async () => {
         const { worker, startup } = await this.#current;
-        return { worker, psVersion: worker.info.psVersion, modules: startup.modules };
+        return { worker, modules: startup.modules };
       },
       onChange: () => {
         for (const server of this.#servers) server.sendToolListChanged().catch(() => {});
@@ -133,12 +133,6 @@ export class StdioSession implements AsyncDisposable {
         scriptPath: shell.startupScriptPath,
         script: shell.startupScript,
       }, shell.workerStartTimeoutMs);
-      for (const module of startup.modules.filter((m) => !m.found)) {
-        log.warning("Module {Module} could not be imported: {Error}", {
-          Module: module.name,
-          Error: module.error ?? "not found",
-        });
-      }
       log.debug("Worker {Pid} started (PowerShell {Version}) in {ElapsedMs} ms.", {
         Pid: worker.pid,
         Version: worker.info.psVersion,
