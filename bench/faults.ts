@@ -67,6 +67,37 @@ async function toolsOf(b: Bench, client: McpClient): Promise<Record<RoleName, st
   return out;
 }
 
+/**
+ * After an F2 case: which workers were replaced, which of them outlived it, and, for the stuck
+ * command, whether its `sleep` child was killed with its worker (a survivor is killed here).
+ */
+async function leftovers(
+  b: Bench,
+  role: RoleName,
+  dir: string,
+  before: number[],
+  serverPid: number,
+): Promise<{ replaced: number[]; orphans: number[]; sleepNote: string }> {
+  const after = workerPids(serverPid);
+  const replaced = before.filter((pid) => !after.includes(pid));
+  const orphans = replaced.filter((pid) => isAlive(pid));
+  let sleepNote = "";
+  if (role === "stuck") {
+    const sleepPid = await readPidFile(`${dir}/stuck.pid`, 1000);
+    if (sleepPid !== null) {
+      b.tracker.add(sleepPid);
+      await sleep(300);
+      const alive = isAlive(sleepPid);
+      if (alive) {
+        orphans.push(sleepPid);
+        signal(sleepPid, "SIGKILL");
+      }
+      sleepNote = `; its \`sleep\` child ${alive ? "survived (orphan)" : "was killed"}`;
+    }
+  }
+  return { replaced, orphans, sleepNote };
+}
+
 /** Reads the pid that Invoke-FixtureStuck writes (its `sleep 300` child). */
 async function readPidFile(path: string, ms: number): Promise<number | null> {
   let pid: number | null = null;
@@ -435,23 +466,7 @@ async function f2(b: Bench): Promise<void> {
         const freed = (await waitFor(idle, 15_000, 10)) ? performance.now() - started : null;
         const next = await record(() => modern.call(tools.date, {}));
         b.tracker.addTree(proc.pid);
-        const after = workerPids(proc.pid);
-        const replaced = before.filter((pid) => !after.includes(pid));
-        const orphans = replaced.filter((pid) => isAlive(pid));
-        let sleepNote = "";
-        if (c.role === "stuck") {
-          const sleepPid = await readPidFile(`${dir}/stuck.pid`, 1000);
-          if (sleepPid !== null) {
-            b.tracker.add(sleepPid);
-            await sleep(300);
-            const alive = isAlive(sleepPid);
-            if (alive) {
-              orphans.push(sleepPid);
-              signal(sleepPid, "SIGKILL");
-            }
-            sleepNote = `; its \`sleep\` child ${alive ? "survived (orphan)" : "was killed"}`;
-          }
-        }
+        const { replaced, orphans, sleepNote } = await leftovers(b, c.role, dir, before, proc.pid);
         raw[c.name] = { call, freedMs: freed, next, replaced, orphans };
         rows.push([
           "http",
@@ -504,23 +519,7 @@ async function f2(b: Bench): Promise<void> {
         const next = await record(() => client.call(tools.date, {}));
         const freed = next.start + next.ms - started;
         b.tracker.addTree(pid);
-        const after = workerPids(pid);
-        const replaced = before.filter((p) => !after.includes(p));
-        const orphans = replaced.filter((p) => isAlive(p));
-        let sleepNote = "";
-        if (c.role === "stuck") {
-          const sleepPid = await readPidFile(`${dir}/stuck.pid`, 1000);
-          if (sleepPid !== null) {
-            b.tracker.add(sleepPid);
-            await sleep(300);
-            const alive = isAlive(sleepPid);
-            if (alive) {
-              orphans.push(sleepPid);
-              signal(sleepPid, "SIGKILL");
-            }
-            sleepNote = `; its \`sleep\` child ${alive ? "survived (orphan)" : "was killed"}`;
-          }
-        }
+        const { replaced, orphans, sleepNote } = await leftovers(b, c.role, dir, before, pid);
         raw[`stdio ${c.name}`] = { call, next, replaced, orphans };
         rows.push([
           "stdio",
