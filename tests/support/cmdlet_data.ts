@@ -1,6 +1,6 @@
 /**
  * Test support: metadata of PowerShell 7.4 built-in cmdlets as the worker's `describe` reports it,
- * from the reference data (../shared/data/pwsh-7.4-cmdlets.json) through the stand-in's own
+ * from the reference data (tests/fixtures/cmdlets-7.4.json) through the stand-in's own
  * conversion, so catalog tests run on realistic commands (Get-Process has six parameter sets).
  *
  * @module

@@ -1,5 +1,5 @@
 // The PowerShell 7.4 built-in cmdlets the stand-in serves. Their metadata comes from the
-// documented structure (../shared/data/pwsh-7.4-cmdlets.json) through cmdletFromData; their
+// documented structure (tests/fixtures/cmdlets-7.4.json) through cmdletFromData; their
 // behaviour is a small, faithful subset described in tests/support/README.md.
 
 import { statSync } from "node:fs";

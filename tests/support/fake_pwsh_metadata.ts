@@ -1,7 +1,7 @@
 // Command metadata of the stand-in worker: the authoring form (CommandDef/ParamDef), the wire form
 // (CommandMeta/ParamMeta of docs/worker-protocol.md §4.3), PowerShell's common parameters, the
 // syntax line (CommandParameterSetInfo.ToString()) and the loader for the built-in cmdlets'
-// documented structure (../shared/data/pwsh-7.4-cmdlets.json).
+// documented structure (tests/fixtures/cmdlets-7.4.json).
 
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -324,7 +324,7 @@ function syntaxLine(members: Array<{ param: ParamDef; member: SetMembership }>):
 }
 
 // ---------------------------------------------------------------------------------------------
-// Built-in cmdlets from the documented structure (see ../shared/data/README.md).
+// Built-in cmdlets from the documented structure (see tests/fixtures/README.md).
 
 interface RawParameterSet {
   name: string;
@@ -351,12 +351,12 @@ interface RawCmdlet {
 
 export type CmdletData = Record<string, RawCmdlet>;
 
-/** Reads the cmdlet data: `SVC_CMDLET_DATA`, else ../../../shared/data/pwsh-7.4-cmdlets.json. */
+/** Reads the cmdlet data: `SVC_CMDLET_DATA`, else tests/fixtures/cmdlets-7.4.json. */
 export function loadCmdletData(): CmdletData {
   const override = Deno.env.get("SVC_CMDLET_DATA");
   const path = override && override.length > 0
     ? override
-    : fileURLToPath(new URL("../../../shared/data/pwsh-7.4-cmdlets.json", import.meta.url));
+    : fileURLToPath(new URL("../fixtures/cmdlets-7.4.json", import.meta.url));
   const parsed = JSON.parse(readFileSync(path, "utf8")) as { cmdlets?: CmdletData };
   if (!parsed.cmdlets || typeof parsed.cmdlets !== "object") {
     throw new Error(`${path} has no "cmdlets" object`);
