@@ -5,27 +5,33 @@
  */
 import assert from "node:assert/strict";
 import { TEST_PWSH } from "./support/harness.ts";
+import { outputWithin } from "./support/deadline.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 
 Deno.test("the bundle runs on its own: --version, and doctor starts a worker from the embedded host script", async () => {
   const dir = await Deno.makeTempDir({ prefix: "svc-bundle-" });
   try {
-    const bundle = await new Deno.Command(Deno.execPath(), {
-      args: ["bundle", "--platform", "deno", "-o", `${dir}/svc.js`, `${root}main.ts`],
-      cwd: root,
-      stdout: "null",
-      stderr: "piped",
-    }).output();
+    const bundle = await outputWithin(
+      Deno.execPath(),
+      {
+        args: ["bundle", "--platform", "deno", "-o", `${dir}/svc.js`, `${root}main.ts`],
+        cwd: root,
+        stdout: "null",
+        stderr: "piped",
+      },
+      "deno bundle",
+      120_000,
+    );
     assert.equal(bundle.code, 0, new TextDecoder().decode(bundle.stderr));
     const run = (args: string[]) =>
-      new Deno.Command(Deno.execPath(), {
+      outputWithin(Deno.execPath(), {
         args: ["run", "--allow-all", "--no-config", `${dir}/svc.js`, ...args],
         cwd: dir,
         env: { ...Deno.env.toObject(), SVC_INVOCATION_DIR: "", SVC_CACHE_DIR: `${dir}/cache` },
         stdout: "piped",
         stderr: "piped",
-      }).output();
+      }, `the bundle run with ${args.join(" ")}`);
     const version = await run(["--version"]);
     assert.equal(version.code, 0);
     assert.match(new TextDecoder().decode(version.stdout), /^\d+\.\d+\.\d+/);

@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { fixtureConfig, startHttpSvc } from "./support/harness.ts";
+import { outputWithin } from "./support/deadline.ts";
 
 const baseline =
   new URL("./conformance/expected-failures.2026-07-28.yml", import.meta.url).pathname;
@@ -17,26 +18,31 @@ Deno.test("the MCP conformance suite passes every protocol scenario (baseline: m
   await using svc = await startHttpSvc({ config: fixtureConfig() });
   const out = await Deno.makeTempDir({ prefix: "svc-conformance-" });
   try {
-    const run = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--allow-all",
-        cli,
-        "server",
-        "--url",
-        `${svc.url}/mcp`,
-        "--suite",
-        "all",
-        "--spec-version",
-        "2026-07-28",
-        "--expected-failures",
-        baseline,
-        "-o",
-        out,
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
+    const run = await outputWithin(
+      Deno.execPath(),
+      {
+        args: [
+          "run",
+          "--allow-all",
+          cli,
+          "server",
+          "--url",
+          `${svc.url}/mcp`,
+          "--suite",
+          "all",
+          "--spec-version",
+          "2026-07-28",
+          "--expected-failures",
+          baseline,
+          "-o",
+          out,
+        ],
+        stdout: "piped",
+        stderr: "piped",
+      },
+      "the MCP conformance suite",
+      300_000,
+    );
     const text = new TextDecoder().decode(run.stdout) + new TextDecoder().decode(run.stderr);
     const summary = text.slice(text.indexOf("=== SUMMARY ==="));
     assert.equal(run.code, 0, summary);

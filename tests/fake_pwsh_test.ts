@@ -4,6 +4,7 @@
  * so the fixture itself is known to be right before other suites rely on it.
  */
 import assert from "node:assert/strict";
+import { outputWithin, unlessExited, within } from "./support/deadline.ts";
 
 const fakePwsh = new URL("./support/fake-pwsh", import.meta.url).pathname;
 
@@ -59,7 +60,16 @@ class StandIn {
       stdout: "piped",
       stderr: "piped",
     }).spawn();
-    const conn = await listener.accept();
+    const conn = await unlessExited(
+      listener.accept(),
+      `the stand-in to connect to ${socket}`,
+      child,
+      () => new Response(child.stderr).text(),
+      20_000,
+    ).catch((error) => {
+      listener.close();
+      throw error;
+    });
     return new StandIn(dir, listener, child, conn);
   }
 
@@ -79,7 +89,7 @@ class StandIn {
         return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(line));
       }
       const chunk = new Uint8Array(65536);
-      const n = await this.conn.read(chunk);
+      const n = await within(this.conn.read(chunk), "a frame from the stand-in", 30_000);
       if (n === null) return null;
       const merged = new Uint8Array(this.buffer.length + n);
       merged.set(this.buffer);
@@ -137,7 +147,7 @@ class StandIn {
     } catch {
       // already closed
     }
-    const { code, stderr } = await this.child.output();
+    const { code, stderr } = await within(this.child.output(), "the stand-in to exit", 20_000);
     this.listener.close();
     await Deno.remove(this.dir, { recursive: true });
     return { code, stderr: new TextDecoder().decode(stderr) };
@@ -465,12 +475,17 @@ standInTest("fake-pwsh: [Environment]::Exit ends the process without an answer",
 });
 
 standInTest("fake-pwsh: a command line without -File exits 64 like pwsh", async () => {
-  const { code, stderr } = await new Deno.Command(fakePwsh, {
-    args: ["-NoLogo", "-NoProfile", "-NonInteractive"],
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).output();
+  const { code, stderr } = await outputWithin(
+    fakePwsh,
+    {
+      args: ["-NoLogo", "-NoProfile", "-NonInteractive"],
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    },
+    "fake-pwsh without -File",
+    20_000,
+  );
   assert.equal(code, 64);
   assert.match(new TextDecoder().decode(stderr), /-File/);
 });

@@ -8,6 +8,7 @@ import { Client as V1Client } from "sdk1/client/index.js";
 import { StreamableHTTPClientTransport as V1HttpTransport } from "sdk1/client/streamableHttp.js";
 import { SSEClientTransport as V1SseTransport } from "sdk1/client/sse.js";
 import { fixtureConfig, post, startHttpSvc } from "./support/harness.ts";
+import { within } from "./support/deadline.ts";
 
 const INIT = (version: string) => ({
   jsonrpc: "2.0",
@@ -134,7 +135,12 @@ Deno.test("http serves MCP to every client era, plus /tools, /call and health, i
           `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
       ));
       let raw = "";
-      for await (const chunk of conn.readable) raw += new TextDecoder().decode(chunk);
+      await within(
+        (async () => {
+          for await (const chunk of conn.readable) raw += new TextDecoder().decode(chunk);
+        })(),
+        "the reply to a hand-written request",
+      );
       assert.match(raw, /^HTTP\/1\.1 403/);
       assert.match(raw, /Host 'evil\.example/);
     },

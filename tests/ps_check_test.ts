@@ -3,17 +3,18 @@
  * reports syntax errors and unknown cmdlet parameters with their positions.
  */
 import assert from "node:assert/strict";
+import { outputWithin } from "./support/deadline.ts";
 
 const script = new URL("../scripts/ps_check.ts", import.meta.url).pathname;
 
 async function check(files: string[]): Promise<{ code: number; stdout: string }> {
-  const output = await new Deno.Command(Deno.execPath(), {
+  const output = await outputWithin(Deno.execPath(), {
     args: ["run", "--allow-read", "--allow-env", "--allow-run", script, ...files],
     stdout: "piped",
     stderr: "piped",
     // Without a pwsh, only the grammar runs: the expected lines below are the grammar's.
     env: { SVC_TEST_PWSH: "", PATH: "/usr/bin:/bin" },
-  }).output();
+  }, "ps-check");
   return { code: output.code, stdout: new TextDecoder().decode(output.stdout) };
 }
 

@@ -10,6 +10,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { Client as V1Client } from "sdk1/client/index.js";
 import { StdioClientTransport as V1StdioClientTransport } from "sdk1/client/stdio.js";
 import type { JSONRPCMessage } from "sdk1/types.js";
+import { DEFAULT_WAIT_MS, outputWithin, unlessExited } from "./deadline.ts";
 
 const root = new URL("../../", import.meta.url).pathname;
 
@@ -346,14 +347,14 @@ export async function runSvc(
   args: string[],
   options: { cwd?: string; env?: Record<string, string> } = {},
 ): Promise<SvcRun> {
-  const output = await new Deno.Command(Deno.execPath(), {
+  const output = await outputWithin(Deno.execPath(), {
     args: ["run", "--allow-all", "--quiet", `${root}main.ts`, ...args],
     cwd: options.cwd ?? root,
     env: { ...Deno.env.toObject(), SVC_INVOCATION_DIR: "", ...options.env },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
-  }).output();
+  }, `svc ${args.join(" ")}`);
   const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
   return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
 }
@@ -423,15 +424,7 @@ export async function startHttpSvc(options: StartHttpSvcOptions = {}): Promise<H
     }
   })().catch(() => {});
   const exited = child.status;
-  const url = await Promise.race([
-    listening,
-    exited.then((s) =>
-      Promise.reject(new Error(`svc exited with ${s.code} before listening: ${log}`))
-    ),
-    new Promise<string>((_, reject) =>
-      setTimeout(() => reject(new Error(`svc did not listen: ${log}`)), 30_000)
-    ),
-  ]);
+  const url = await unlessExited(listening, "svc to listen", child, () => log);
   let stopped: Promise<number> | null = null;
   const stop = (signal: Deno.Signal = "SIGTERM") => {
     if (!stopped) {
@@ -462,6 +455,7 @@ export async function post(
   headers: Record<string, string> = {},
 ): Promise<{ status: number; headers: Headers; body: unknown; contentType: string }> {
   const response = await fetch(url, {
+    signal: AbortSignal.timeout(DEFAULT_WAIT_MS),
     method: "POST",
     headers: {
       "content-type": "application/json",
