@@ -170,6 +170,13 @@ async function settingsFor(values: Record<string, unknown>): Promise<Settings> {
   for (const warning of settings.warnings) {
     logger("config").warning("{Warning}", { Warning: warning });
   }
+  if (settings.configPath === null) {
+    // A user who edits the repository's appsettings.json and sees no change needs to know why.
+    logger("config").info(
+      "No --config or SVC_CONFIG given and no appsettings.json in {Directory}; using the default configuration built into svc.",
+      { Directory: Deno.cwd() },
+    );
+  }
   return settings;
 }
 

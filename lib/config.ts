@@ -10,6 +10,7 @@ import { parse as parseJsonc, type ParseError, printParseErrorCode } from "jsonc
 import { z } from "zod";
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
+import { resolve } from "node:path";
 import { checkConfigShape } from "./config_schema.ts";
 import { ConfigError } from "./errors.ts";
 import type { LogFormat, LogLevel } from "./log.ts";
@@ -291,7 +292,8 @@ async function readConfigFile(
   cwd: string,
 ): Promise<{ tree: Tree; path: string | null }> {
   const explicit = flag ?? env["SVC_CONFIG"];
-  const candidate = explicit ?? `${cwd}/appsettings.json`;
+  // Absolute, so logs and doctor name exactly the file that was read.
+  const candidate = explicit === undefined ? `${cwd}/appsettings.json` : resolve(cwd, explicit);
   let text: string;
   try {
     text = await Deno.readTextFile(candidate);

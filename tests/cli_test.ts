@@ -3,6 +3,7 @@
  * create-config and update-config through the CLI, --help of every command, and JSON log lines.
  */
 import assert from "node:assert/strict";
+import { outputWithin } from "./support/deadline.ts";
 import { FIXTURE_MODULE, fixtureConfig, runSvc, TEST_PWSH } from "./support/harness.ts";
 
 const svc = runSvc;
@@ -252,4 +253,61 @@ Deno.test("--log-format json writes one JSON object per log line to stderr, and 
       assert.equal(deprecations[0].level, "WARN");
     },
   );
+});
+
+Deno.test("bin/svc runs from any directory without a task banner, and names the config it fell back to", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-bin-" });
+  try {
+    const bin = new URL("../bin/svc", import.meta.url).pathname;
+    const run = async (args: string[]) => {
+      const output = await outputWithin(bin, {
+        args,
+        cwd: dir,
+        env: { SVC_CACHE_DIR: `${dir}/cache` },
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }, `bin/svc ${args.join(" ")}`);
+      const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+      return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
+    };
+    const version = await run(["--version"]);
+    assert.equal(version.code, 0, version.stderr);
+    assert.match(version.stdout, /^\d+\.\d+\.\d+\n$/);
+    assert.equal(version.stderr, "", "nothing but svc's own output");
+
+    // stdin is empty, so the stdio server starts, logs, and ends at end-of-input.
+    const serve = await run(["serve", "--pwsh", TEST_PWSH]);
+    assert.equal(serve.code, 0, serve.stderr);
+    assert.doesNotMatch(serve.stderr, /^Task /m);
+    assert.match(
+      serve.stderr,
+      /INFO +config: No --config or SVC_CONFIG given and no appsettings\.json in /,
+    );
+    assert.ok(
+      serve.stderr.includes(`appsettings.json in ${await Deno.realPath(dir)};`),
+      serve.stderr,
+    );
+
+    // A relative --config means the directory svc was run from, not the repository.
+    await Deno.writeTextFile(
+      `${dir}/mine.json`,
+      JSON.stringify(fixtureConfig({ Commands: ["Get-Date"] })),
+    );
+    const doctor = await run([
+      "doctor",
+      "--format",
+      "json",
+      "--config",
+      "mine.json",
+      "--pwsh",
+      TEST_PWSH,
+    ]);
+    assert.equal(
+      JSON.parse(doctor.stdout).configuration.path,
+      `${await Deno.realPath(dir)}/mine.json`,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
