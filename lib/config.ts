@@ -96,6 +96,8 @@ export interface HttpSettings {
   idleSessionTimeoutMs: number;
   /** Serve the deprecated HTTP+SSE transport at `/sse` and `/messages`. @default false (`McpServer:EnableLegacySse`) */
   enableLegacySse: boolean;
+  /** Largest request body accepted, in bytes; larger ones get 413. @default 4194304 (`McpServer:MaxRequestBodyBytes`) */
+  maxRequestBodyBytes: number;
   /** Exact origins accepted besides same-origin. @default [] (`Authentication:Cors:AllowedOrigins`) */
   allowedOrigins: string[];
   /** Host header values accepted besides the loopback names and the bound address. @default [] (`McpServer:AllowedHosts`) */
@@ -597,6 +599,7 @@ function readHttp(
     mode,
     idleSessionTimeoutMs: read.integer("McpServer:IdleSessionTimeoutSeconds", 600, 1) * 1000,
     enableLegacySse: read.boolean("McpServer:EnableLegacySse", false),
+    maxRequestBodyBytes: read.integer("McpServer:MaxRequestBodyBytes", 4 * 1024 * 1024, 1),
     allowedOrigins: read.strings("Authentication:Cors:AllowedOrigins"),
     allowedHosts: read.strings("McpServer:AllowedHosts"),
   };

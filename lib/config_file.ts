@@ -161,6 +161,8 @@ const DEFAULT_CONFIG_TEXT =
     "IdleSessionTimeoutSeconds": 600,
     // Serve the deprecated HTTP+SSE transport at /sse and /messages.
     "EnableLegacySse": false,
+    // Largest request body accepted, in bytes (4 MiB); a larger one gets 413 before it is read.
+    "MaxRequestBodyBytes": 4194304,
     // Host header values accepted besides the loopback names and the bound address.
     "AllowedHosts": [],
     // The pool of clean workers serving HTTP calls (time spans are hh:mm:ss).

@@ -111,6 +111,10 @@ export const appSettingsSchema = z.object({
     HttpTransportMode: z.enum(["Stateless", "Stateful", "stateless", "stateful"]),
     IdleSessionTimeoutSeconds: describe(integer, "Idle expiry of a Stateful session. Default 600."),
     EnableLegacySse: describe(boolean, "Serve the deprecated HTTP+SSE transport. Default false."),
+    MaxRequestBodyBytes: describe(
+      integer,
+      "Largest request body accepted, in bytes; a larger one gets 413. Default 4194304 (4 MiB).",
+    ),
     AllowedHosts: describe(
       strings,
       "Host header values accepted besides loopback and the bound address.",

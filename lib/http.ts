@@ -22,6 +22,7 @@ import type { HttpSettings, Settings } from "./config.ts";
 import { CatalogStore } from "./discovery.ts";
 import { SseTransport } from "./legacy_sse.ts";
 import { logger } from "./log.ts";
+import { BodyTooLarge, isJsonContentType, readBodyText } from "./http_body.ts";
 import {
   authInfoOf,
   callTool,
@@ -58,6 +59,7 @@ interface Session {
   owner: string;
 }
 
+const UNSUPPORTED_MEDIA_TYPE = "Unsupported Media Type: Content-Type must be application/json";
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 const CORRELATION_ID = /^[\x21-\x7e]{1,128}$/;
 
@@ -339,10 +341,14 @@ class HttpFront {
     const authInfo = authInfoOf(principal);
     if (req.method === "POST") {
       // The body is read once and handed to the SDK parsed, so no request is cloned or read twice.
+      if (!isJsonContentType(req.headers.get("content-type"))) {
+        return rpcError(415, -32000, UNSUPPORTED_MEDIA_TYPE);
+      }
       let body: unknown;
       try {
-        body = JSON.parse(await req.text());
-      } catch {
+        body = JSON.parse(await readBodyText(req, this.#http.maxRequestBodyBytes));
+      } catch (error) {
+        if (error instanceof BodyTooLarge) return rpcError(413, -32600, error.message);
         return rpcError(400, -32700, "Parse error: the request body is not JSON");
       }
       const bodiless = withoutBody(req);
@@ -455,10 +461,14 @@ class HttpFront {
   }
 
   async #call(req: Request, principal: Principal): Promise<Response> {
+    if (!isJsonContentType(req.headers.get("content-type"))) {
+      return jsonResponse(415, { error: UNSUPPORTED_MEDIA_TYPE });
+    }
     let body: unknown;
     try {
-      body = await req.json();
-    } catch {
+      body = JSON.parse(await readBodyText(req, this.#http.maxRequestBodyBytes));
+    } catch (error) {
+      if (error instanceof BodyTooLarge) return jsonResponse(413, { error: error.message });
       return jsonResponse(400, {
         error: 'The body of POST /call must be JSON: {"tool": string, "arguments": object}',
       });
@@ -505,8 +515,9 @@ class HttpFront {
     }
     let message: JSONRPCMessage;
     try {
-      message = await req.json();
-    } catch {
+      message = JSON.parse(await readBodyText(req, this.#http.maxRequestBodyBytes));
+    } catch (error) {
+      if (error instanceof BodyTooLarge) return rpcError(413, -32600, error.message);
       return rpcError(400, -32700, "Parse error: the body is not JSON");
     }
     transport.receive(message, authInfoOf(principal));
