@@ -6,7 +6,8 @@
  */
 import { parseArgs } from "node:util";
 import { loadSettings, type Settings, type SettingsOverrides } from "./lib/config.ts";
-import { createConfig, formatChangeReport, updateConfig } from "./lib/config_file.ts";
+import { formatChangeReport, updateConfig } from "./lib/config_edit.ts";
+import { createConfig } from "./lib/config_template.ts";
 import { formatDoctorText, runDoctor } from "./lib/doctor.ts";
 import { ConfigError, exitCodeOf } from "./lib/errors.ts";
 import { serveHttp } from "./lib/http.ts";

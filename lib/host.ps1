@@ -525,7 +525,9 @@ function Restore-Environment {
     $saved = $script:EnvSnapshot
     $now = Get-EnvSnapshot
     foreach ($name in @($now.Keys)) {
-        if (-not $saved.ContainsKey($name)) { [System.Environment]::SetEnvironmentVariable($name, $null) }
+        # [NullString]::Value, not $null: PowerShell passes $null to a string parameter as "", which
+        # leaves the variable set (to an empty value) instead of removing it.
+        if (-not $saved.ContainsKey($name)) { [System.Environment]::SetEnvironmentVariable($name, [NullString]::Value) }
     }
     foreach ($name in @($saved.Keys)) {
         if (-not $now.ContainsKey($name) -or $now[$name] -cne $saved[$name]) {
@@ -838,7 +840,7 @@ function Connect-Endpoint([string]$Spec) {
 # Take the token, then drop it from the process environment: user code and the native programs it
 # starts share this environment, and the token is not theirs to read.
 $token = [string]$env:SVC_WORKER_TOKEN
-[System.Environment]::SetEnvironmentVariable('SVC_WORKER_TOKEN', $null)
+[System.Environment]::SetEnvironmentVariable('SVC_WORKER_TOKEN', [NullString]::Value)
 # Native programs started by user code are decoded with the console encoding; make it UTF-8.
 try { [Console]::OutputEncoding = [System.Text.UTF8Encoding]::new($false) } catch { Write-Diag "cannot set the console encoding: $($_.Exception.Message)" }
 
@@ -863,6 +865,7 @@ try {
                 edition   = [string]$PSVersionTable['PSEdition']
                 os        = [string]$PSVersionTable['OS']
             }))
+    Remove-Variable -Name token -Scope Script
 
     # One pending read is kept across turns (a second ReadLineAsync while one is pending throws). The
     # loop waits on it and on the running invoke together, so a stop frame is seen while a command runs.

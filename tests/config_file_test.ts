@@ -1,13 +1,8 @@
 import assert from "node:assert/strict";
 import { type Node, type ParseError, parseTree } from "jsonc-parser";
 import { loadSettings, type Settings } from "../lib/config.ts";
-import {
-  type ConfigChanges,
-  createConfig,
-  defaultConfigText,
-  formatChangeReport,
-  updateConfig,
-} from "../lib/config_file.ts";
+import { type ConfigChanges, formatChangeReport, updateConfig } from "../lib/config_edit.ts";
+import { createConfig, defaultConfigText } from "../lib/config_template.ts";
 import { ConfigError } from "../lib/errors.ts";
 
 async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
@@ -82,6 +77,7 @@ Deno.test("defaultConfigText() holds every setting svc has", () => {
     "McpServer:EnableLegacySse",
     "McpServer:HttpTransportMode",
     "McpServer:IdleSessionTimeoutSeconds",
+    "McpServer:MaxRequestBodyBytes",
     "McpServer:RunspacePool:AcquisitionTimeout",
     "McpServer:RunspacePool:EagerWarmCount",
     "McpServer:RunspacePool:IdleTtl",

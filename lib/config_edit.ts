@@ -1,9 +1,7 @@
 /**
- * Configuration files as files: the commented default that `svc create-config` writes, and the
- * in-place edits of `svc update-config` to the command lists (`Commands`, `Modules`,
- * `IncludePatterns`, `ExcludePatterns`). Edits keep the file's comments, indentation, line endings
- * and trailing-comma style, and are written atomically. Reading and validating settings stays in
- * `config.ts` (whose parser this module reuses); printing and flags stay in `main.ts`.
+ * In-place edits of `svc update-config` to the command lists of a configuration file (`Commands`,
+ * `Modules`, `IncludePatterns`, `ExcludePatterns`). Edits keep the file's comments, indentation,
+ * line endings and trailing-comma style, and are written atomically.
  *
  * jsonc-parser's own `modify` is not used for the edits: it reformats inline arrays, moves a
  * trailing `// comment` onto the inserted line, and, removing from an inline array, can produce
@@ -12,25 +10,10 @@
  *
  * @module
  */
-import { basename, dirname, join } from "node:path";
 import { applyEdits, type Edit, type Node, type ParseError, parseTree } from "jsonc-parser";
+import { writeFileAtomically } from "./atomic_write.ts";
 import { parseConfigText } from "./config.ts";
 import { ConfigError } from "./errors.ts";
-import embeddedDefaults from "../appsettings.json" with { type: "json" };
-
-/** Options of {@linkcode createConfig}. */
-export interface CreateConfigOptions {
-  /** Overwrite an existing file. @default false (flag `--force`) */
-  force?: boolean;
-}
-
-/** What {@linkcode createConfig} did. */
-export interface CreateConfigResult {
-  /** The file written, as given. */
-  path: string;
-  /** True when an existing file was replaced (only with `force`). */
-  overwritten: boolean;
-}
 
 /**
  * Edits of {@linkcode updateConfig}: values to add to or remove from the shell lists. Values are
@@ -99,212 +82,6 @@ const LISTS = [
 }[];
 
 type ListSpec = (typeof LISTS)[number];
-
-function renderStringList(items: readonly string[], indent: string): string {
-  if (items.length === 0) return "[]";
-  const lines = items.map((item) => `${indent}  ${JSON.stringify(item)}`);
-  return `[\n${lines.join(",\n")}\n${indent}]`;
-}
-
-function stringsOf(value: unknown): string[] {
-  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
-}
-
-const DEFAULT_SHELL = embeddedDefaults.ShellConfiguration as Record<string, unknown>;
-
-const DEFAULT_CONFIG_TEXT =
-  `// svc configuration: JSON with comments. Every setting is shown with its default value.
-// Keys are case-insensitive. Environment variables override keys, with "__" between levels:
-// ShellConfiguration__ToolCallTimeout=00:01:00, and ShellConfiguration__Commands__0=Get-Date.
-{
-  // JSON Schema that lets editors complete and check the keys of this file.
-  "$schema": "./appsettings.schema.json",
-  // Which commands become tools, and how calls run.
-  "ShellConfiguration": {
-    // Explicit command names; each becomes one tool per parameter set.
-    "Commands": ${renderStringList(stringsOf(DEFAULT_SHELL["Commands"]), "    ")},
-    // Modules imported in every worker; their commands are offered (a failed import only warns).
-    "Modules": [],
-    // Wildcards (*, ?, [a-z]) selecting commands: of Modules when set, else of the whole session.
-    "IncludePatterns": [],
-    // Wildcards hiding commands, even ones listed in Commands; exclusion always wins.
-    "ExcludePatterns": ${renderStringList(stringsOf(DEFAULT_SHELL["ExcludePatterns"]), "    ")},
-    // Time limit of one call (hh:mm:ss).
-    "ToolCallTimeout": "00:05:00",
-    // Output text above this many bytes is cut, with an explicit notice.
-    "MaxResultBytes": 1048576,
-    // ConvertTo-Json -Depth used for output objects.
-    "SerializationDepth": 4,
-    // Per-command settings by command name; ToolCallTimeout replaces the one above.
-    "CommandOverrides": {
-      // "Get-Process": { "ToolCallTimeout": "00:00:30", "RequiredRoles": ["reader"] }
-    },
-    // What runs in every worker before its first call.
-    "Environment": {
-      // Script file run once per worker; empty for none.
-      "StartupScriptPath": "",
-      // Inline script run once per worker, after StartupScriptPath; empty for none.
-      "StartupScript": ""
-    },
-    // PowerShell 7.4+ executable; empty means 'pwsh' on PATH (--pwsh and SVC_PWSH come first).
-    "PwshPath": "",
-    // Catalog cache directory; empty means the user cache directory + /svc (SVC_CACHE_DIR first).
-    "CacheDirectory": "",
-    // Time for a worker to start and run its startup script (hh:mm:ss).
-    "WorkerStartTimeout": "00:02:00"
-  },
-  // The MCP server: HTTP transport and the worker pool.
-  "McpServer": {
-    // HTTP sessions: "Stateless" (no session id) or "Stateful" (Mcp-Session-Id, GET stream).
-    "HttpTransportMode": "Stateless",
-    // Seconds after which an idle Stateful session expires.
-    "IdleSessionTimeoutSeconds": 600,
-    // Serve the deprecated HTTP+SSE transport at /sse and /messages.
-    "EnableLegacySse": false,
-    // Largest request body accepted, in bytes (4 MiB); a larger one gets 413 before it is read.
-    "MaxRequestBodyBytes": 4194304,
-    // Host header values accepted besides the loopback names and the bound address.
-    "AllowedHosts": [],
-    // The pool of clean workers serving HTTP calls (time spans are hh:mm:ss).
-    "RunspacePool": {
-      // Most workers at once; the pool grows to this size while every worker is busy.
-      "MaxPoolSize": 16,
-      // Replenishment floor, and the minimum /health/ready requires.
-      "MinPoolSize": 2,
-      // Workers started, in parallel, before svc listens.
-      "EagerWarmCount": 2,
-      // Idle time after which a worker above MinPoolSize is reclaimed.
-      "IdleTtl": "00:05:00",
-      // How often idle workers are looked for.
-      "SweepInterval": "00:00:30",
-      // Longest wait for a free worker; then the call fails (503 on /call).
-      "AcquisitionTimeout": "00:00:15",
-      // Time a stopped pipeline or closing worker gets before its process tree is killed (stdio too).
-      "StopTimeout": "00:00:05",
-      // Time in-flight calls get after SIGTERM or SIGINT.
-      "ShutdownDrainTimeout": "00:00:30",
-      // How often the pool tops itself up to MinPoolSize.
-      "ReplenishCheckInterval": "00:00:05"
-    }
-  },
-  // Authentication of HTTP callers (stdio has none).
-  "Authentication": {
-    // Require credentials on the MCP endpoints, /tools and /call (/health stays anonymous).
-    "Enabled": false,
-    // Name of the scheme under Schemes that authenticates requests, e.g. "ApiKey".
-    "DefaultScheme": "",
-    // The McpAccess policy every caller must meet.
-    "DefaultPolicy": {
-      // Callers must authenticate.
-      "RequireAuthentication": true,
-      // Scopes a caller needs, all of them.
-      "RequiredScopes": [],
-      // Roles of which a caller needs at least one.
-      "RequiredRoles": []
-    },
-    // Schemes by name. An API-key scheme looks like this (never commit a real key):
-    "Schemes": {
-      // "ApiKey": {
-      //   "Type": "ApiKey",
-      //   "HeaderName": "X-API-Key",
-      //   "Keys": {
-      //     "ops-team": { "Sha256": "<hex SHA-256 of the key>", "Scopes": [], "Roles": ["ops"] }
-      //   }
-      // }
-    },
-    // OAuth clients: RFC 9728 metadata at /.well-known/oauth-protected-resource, off while absent:
-    // "ProtectedResource": { "Resource": "https://svc.example.com/mcp", "AuthorizationServers": [] },
-    // Browser origins.
-    "Cors": {
-      // Exact origins accepted besides svc's own, e.g. "https://app.example.com".
-      "AllowedOrigins": []
-    },
-    // Audit lines, one per tool call at Information.
-    "Audit": {
-      // Also log argument values, with secrets redacted.
-      "LogArguments": false
-    }
-  },
-  // Logs, always written to stderr.
-  "Logging": {
-    // Minimum level of log lines, by category; svc reads Default.
-    "LogLevel": {
-      // Trace, Debug, Information, Warning, Error or Critical (SVC_LOG_LEVEL and --log-level first).
-      "Default": "Information"
-    }
-  }
-}
-`;
-
-/**
- * The complete, commented `appsettings.json` that `svc create-config` writes: every setting with its
- * default and a one-line comment. Its `Commands` and `ExcludePatterns` are those of the embedded
- * default, so a created file serves exactly what svc serves without one.
- */
-export function defaultConfigText(): string {
-  return DEFAULT_CONFIG_TEXT;
-}
-
-/**
- * Writes {@linkcode defaultConfigText} to `path`.
- *
- * @throws {ConfigError} `INVALID_FILE` when the file exists and `force` is not set;
- * `UNREADABLE_FILE` when it cannot be written.
- */
-export async function createConfig(
-  path: string,
-  options: CreateConfigOptions = {},
-): Promise<CreateConfigResult> {
-  const { force = false } = options;
-  const text = defaultConfigText();
-  if (!force) {
-    try {
-      await Deno.writeTextFile(path, text, { createNew: true });
-    } catch (error) {
-      if (error instanceof Deno.errors.AlreadyExists) {
-        throw new ConfigError(
-          "INVALID_FILE",
-          `Cannot create configuration file '${path}' as it already exists: use --force to overwrite it`,
-          { cause: error },
-        );
-      }
-      throw cannotWrite(path, error);
-    }
-    return { path, overwritten: false };
-  }
-  const overwritten = await Deno.lstat(path).then(() => true, () => false);
-  await writeAtomically(path, text);
-  return { path, overwritten };
-}
-
-function cannotWrite(path: string, error: unknown): ConfigError {
-  return new ConfigError(
-    "UNREADABLE_FILE",
-    `Cannot write configuration file '${path}': ${
-      error instanceof Error ? error.message : String(error)
-    }`,
-    { cause: error },
-  );
-}
-
-/** Writes a temporary file beside the target, then renames it over the target (through symlinks). */
-async function writeAtomically(path: string, text: string): Promise<void> {
-  let target = path;
-  let mode: number | null = null;
-  try {
-    target = await Deno.realPath(path);
-    mode = (await Deno.stat(target)).mode;
-  } catch { /* a new file */ }
-  const temp = join(dirname(target), `.${basename(target)}.${crypto.randomUUID()}.tmp`);
-  try {
-    await Deno.writeTextFile(temp, text, { createNew: true });
-    if (mode !== null && Deno.build.os !== "windows") await Deno.chmod(temp, mode & 0o7777);
-    await Deno.rename(temp, target);
-  } catch (error) {
-    await Deno.remove(temp).catch(() => {});
-    throw cannotWrite(path, error);
-  }
-}
 
 /** A parsed file under edit: its text (without BOM), syntax tree and the layout found in it. */
 interface Draft {
@@ -690,7 +467,7 @@ export async function updateConfig(
   }
   const updated = bom + draft.text;
   report.changed = updated !== original;
-  if (report.changed) await writeAtomically(path, updated);
+  if (report.changed) await writeFileAtomically(path, updated);
   return report;
 }
 

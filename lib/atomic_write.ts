@@ -1,0 +1,43 @@
+/**
+ * Replacing a file in one step, so a reader (or a crash) never sees half a file: the text is written
+ * to a temporary file beside the target, which is then renamed over it (through symlinks, keeping
+ * the target's permissions).
+ *
+ * @module
+ */
+import { basename, dirname, join } from "node:path";
+import { ConfigError } from "./errors.ts";
+
+/**
+ * Writes `text` to `path` atomically.
+ *
+ * @throws {ConfigError} `UNREADABLE_FILE` naming the file and the reason when it cannot be written.
+ */
+export async function writeFileAtomically(path: string, text: string): Promise<void> {
+  let target = path;
+  let mode: number | null = null;
+  try {
+    target = await Deno.realPath(path);
+    mode = (await Deno.stat(target)).mode;
+  } catch { /* a new file */ }
+  const temp = join(dirname(target), `.${basename(target)}.${crypto.randomUUID()}.tmp`);
+  try {
+    await Deno.writeTextFile(temp, text, { createNew: true });
+    if (mode !== null && Deno.build.os !== "windows") await Deno.chmod(temp, mode & 0o7777);
+    await Deno.rename(temp, target);
+  } catch (error) {
+    await Deno.remove(temp).catch(() => {});
+    throw cannotWrite(path, error);
+  }
+}
+
+/** The error for a file that cannot be written: names the file and the system's reason. */
+export function cannotWrite(path: string, error: unknown): ConfigError {
+  return new ConfigError(
+    "UNREADABLE_FILE",
+    `Cannot write configuration file '${path}': ${
+      error instanceof Error ? error.message : String(error)
+    }`,
+    { cause: error },
+  );
+}
