@@ -6,15 +6,12 @@
  *
  * @module
  */
-import { parse as parseJsonc, type ParseError, printParseErrorCode } from "jsonc-parser";
-import { z } from "zod";
-import { Buffer } from "node:buffer";
-import { createHash } from "node:crypto";
-import { resolve } from "node:path";
+import { type AuthSettings, readAuth } from "./config_auth.ts";
+import { isTree, lookup, Reader, type SettingSource } from "./config_reader.ts";
 import { checkConfigShape } from "./config_schema.ts";
+import { envTree, mergeTrees, readConfigFile } from "./config_source.ts";
 import { ConfigError } from "./errors.ts";
 import type { LogFormat, LogLevel } from "./log.ts";
-import embeddedDefaults from "../appsettings.json" with { type: "json" };
 
 /** Transport served by `svc serve`. */
 export type Transport = "stdio" | "http";
@@ -104,75 +101,6 @@ export interface HttpSettings {
   allowedHosts: string[];
 }
 
-/** One API key: its id (used in logs), its SHA-256 digest, and what it grants. */
-export interface ApiKeySettings {
-  /** Name in logs and audit lines; for PoshMcp-style entries (the entry name is the key) a digest prefix. */
-  id: string;
-  /** SHA-256 of the key; the plaintext is not kept. */
-  sha256: Uint8Array;
-  /** Scopes the key grants. @default [] */
-  scopes: string[];
-  /** Roles the key grants. @default [] */
-  roles: string[];
-}
-
-/** An API-key scheme (`Type: ApiKey`). */
-export interface ApiKeySchemeSettings {
-  type: "ApiKey";
-  /** Header carrying the key. @default "X-API-Key" */
-  headerName: string;
-  /** The configured keys (at least one). */
-  keys: ApiKeySettings[];
-}
-
-/** An OAuth 2.1 bearer scheme (`Type: JwtBearer`) for an external identity provider. */
-export interface JwtSchemeSettings {
-  type: "JwtBearer";
-  /** Issuer URL used for OIDC discovery (`<Authority>/.well-known/openid-configuration`). */
-  authority: string | null;
-  /** JWKS URL, when no discovery is wanted. */
-  jwksUri: string | null;
-  /** Accepted `aud` values (`Audience` plus `ValidAudiences`; at least one). */
-  audiences: string[];
-  /** Accepted `iss` values; empty means the issuer that discovery reports. */
-  issuers: string[];
-  /** Clock skew allowed on exp/nbf, in seconds. @default 60 (`ClockSkewSeconds`) */
-  clockSkewSeconds: number;
-  /** Claim with scopes (space-separated string or array). @default "scp", then "scope" (`ClaimsMapping:ScopeClaim`) */
-  scopeClaim: string | null;
-  /** Claim with roles. @default "roles" (`ClaimsMapping:RoleClaim`) */
-  roleClaim: string;
-  /** Claim naming the caller. @default "preferred_username", "upn", "email", then "sub" (`ClaimsMapping:NameClaim`) */
-  nameClaim: string | null;
-  /** Allow an http:// Authority or JwksUri (tests and labs only). @default true unless the URL is loopback (`RequireHttpsMetadata`) */
-  requireHttpsMetadata: boolean;
-}
-
-/** The Authentication section (HTTP only). */
-export interface AuthSettings {
-  /** Whether the MCP endpoints, /tools and /call require the McpAccess policy. @default false (`Authentication:Enabled`) */
-  enabled: boolean;
-  /** The scheme that authenticates requests. @default the only scheme, if there is one (`Authentication:DefaultScheme`) */
-  defaultScheme: string | null;
-  /** Callers must authenticate. @default true (`Authentication:DefaultPolicy:RequireAuthentication`) */
-  requireAuthentication: boolean;
-  /** Scopes a caller needs, all of them. @default [] (`Authentication:DefaultPolicy:RequiredScopes`) */
-  requiredScopes: string[];
-  /** Roles of which a caller needs one. @default [] (`Authentication:DefaultPolicy:RequiredRoles`) */
-  requiredRoles: string[];
-  /** Schemes by name. */
-  schemes: Record<string, ApiKeySchemeSettings | JwtSchemeSettings>;
-  /** RFC 9728 metadata served at `/.well-known/oauth-protected-resource`, when `Resource` is set. */
-  protectedResource: {
-    resource: string;
-    resourceName: string | null;
-    authorizationServers: string[];
-    scopesSupported: string[];
-  } | null;
-  /** Log argument values (secrets redacted) in audit lines. @default false (`Authentication:Audit:LogArguments`) */
-  logArguments: boolean;
-}
-
 /** All settings svc runs with. */
 export interface Settings {
   /** The configuration file read, or null for the embedded default. */
@@ -199,8 +127,14 @@ export interface Settings {
   sources: Record<string, SettingSource>;
 }
 
-/** Where a setting came from. */
-export type SettingSource = "flag" | "environment" | "file" | "embedded default" | "default";
+export { parseTimeSpan, type SettingSource } from "./config_reader.ts";
+export { parseConfigText } from "./config_source.ts";
+export type {
+  ApiKeySchemeSettings,
+  ApiKeySettings,
+  AuthSettings,
+  JwtSchemeSettings,
+} from "./config_auth.ts";
 
 /** Command-line values that override configuration (undefined = not given). */
 export interface SettingsOverrides {
@@ -230,17 +164,6 @@ export interface LoadSettingsOptions {
   cwd?: string;
 }
 
-type Tree = Record<string, unknown>;
-
-/** Top-level sections whose `Section__Key` environment variables are read. */
-const SECTIONS = [
-  "ShellConfiguration",
-  "PowerShellConfiguration",
-  "McpServer",
-  "Logging",
-  "Authentication",
-];
-
 const LOG_LEVELS: Record<string, LogLevel> = {
   trace: "trace",
   debug: "debug",
@@ -261,230 +184,40 @@ export async function loadSettings(
 ): Promise<Settings> {
   const { env = Deno.env.toObject(), cwd = Deno.cwd() } = options;
   const { tree: fileTree, path: configPath } = await readConfigFile(overrides.config, env, cwd);
-  const fromEnv = envTree(env);
   const warnings: string[] = [];
   const origin = configPath ? `'${configPath}'` : "the embedded default configuration";
-  for (const [tree, where] of [[fileTree, origin], [fromEnv, "environment variables"]] as const) {
-    const shape = checkConfigShape(tree, where);
-    if (shape.error) {
-      throw new ConfigError(
-        "INVALID_VALUE",
-        `Invalid configuration value for '${shape.error.path}' in ${where}: ${shape.error.message}, got ${
-          JSON.stringify(shape.error.value)
-        }`,
-      );
-    }
-    warnings.push(...shape.warnings);
+  const shape = checkConfigShape(fileTree, origin);
+  if (shape.error) {
+    throw new ConfigError(
+      "INVALID_VALUE",
+      `Invalid configuration value for '${shape.error.path}' in ${origin}: ${shape.error.message}, got ${
+        JSON.stringify(shape.error.value)
+      }`,
+    );
   }
+  const envShape = checkConfigShape(envTree(env), "environment variables", {
+    listsFromScalars: true,
+  });
+  if (envShape.error) {
+    throw new ConfigError(
+      "INVALID_VALUE",
+      `Invalid value of environment variable ${
+        envShape.error.path.replaceAll(":", "__")
+      }: ${envShape.error.message}, got ${JSON.stringify(envShape.error.value)}`,
+    );
+  }
+  warnings.push(...shape.warnings, ...envShape.warnings);
+  const fromEnv = envShape.canonical;
   if (env["SVC_SESSION_TIMEOUT_MINUTES"] !== undefined) {
     warnings.push(
       "SVC_SESSION_TIMEOUT_MINUTES is set but not used since version 2: sessions no longer own a worker; set McpServer:IdleSessionTimeoutSeconds for Stateful session expiry",
     );
   }
   const tree = mergeTrees(fileTree, fromEnv);
-  const read = new Reader(tree, { env: fromEnv, embedded: configPath === null });
+  const read = new Reader(tree, { env: fromEnv, file: configPath });
   const settings = resolveSettings(read, { configPath, overrides, env });
   settings.warnings.unshift(...warnings);
   return settings;
-}
-
-async function readConfigFile(
-  flag: string | undefined,
-  env: Record<string, string>,
-  cwd: string,
-): Promise<{ tree: Tree; path: string | null }> {
-  const explicit = flag ?? env["SVC_CONFIG"];
-  // Absolute, so logs and doctor name exactly the file that was read.
-  const candidate = explicit === undefined ? `${cwd}/appsettings.json` : resolve(cwd, explicit);
-  let text: string;
-  try {
-    text = await Deno.readTextFile(candidate);
-  } catch (error) {
-    if (explicit === undefined && error instanceof Deno.errors.NotFound) {
-      return { tree: structuredClone(embeddedDefaults) as Tree, path: null };
-    }
-    const source = flag !== undefined ? "--config" : "SVC_CONFIG";
-    throw new ConfigError(
-      "UNREADABLE_FILE",
-      `Cannot read configuration file '${candidate}' given by ${source}: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
-      { cause: error },
-    );
-  }
-  return { tree: parseConfigText(text, candidate), path: candidate };
-}
-
-/** Parses the text of a configuration file (JSON with comments and trailing commas). */
-export function parseConfigText(text: string, path: string): Tree {
-  const errors: ParseError[] = [];
-  // Windows editors and PowerShell 5's Out-File write a UTF-8 byte-order mark.
-  if (text.startsWith("\uFEFF")) text = text.slice(1);
-  const tree = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
-  const first = errors[0];
-  if (first) {
-    const line = text.slice(0, first.offset).split("\n").length;
-    throw new ConfigError(
-      "INVALID_FILE",
-      `Cannot parse configuration file '${path}' at line ${line}: ${
-        printParseErrorCode(first.error)
-      }`,
-    );
-  }
-  if (tree === null || typeof tree !== "object" || Array.isArray(tree)) {
-    throw new ConfigError("INVALID_FILE", `Configuration file '${path}' must hold a JSON object`);
-  }
-  return tree as Tree;
-}
-
-/** Builds a tree from `Section__Sub__Key` variables; numeric segments (`__0`) become array items. */
-function envTree(env: Record<string, string>): Tree {
-  const tree: Tree = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (!name.includes("__")) continue;
-    const parts = name.split("__");
-    if (!SECTIONS.some((s) => s.toLowerCase() === parts[0]!.toLowerCase())) continue;
-    let node: Tree = tree;
-    parts.forEach((part, i) => {
-      if (i === parts.length - 1) node[part] = value;
-      else node = (node[part] ??= {}) as Tree;
-    });
-  }
-  return arraysFromIndexes(tree) as Tree;
-}
-
-function arraysFromIndexes(node: unknown): unknown {
-  if (node === null || typeof node !== "object") return node;
-  const entries = Object.entries(node as Tree).map(([k, v]) => [k, arraysFromIndexes(v)] as const);
-  if (entries.length > 0 && entries.every(([k]) => /^\d+$/.test(k))) {
-    return entries.sort(([a], [b]) => Number(a) - Number(b)).map(([, v]) => v);
-  }
-  return Object.fromEntries(entries);
-}
-
-/** Merges `top` over `base`, matching keys case-insensitively; arrays and scalars replace. */
-function mergeTrees(base: Tree, top: Tree): Tree {
-  const out: Tree = { ...base };
-  for (const [key, value] of Object.entries(top)) {
-    const existing = Object.keys(out).find((k) => k.toLowerCase() === key.toLowerCase());
-    const current = existing === undefined ? undefined : out[existing];
-    const merged = isTree(current) && isTree(value) ? mergeTrees(current, value) : value;
-    if (existing !== undefined && existing !== key) delete out[existing];
-    out[existing ?? key] = merged;
-  }
-  return out;
-}
-
-function isTree(value: unknown): value is Tree {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
-/** Case-insensitive lookup of a `:`-separated key path. */
-function lookup(tree: Tree, path: string): unknown {
-  let node: unknown = tree;
-  for (const part of path.split(":")) {
-    if (!isTree(node)) return undefined;
-    const key = Object.keys(node).find((k) => k.toLowerCase() === part.toLowerCase());
-    if (key === undefined) return undefined;
-    node = node[key];
-  }
-  return node;
-}
-
-/** Parses a .NET-style time span (`hh:mm:ss`, `d.hh:mm:ss`, `hh:mm:ss.fff`) into milliseconds. */
-export function parseTimeSpan(text: string): number | null {
-  const match = /^(?:(\d+)\.)?(\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.(\d{1,7}))?$/.exec(text.trim());
-  if (!match) return null;
-  const [, days = "0", hours, minutes, seconds, fraction = "0"] = match;
-  if (Number(minutes) > 59 || Number(seconds) > 59) return null;
-  const ms = Number(`0.${fraction}`) * 1000;
-  return ((Number(days) * 24 + Number(hours)) * 60 + Number(minutes)) * 60_000 +
-    Number(seconds) * 1000 + Math.round(ms);
-}
-
-const stringList = z.array(z.string());
-
-class Reader {
-  /** Deprecation warnings, one per deprecated key present. */
-  readonly warnings: string[] = [];
-  /** Where each key read came from. */
-  readonly sources: Record<string, SettingSource> = {};
-
-  constructor(readonly tree: Tree, readonly layers: { env: Tree; embedded: boolean }) {}
-
-  #record(name: string, value: unknown): void {
-    if (value === undefined || value === null || value === "") {
-      this.sources[name] ??= "default";
-    } else if (lookup(this.layers.env, name) !== undefined) {
-      this.sources[name] = "environment";
-    } else {
-      this.sources[name] = this.layers.embedded ? "embedded default" : "file";
-    }
-  }
-
-  #fail(key: string, value: unknown, expected: string): never {
-    throw new ConfigError(
-      "INVALID_VALUE",
-      `Invalid configuration value for '${key}': expected ${expected}, got ${
-        JSON.stringify(value)
-      }`,
-    );
-  }
-
-  /** Shell keys are read from `ShellConfiguration` first, then PoshMcp's `PowerShellConfiguration`. */
-  raw(key: string): [string, unknown] {
-    let found: [string, unknown] = [key, lookup(this.tree, key)];
-    if (found[1] === undefined && key.startsWith("ShellConfiguration:")) {
-      const alias = key.replace("ShellConfiguration:", "PowerShellConfiguration:");
-      const value = lookup(this.tree, alias);
-      if (value !== undefined) found = [alias, value];
-    }
-    this.#record(found[0], found[1]);
-    return found;
-  }
-
-  strings(key: string): string[] {
-    const [name, value] = this.raw(key);
-    if (value === undefined || value === null) return [];
-    const parsed = stringList.safeParse(typeof value === "string" ? [value] : value);
-    if (!parsed.success) this.#fail(name, value, "an array of strings");
-    return parsed.data.filter((s) => s.trim() !== "");
-  }
-
-  optionalString(key: string): string | null {
-    const [name, value] = this.raw(key);
-    if (value === undefined || value === null || value === "") return null;
-    if (typeof value !== "string") this.#fail(name, value, "a string");
-    return value;
-  }
-
-  integer(key: string, fallback: number, min: number): number {
-    const [name, value] = this.raw(key);
-    if (value === undefined || value === null || value === "") return fallback;
-    const n = typeof value === "string" ? Number(value) : value;
-    if (typeof n !== "number" || !Number.isInteger(n) || n < min) {
-      this.#fail(name, value, `an integer >= ${min}`);
-    }
-    return n;
-  }
-
-  boolean(key: string, fallback: boolean): boolean {
-    const [name, value] = this.raw(key);
-    if (value === undefined || value === null || value === "") return fallback;
-    if (typeof value === "boolean") return value;
-    if (typeof value === "string" && /^(true|false)$/i.test(value)) {
-      return value.toLowerCase() === "true";
-    }
-    this.#fail(name, value, "true or false");
-  }
-
-  timeSpan(key: string, fallbackMs: number): number {
-    const [name, value] = this.raw(key);
-    if (value === undefined || value === null || value === "") return fallbackMs;
-    const ms = typeof value === "string" ? parseTimeSpan(value) : null;
-    if (ms === null || ms <= 0) this.#fail(name, value, 'a positive time span like "00:05:00"');
-    return ms;
-  }
 }
 
 function resolveSettings(
@@ -583,9 +316,9 @@ function readHttp(
     m.toLowerCase() === modeText.toLowerCase()
   );
   if (!mode) {
-    throw new ConfigError(
-      "INVALID_VALUE",
-      `Invalid configuration value for 'McpServer:HttpTransportMode': expected "Stateless" or "Stateful", got "${modeText}"`,
+    throw read.invalid(
+      "McpServer:HttpTransportMode",
+      `expected "Stateless" or "Stateful", got "${modeText}"`,
     );
   }
   let mcpPath = overrides.mcpPath ?? env["SVC_MCP_PATH"] ?? null;
@@ -602,159 +335,6 @@ function readHttp(
     maxRequestBodyBytes: read.integer("McpServer:MaxRequestBodyBytes", 4 * 1024 * 1024, 1),
     allowedOrigins: read.strings("Authentication:Cors:AllowedOrigins"),
     allowedHosts: read.strings("McpServer:AllowedHosts"),
-  };
-}
-
-function readAuth(read: Reader): AuthSettings {
-  const key = (name: string) => `Authentication:${name}`;
-  const schemesNode = lookup(read.tree, key("Schemes"));
-  const schemes: AuthSettings["schemes"] = {};
-  for (const name of isTree(schemesNode) ? Object.keys(schemesNode) : []) {
-    schemes[name] = readScheme(read, `${key("Schemes")}:${name}`);
-  }
-  const names = Object.keys(schemes);
-  const enabled = read.boolean(key("Enabled"), false);
-  let defaultScheme = read.optionalString(key("DefaultScheme"));
-  if (defaultScheme === null && names.length === 1) defaultScheme = names[0]!;
-  if (defaultScheme !== null) {
-    const match = names.find((n) => n.toLowerCase() === defaultScheme!.toLowerCase());
-    if (match === undefined && enabled) {
-      throw new ConfigError(
-        "INVALID_VALUE",
-        `Invalid configuration value for '${
-          key("DefaultScheme")
-        }': no scheme named '${defaultScheme}' under '${key("Schemes")}' (found: ${
-          names.join(", ") || "none"
-        })`,
-      );
-    }
-    defaultScheme = match ?? defaultScheme;
-  }
-  if (enabled && names.length === 0) {
-    throw new ConfigError(
-      "INVALID_VALUE",
-      `Invalid configuration: '${key("Enabled")}' is true but '${
-        key("Schemes")
-      }' configures no scheme`,
-    );
-  }
-  if (enabled && defaultScheme === null) {
-    throw new ConfigError(
-      "INVALID_VALUE",
-      `Invalid configuration: '${key("DefaultScheme")}' must name one of the schemes (${
-        names.join(", ")
-      })`,
-    );
-  }
-  const resource = read.optionalString(key("ProtectedResource:Resource"));
-  return {
-    enabled,
-    defaultScheme,
-    requireAuthentication: read.boolean(key("DefaultPolicy:RequireAuthentication"), true),
-    requiredScopes: read.strings(key("DefaultPolicy:RequiredScopes")),
-    requiredRoles: read.strings(key("DefaultPolicy:RequiredRoles")),
-    schemes,
-    protectedResource: resource === null ? null : {
-      resource,
-      resourceName: read.optionalString(key("ProtectedResource:ResourceName")),
-      authorizationServers: read.strings(key("ProtectedResource:AuthorizationServers")),
-      scopesSupported: read.strings(key("ProtectedResource:ScopesSupported")),
-    },
-    logArguments: read.boolean(key("Audit:LogArguments"), false),
-  };
-}
-
-function readScheme(read: Reader, key: string): ApiKeySchemeSettings | JwtSchemeSettings {
-  const type = read.optionalString(`${key}:Type`) ?? "JwtBearer";
-  if (type.toLowerCase() === "apikey") {
-    const keysNode = lookup(read.tree, `${key}:Keys`);
-    const keys: ApiKeySettings[] = [];
-    for (const id of isTree(keysNode) ? Object.keys(keysNode) : []) {
-      const entry = `${key}:Keys:${id}`;
-      const value = read.optionalString(`${entry}:Value`);
-      const digest = read.optionalString(`${entry}:Sha256`);
-      let sha256: Uint8Array;
-      let name = id;
-      if (digest !== null) {
-        if (!/^[0-9a-fA-F]{64}$/.test(digest)) {
-          throw new ConfigError(
-            "INVALID_VALUE",
-            `Invalid configuration value for '${entry}:Sha256': expected 64 hexadecimal characters`,
-          );
-        }
-        sha256 = Uint8Array.from(digest.match(/../g)!.map((h) => parseInt(h, 16)));
-      } else {
-        // PoshMcp files use the key itself as the entry name; it must never be logged.
-        const secret = value ?? id;
-        sha256 = new Uint8Array(createHash("sha256").update(secret).digest());
-        if (value === null) name = `api-key-${Buffer.from(sha256).toString("hex").slice(0, 8)}`;
-      }
-      keys.push({
-        id: name,
-        sha256,
-        scopes: read.strings(`${entry}:Scopes`),
-        roles: read.strings(`${entry}:Roles`),
-      });
-    }
-    if (keys.length === 0) {
-      throw new ConfigError(
-        "INVALID_VALUE",
-        `Invalid configuration: ApiKey scheme '${key}' has no entries under '${key}:Keys'`,
-      );
-    }
-    return {
-      type: "ApiKey",
-      headerName: read.optionalString(`${key}:HeaderName`) ?? "X-API-Key",
-      keys,
-    };
-  }
-  if (type.toLowerCase() !== "jwtbearer") {
-    throw new ConfigError(
-      "INVALID_VALUE",
-      `Invalid configuration value for '${key}:Type': expected "ApiKey" or "JwtBearer", got "${type}"`,
-    );
-  }
-  const authority = read.optionalString(`${key}:Authority`);
-  const jwksUri = read.optionalString(`${key}:JwksUri`);
-  if (authority === null && jwksUri === null) {
-    throw new ConfigError(
-      "INVALID_VALUE",
-      `Invalid configuration: JwtBearer scheme '${key}' needs '${key}:Authority' or '${key}:JwksUri'`,
-    );
-  }
-  const audiences = [
-    ...(read.optionalString(`${key}:Audience`) ?? "").split(/\s+/).filter(Boolean),
-    ...read.strings(`${key}:ValidAudiences`),
-  ];
-  if (audiences.length === 0) {
-    throw new ConfigError(
-      "INVALID_VALUE",
-      `Invalid configuration: JwtBearer scheme '${key}' needs '${key}:Audience' or '${key}:ValidAudiences' (tokens for other resources must be refused)`,
-    );
-  }
-  const issuers = read.strings(`${key}:ValidIssuers`);
-  if (authority === null && issuers.length === 0) {
-    throw new ConfigError(
-      "INVALID_VALUE",
-      `Invalid configuration: JwtBearer scheme '${key}' with only '${key}:JwksUri' needs '${key}:ValidIssuers'`,
-    );
-  }
-  const loopback = (url: string | null) =>
-    url !== null && /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:|\/|$)/.test(url);
-  return {
-    type: "JwtBearer",
-    authority,
-    jwksUri,
-    audiences,
-    issuers,
-    clockSkewSeconds: read.integer(`${key}:ClockSkewSeconds`, 60, 0),
-    scopeClaim: read.optionalString(`${key}:ClaimsMapping:ScopeClaim`),
-    roleClaim: read.optionalString(`${key}:ClaimsMapping:RoleClaim`) ?? "roles",
-    nameClaim: read.optionalString(`${key}:ClaimsMapping:NameClaim`),
-    requireHttpsMetadata: read.boolean(
-      `${key}:RequireHttpsMetadata`,
-      !(loopback(authority) || loopback(jwksUri)),
-    ),
   };
 }
 
@@ -805,19 +385,15 @@ function readPool(read: Reader): PoolSettings {
     replenishCheckIntervalMs: read.timeSpan(key("ReplenishCheckInterval"), 5_000),
   };
   if (pool.minPoolSize > pool.maxPoolSize) {
-    throw new ConfigError(
-      "INVALID_VALUE",
-      `Invalid configuration value for '${
-        key("MinPoolSize")
-      }': ${pool.minPoolSize} is larger than '${key("MaxPoolSize")}' (${pool.maxPoolSize})`,
+    throw read.invalid(
+      key("MinPoolSize"),
+      `${pool.minPoolSize} is larger than '${key("MaxPoolSize")}' (${pool.maxPoolSize})`,
     );
   }
   if (pool.eagerWarmCount > pool.maxPoolSize) {
-    throw new ConfigError(
-      "INVALID_VALUE",
-      `Invalid configuration value for '${
-        key("EagerWarmCount")
-      }': ${pool.eagerWarmCount} is larger than '${key("MaxPoolSize")}' (${pool.maxPoolSize})`,
+    throw read.invalid(
+      key("EagerWarmCount"),
+      `${pool.eagerWarmCount} is larger than '${key("MaxPoolSize")}' (${pool.maxPoolSize})`,
     );
   }
   return pool;
@@ -828,10 +404,7 @@ function readOverrides(read: Reader): Record<string, CommandOverride> {
   const legacy = read.raw("ShellConfiguration:FunctionOverrides")[1];
   const merged = { ...(isTree(legacy) ? legacy : {}), ...(isTree(value) ? value : {}) };
   if (value !== undefined && value !== null && !isTree(value)) {
-    throw new ConfigError(
-      "INVALID_VALUE",
-      `Invalid configuration value for '${name}': expected an object`,
-    );
+    throw read.invalid(name, `expected an object`);
   }
   const out: Record<string, CommandOverride> = {};
   for (const command of Object.keys(merged)) {

@@ -10,8 +10,11 @@
 import { z } from "zod";
 
 const text = z.string();
-// A single string stands for a one-item list (handy in environment variables).
-const strings = z.union([z.array(z.string()), z.string()]);
+// Lists are JSON arrays in a file; an environment variable's single string stands for a one-item
+// list (checkConfigShape's listsFromScalars), as environment variables cannot hold arrays.
+const strings = z.array(z.string({ error: "expected a string" }), {
+  error: 'expected an array of strings, like ["Get-Date"]',
+});
 const integer = z.union([z.number().int(), z.string().regex(/^-?\d+$/, "expected an integer")]);
 const boolean = z.union([
   z.boolean(),
@@ -177,6 +180,14 @@ export interface ShapeReport {
   warnings: string[];
   /** The first wrong value, as `{path, message}`, or null. */
   error: { path: string; message: string; value: unknown } | null;
+  /** The tree with keys spelled as the schema spells them, unknown keys left out. */
+  canonical: Record<string, unknown>;
+}
+
+/** Options of {@linkcode checkConfigShape}. */
+export interface ShapeOptions {
+  /** Read a string where a list is expected as a one-item list (environment variables). @default false */
+  listsFromScalars?: boolean;
 }
 
 type Def = {
@@ -192,36 +203,43 @@ function defOf(schema: z.ZodType): Def {
 }
 
 /** Walks a configuration tree against the schema: unknown keys become warnings, wrong values an error. */
-export function checkConfigShape(tree: Record<string, unknown>, origin: string): ShapeReport {
+export function checkConfigShape(
+  tree: Record<string, unknown>,
+  origin: string,
+  options: ShapeOptions = {},
+): ShapeReport {
   const warnings: string[] = [];
-  const canonical = canonicalize(tree, appSettingsSchema, [], warnings, origin);
+  const walk = { warnings, origin, listsFromScalars: options.listsFromScalars ?? false };
+  const canonical = canonicalize(tree, appSettingsSchema, [], walk) as Record<string, unknown>;
   const parsed = appSettingsSchema.safeParse(canonical);
-  if (parsed.success) return { warnings, error: null };
+  if (parsed.success) return { warnings, error: null, canonical };
   const issue = parsed.error.issues[0]!;
   const path = issue.path.map(String).join(":");
   let value: unknown = canonical;
   for (const part of issue.path) {
     value = (value as Record<string, unknown> | undefined)?.[String(part)];
   }
-  return { warnings, error: { path, message: issue.message, value } };
+  return { warnings, error: { path, message: issue.message, value }, canonical };
 }
 
-function canonicalize(
-  value: unknown,
-  schema: z.ZodType,
-  path: string[],
-  warnings: string[],
-  origin: string,
-): unknown {
+interface Walk {
+  warnings: string[];
+  origin: string;
+  listsFromScalars: boolean;
+}
+
+function canonicalize(value: unknown, schema: z.ZodType, path: string[], walk: Walk): unknown {
+  const { warnings, origin } = walk;
   let def = defOf(schema);
   while (def.type === "optional" || def.type === "nullable") def = defOf(def.innerType!);
+  if (walk.listsFromScalars && def.type === "array" && typeof value === "string") return [value];
   if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
   const record = value as Record<string, unknown>;
   if (def.type === "record") {
     return Object.fromEntries(
       Object.entries(record).map((
         [k, v],
-      ) => [k, canonicalize(v, def.valueType!, [...path, k], warnings, origin)]),
+      ) => [k, canonicalize(v, def.valueType!, [...path, k], walk)]),
     );
   }
   if (def.type !== "object") return value;
@@ -246,7 +264,7 @@ function canonicalize(
       );
       continue;
     }
-    out[match] = canonicalize(child, shape[match]!, [...path, match], warnings, origin);
+    out[match] = canonicalize(child, shape[match]!, [...path, match], walk);
   }
   return out;
 }

@@ -249,16 +249,16 @@ Deno.test("authentication settings are validated at startup: exit 2 with the key
   const cases: [Record<string, unknown>, RegExp][] = [
     [
       { Enabled: true },
-      /'Authentication:Enabled' is true but 'Authentication:Schemes' configures no scheme/,
+      /'Authentication:Enabled' in '[^']+': true, but 'Authentication:Schemes' configures no scheme/,
     ],
     [{
       Enabled: true,
       DefaultScheme: "nope",
       Schemes: { k: { Type: "ApiKey", Keys: { a: { Value: "x" } } } },
-    }, /'Authentication:DefaultScheme': no scheme named 'nope'/],
+    }, /'Authentication:DefaultScheme' in '[^']+': no scheme named 'nope'/],
     [
       { Enabled: true, Schemes: { k: { Type: "ApiKey", Keys: {} } } },
-      /ApiKey scheme 'Authentication:Schemes:k' has no entries/,
+      /'Authentication:Schemes:k' in '[^']+': an ApiKey scheme needs at least one entry under 'Authentication:Schemes:k:Keys'/,
     ],
     [
       { Enabled: true, Schemes: { j: { Type: "JwtBearer", Audience: "api://svc" } } },

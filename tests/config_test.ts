@@ -89,7 +89,7 @@ Deno.test("loadSettings() names the key of a wrong value in a ConfigError", asyn
     });
   });
   await withConfig(
-    `{"ShellConfiguration": {"Commands": "Get-Date", "MaxResultBytes": -1}}`,
+    `{"ShellConfiguration": {"Commands": ["Get-Date"], "MaxResultBytes": -1}}`,
     async (path) => {
       await assert.rejects(
         () => loadSettings({ config: path }, { env: {} }),
@@ -112,9 +112,80 @@ Deno.test("loadSettings() reads per-command time limits from CommandOverrides", 
   );
 });
 
-Deno.test("parseConfigText() reports the line of a syntax error and refuses non-objects", () => {
-  assert.throws(() => parseConfigText('{\n  "a": 1,\n  "b": }', "x.json"), /x\.json' at line 3/);
-  assert.throws(() => parseConfigText("[1]", "x.json"), /must hold a JSON object/);
+Deno.test("parseConfigText() says what is wrong in words, with line and column", () => {
+  const cases: [string, string][] = [
+    ['{\n  "a": 1,\n  "b": }', "expected a value at line 3, column 8"],
+    ['{\n  "a": {\n    "b": 1\n', "expected '}' at line 4, column 1"],
+    ['{\n  "a": 1\n  "b": 2\n}', "expected ',' between entries at line 3, column 3"],
+    ['{ "a": [1, 2 }', "expected ',' between entries at line 1, column 14"],
+    ['{ "a": [1, 2', "expected ']' at line 1, column 13"],
+    [
+      "{ a: 1 }",
+      'unexpected "a" (property names and strings need double quotes) at line 1, column 3',
+    ],
+    ['{ "a": "open }', "a string is not closed with '\"' at line 1, column 8"],
+    [
+      '{ "a": 1 }\n{}',
+      "expected the end of the file after the top-level object at line 2, column 1",
+    ],
+  ];
+  for (const [text, words] of cases) {
+    assert.throws(
+      () => parseConfigText(text, "/cfg/x.json"),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.equal(error.message, `Cannot parse configuration file '/cfg/x.json': ${words}`);
+        return true;
+      },
+      text,
+    );
+  }
+  assert.throws(() => parseConfigText("[1]", "x.json"), /must hold a JSON object, not an array/);
+  assert.throws(
+    () => parseConfigText("  \n", "x.json"),
+    /'x\.json' is empty: it must hold a JSON object/,
+  );
+  assert.throws(() => parseConfigText("\uFEFF", "x.json"), /is empty/);
+});
+
+Deno.test("a scalar where a list is expected names the key and the file; variables name themselves", async () => {
+  await withConfig(`{"ShellConfiguration": {"Commands": "Get-Date"}}`, async (path) => {
+    await assert.rejects(
+      () => loadSettings({ config: path }, { env: {} }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.equal(
+          error.message,
+          `Invalid configuration value for 'ShellConfiguration:Commands' in '${path}': expected an array of strings, like [\"Get-Date\"], got "Get-Date"`,
+        );
+        return true;
+      },
+    );
+  });
+  await withConfig(`{}`, async (path) => {
+    // An environment variable cannot hold an array: its single string is a one-item list.
+    const one = await loadSettings({ config: path }, {
+      env: { ShellConfiguration__Commands: "Get-Date" },
+    });
+    assert.deepEqual(one.shell.commands, ["Get-Date"]);
+    await assert.rejects(
+      () =>
+        loadSettings({ config: path }, { env: { ShellConfiguration__ToolCallTimeout: "soon" } }),
+      /^ConfigError: Invalid value of environment variable ShellConfiguration__ToolCallTimeout: expected a time span like "00:05:00" \(hh:mm:ss\), got "soon"$/,
+    );
+    await assert.rejects(
+      () => loadSettings({ config: path }, { env: { McpServer__RunspacePool__MaxPoolSize: "0" } }),
+      /'McpServer:RunspacePool:MaxPoolSize' in environment variable McpServer__RunspacePool__MaxPoolSize: expected an integer >= 1, got "0"/,
+    );
+  });
+  await withConfig(`{"McpServer": {"RunspacePool": {"MaxPoolSize": 0}}}`, async (path) => {
+    await assert.rejects(
+      () => loadSettings({ config: path }, { env: {} }),
+      new RegExp(
+        `'McpServer:RunspacePool:MaxPoolSize' in '${path}': expected an integer >= 1, got 0`,
+      ),
+    );
+  });
 });
 
 Deno.test("loadSettings() refuses an unknown transport and an unreadable --config file", async () => {
@@ -161,7 +232,7 @@ Deno.test("loadSettings() reads the pool and HTTP settings with their defaults a
     async (path) => {
       await assert.rejects(
         () => loadSettings({ config: path }, { env: {} }),
-        /'McpServer:RunspacePool:MinPoolSize': 5 is larger than 'McpServer:RunspacePool:MaxPoolSize' \(2\)/,
+        /'McpServer:RunspacePool:MinPoolSize' in '[^']+': 5 is larger than 'McpServer:RunspacePool:MaxPoolSize' \(2\)/,
       );
     },
   );

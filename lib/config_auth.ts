@@ -1,0 +1,211 @@
+/**
+ * The `Authentication` section: API-key and JWT bearer schemes, the default policy, protected
+ * resource metadata and audit options, read and checked once at startup.
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import { createHash } from "node:crypto";
+import { isTree, lookup, type Reader } from "./config_reader.ts";
+
+/** One API key: its id (used in logs), its SHA-256 digest, and what it grants. */
+export interface ApiKeySettings {
+  /** Name in logs and audit lines; for PoshMcp-style entries (the entry name is the key) a digest prefix. */
+  id: string;
+  /** SHA-256 of the key; the plaintext is not kept. */
+  sha256: Uint8Array;
+  /** Scopes the key grants. @default [] */
+  scopes: string[];
+  /** Roles the key grants. @default [] */
+  roles: string[];
+}
+
+/** An API-key scheme (`Type: ApiKey`). */
+export interface ApiKeySchemeSettings {
+  type: "ApiKey";
+  /** Header carrying the key. @default "X-API-Key" */
+  headerName: string;
+  /** The configured keys (at least one). */
+  keys: ApiKeySettings[];
+}
+
+/** An OAuth 2.1 bearer scheme (`Type: JwtBearer`) for an external identity provider. */
+export interface JwtSchemeSettings {
+  type: "JwtBearer";
+  /** Issuer URL used for OIDC discovery (`<Authority>/.well-known/openid-configuration`). */
+  authority: string | null;
+  /** JWKS URL, when no discovery is wanted. */
+  jwksUri: string | null;
+  /** Accepted `aud` values (`Audience` plus `ValidAudiences`; at least one). */
+  audiences: string[];
+  /** Accepted `iss` values; empty means the issuer that discovery reports. */
+  issuers: string[];
+  /** Clock skew allowed on exp/nbf, in seconds. @default 60 (`ClockSkewSeconds`) */
+  clockSkewSeconds: number;
+  /** Claim with scopes (space-separated string or array). @default "scp", then "scope" (`ClaimsMapping:ScopeClaim`) */
+  scopeClaim: string | null;
+  /** Claim with roles. @default "roles" (`ClaimsMapping:RoleClaim`) */
+  roleClaim: string;
+  /** Claim naming the caller. @default "preferred_username", "upn", "email", then "sub" (`ClaimsMapping:NameClaim`) */
+  nameClaim: string | null;
+  /** Allow an http:// Authority or JwksUri (tests and labs only). @default true unless the URL is loopback (`RequireHttpsMetadata`) */
+  requireHttpsMetadata: boolean;
+}
+
+/** The Authentication section (HTTP only). */
+export interface AuthSettings {
+  /** Whether the MCP endpoints, /tools and /call require the McpAccess policy. @default false (`Authentication:Enabled`) */
+  enabled: boolean;
+  /** The scheme that authenticates requests. @default the only scheme, if there is one (`Authentication:DefaultScheme`) */
+  defaultScheme: string | null;
+  /** Callers must authenticate. @default true (`Authentication:DefaultPolicy:RequireAuthentication`) */
+  requireAuthentication: boolean;
+  /** Scopes a caller needs, all of them. @default [] (`Authentication:DefaultPolicy:RequiredScopes`) */
+  requiredScopes: string[];
+  /** Roles of which a caller needs one. @default [] (`Authentication:DefaultPolicy:RequiredRoles`) */
+  requiredRoles: string[];
+  /** Schemes by name. */
+  schemes: Record<string, ApiKeySchemeSettings | JwtSchemeSettings>;
+  /** RFC 9728 metadata served at `/.well-known/oauth-protected-resource`, when `Resource` is set. */
+  protectedResource: {
+    resource: string;
+    resourceName: string | null;
+    authorizationServers: string[];
+    scopesSupported: string[];
+  } | null;
+  /** Log argument values (secrets redacted) in audit lines. @default false (`Authentication:Audit:LogArguments`) */
+  logArguments: boolean;
+}
+
+/** Reads and checks the `Authentication` section. */
+export function readAuth(read: Reader): AuthSettings {
+  const key = (name: string) => `Authentication:${name}`;
+  const schemesNode = lookup(read.tree, key("Schemes"));
+  const schemes: AuthSettings["schemes"] = {};
+  for (const name of isTree(schemesNode) ? Object.keys(schemesNode) : []) {
+    schemes[name] = readScheme(read, `${key("Schemes")}:${name}`);
+  }
+  const names = Object.keys(schemes);
+  const enabled = read.boolean(key("Enabled"), false);
+  let defaultScheme = read.optionalString(key("DefaultScheme"));
+  if (defaultScheme === null && names.length === 1) defaultScheme = names[0]!;
+  if (defaultScheme !== null) {
+    const match = names.find((n) => n.toLowerCase() === defaultScheme!.toLowerCase());
+    if (match === undefined && enabled) {
+      throw read.invalid(
+        key("DefaultScheme"),
+        `no scheme named '${defaultScheme}' under '${key("Schemes")}' (found: ${
+          names.join(", ") || "none"
+        })`,
+      );
+    }
+    defaultScheme = match ?? defaultScheme;
+  }
+  if (enabled && names.length === 0) {
+    throw read.invalid(key("Enabled"), `true, but '${key("Schemes")}' configures no scheme`);
+  }
+  if (enabled && defaultScheme === null) {
+    throw read.invalid(
+      key("DefaultScheme"),
+      `is not set; it must name one of the schemes (${names.join(", ")})`,
+    );
+  }
+  const resource = read.optionalString(key("ProtectedResource:Resource"));
+  return {
+    enabled,
+    defaultScheme,
+    requireAuthentication: read.boolean(key("DefaultPolicy:RequireAuthentication"), true),
+    requiredScopes: read.strings(key("DefaultPolicy:RequiredScopes")),
+    requiredRoles: read.strings(key("DefaultPolicy:RequiredRoles")),
+    schemes,
+    protectedResource: resource === null ? null : {
+      resource,
+      resourceName: read.optionalString(key("ProtectedResource:ResourceName")),
+      authorizationServers: read.strings(key("ProtectedResource:AuthorizationServers")),
+      scopesSupported: read.strings(key("ProtectedResource:ScopesSupported")),
+    },
+    logArguments: read.boolean(key("Audit:LogArguments"), false),
+  };
+}
+
+function readScheme(read: Reader, key: string): ApiKeySchemeSettings | JwtSchemeSettings {
+  const type = read.optionalString(`${key}:Type`) ?? "JwtBearer";
+  if (type.toLowerCase() === "apikey") {
+    const keysNode = lookup(read.tree, `${key}:Keys`);
+    const keys: ApiKeySettings[] = [];
+    for (const id of isTree(keysNode) ? Object.keys(keysNode) : []) {
+      const entry = `${key}:Keys:${id}`;
+      const value = read.optionalString(`${entry}:Value`);
+      const digest = read.optionalString(`${entry}:Sha256`);
+      let sha256: Uint8Array;
+      let name = id;
+      if (digest !== null) {
+        if (!/^[0-9a-fA-F]{64}$/.test(digest)) {
+          throw read.invalid(`${entry}:Sha256`, "expected 64 hexadecimal characters");
+        }
+        sha256 = Uint8Array.from(digest.match(/../g)!.map((h) => parseInt(h, 16)));
+      } else {
+        // PoshMcp files use the key itself as the entry name; it must never be logged.
+        const secret = value ?? id;
+        sha256 = new Uint8Array(createHash("sha256").update(secret).digest());
+        if (value === null) name = `api-key-${Buffer.from(sha256).toString("hex").slice(0, 8)}`;
+      }
+      keys.push({
+        id: name,
+        sha256,
+        scopes: read.strings(`${entry}:Scopes`),
+        roles: read.strings(`${entry}:Roles`),
+      });
+    }
+    if (keys.length === 0) {
+      throw read.invalid(key, `an ApiKey scheme needs at least one entry under '${key}:Keys'`);
+    }
+    return {
+      type: "ApiKey",
+      headerName: read.optionalString(`${key}:HeaderName`) ?? "X-API-Key",
+      keys,
+    };
+  }
+  if (type.toLowerCase() !== "jwtbearer") {
+    throw read.invalid(`${key}:Type`, `expected "ApiKey" or "JwtBearer", got "${type}"`);
+  }
+  const authority = read.optionalString(`${key}:Authority`);
+  const jwksUri = read.optionalString(`${key}:JwksUri`);
+  if (authority === null && jwksUri === null) {
+    throw read.invalid(key, `a JwtBearer scheme needs '${key}:Authority' or '${key}:JwksUri'`);
+  }
+  const audiences = [
+    ...(read.optionalString(`${key}:Audience`) ?? "").split(/\s+/).filter(Boolean),
+    ...read.strings(`${key}:ValidAudiences`),
+  ];
+  if (audiences.length === 0) {
+    throw read.invalid(
+      key,
+      `a JwtBearer scheme needs '${key}:Audience' or '${key}:ValidAudiences' (tokens for other resources must be refused)`,
+    );
+  }
+  const issuers = read.strings(`${key}:ValidIssuers`);
+  if (authority === null && issuers.length === 0) {
+    throw read.invalid(
+      key,
+      `a JwtBearer scheme with only '${key}:JwksUri' needs '${key}:ValidIssuers'`,
+    );
+  }
+  const loopback = (url: string | null) =>
+    url !== null && /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:|\/|$)/.test(url);
+  return {
+    type: "JwtBearer",
+    authority,
+    jwksUri,
+    audiences,
+    issuers,
+    clockSkewSeconds: read.integer(`${key}:ClockSkewSeconds`, 60, 0),
+    scopeClaim: read.optionalString(`${key}:ClaimsMapping:ScopeClaim`),
+    roleClaim: read.optionalString(`${key}:ClaimsMapping:RoleClaim`) ?? "roles",
+    nameClaim: read.optionalString(`${key}:ClaimsMapping:NameClaim`),
+    requireHttpsMetadata: read.boolean(
+      `${key}:RequireHttpsMetadata`,
+      !(loopback(authority) || loopback(jwksUri)),
+    ),
+  };
+}

@@ -1,0 +1,147 @@
+/**
+ * Typed reads of one merged settings tree: each read checks the value's type, records where it came
+ * from (for doctor), and fails with an error naming the key and the file or environment variable
+ * that set it.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { ConfigError } from "./errors.ts";
+
+/** A parsed configuration object. */
+export type Tree = Record<string, unknown>;
+
+/** Where a setting came from. */
+export type SettingSource = "flag" | "environment" | "file" | "embedded default" | "default";
+
+/** True for a JSON object (not an array, not null). */
+export function isTree(value: unknown): value is Tree {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** Case-insensitive lookup of a `:`-separated key path. */
+export function lookup(tree: Tree, path: string): unknown {
+  let node: unknown = tree;
+  for (const part of path.split(":")) {
+    if (!isTree(node)) return undefined;
+    const key = Object.keys(node).find((k) => k.toLowerCase() === part.toLowerCase());
+    if (key === undefined) return undefined;
+    node = node[key];
+  }
+  return node;
+}
+
+/** Parses a .NET-style time span (`hh:mm:ss`, `d.hh:mm:ss`, `hh:mm:ss.fff`) into milliseconds. */
+export function parseTimeSpan(text: string): number | null {
+  const match = /^(?:(\d+)\.)?(\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.(\d{1,7}))?$/.exec(text.trim());
+  if (!match) return null;
+  const [, days = "0", hours, minutes, seconds, fraction = "0"] = match;
+  if (Number(minutes) > 59 || Number(seconds) > 59) return null;
+  const ms = Number(`0.${fraction}`) * 1000;
+  return ((Number(days) * 24 + Number(hours)) * 60 + Number(minutes)) * 60_000 +
+    Number(seconds) * 1000 + Math.round(ms);
+}
+
+const stringList = z.array(z.string());
+
+/** Reads typed settings from the merged tree, tracking the source of each key. */
+export class Reader {
+  /** Deprecation warnings, one per deprecated key present. */
+  readonly warnings: string[] = [];
+  /** Where each key read came from. */
+  readonly sources: Record<string, SettingSource> = {};
+
+  /**
+   * @param tree the merged settings
+   * @param layers the environment layer alone, and the file read (null for the embedded default),
+   * so each key's source can be told and named in errors
+   */
+  constructor(readonly tree: Tree, readonly layers: { env: Tree; file: string | null }) {}
+
+  #record(name: string, value: unknown): void {
+    if (value === undefined || value === null || value === "") {
+      this.sources[name] ??= "default";
+    } else if (lookup(this.layers.env, name) !== undefined) {
+      this.sources[name] = "environment";
+    } else {
+      this.sources[name] = this.layers.file === null ? "embedded default" : "file";
+    }
+  }
+
+  /** Where the value of `key` was set, in words: an environment variable or the file. */
+  originOf(key: string): string {
+    if (lookup(this.layers.env, key) !== undefined) {
+      return `environment variable ${key.replaceAll(":", "__")}`;
+    }
+    return this.layers.file === null
+      ? "the embedded default configuration"
+      : `'${this.layers.file}'`;
+  }
+
+  /** A configuration error about `key`, naming where its value was set. */
+  invalid(key: string, message: string): ConfigError {
+    return new ConfigError(
+      "INVALID_VALUE",
+      `Invalid configuration value for '${key}' in ${this.originOf(key)}: ${message}`,
+    );
+  }
+
+  #fail(key: string, value: unknown, expected: string): never {
+    throw this.invalid(key, `expected ${expected}, got ${JSON.stringify(value)}`);
+  }
+
+  /** Shell keys are read from `ShellConfiguration` first, then PoshMcp's `PowerShellConfiguration`. */
+  raw(key: string): [string, unknown] {
+    let found: [string, unknown] = [key, lookup(this.tree, key)];
+    if (found[1] === undefined && key.startsWith("ShellConfiguration:")) {
+      const alias = key.replace("ShellConfiguration:", "PowerShellConfiguration:");
+      const value = lookup(this.tree, alias);
+      if (value !== undefined) found = [alias, value];
+    }
+    this.#record(found[0], found[1]);
+    return found;
+  }
+
+  strings(key: string): string[] {
+    const [name, value] = this.raw(key);
+    if (value === undefined || value === null) return [];
+    const parsed = stringList.safeParse(value);
+    if (!parsed.success) this.#fail(name, value, 'an array of strings, like ["Get-Date"]');
+    return parsed.data.filter((s) => s.trim() !== "");
+  }
+
+  optionalString(key: string): string | null {
+    const [name, value] = this.raw(key);
+    if (value === undefined || value === null || value === "") return null;
+    if (typeof value !== "string") this.#fail(name, value, "a string");
+    return value;
+  }
+
+  integer(key: string, fallback: number, min: number): number {
+    const [name, value] = this.raw(key);
+    if (value === undefined || value === null || value === "") return fallback;
+    const n = typeof value === "string" ? Number(value) : value;
+    if (typeof n !== "number" || !Number.isInteger(n) || n < min) {
+      this.#fail(name, value, `an integer >= ${min}`);
+    }
+    return n;
+  }
+
+  boolean(key: string, fallback: boolean): boolean {
+    const [name, value] = this.raw(key);
+    if (value === undefined || value === null || value === "") return fallback;
+    if (typeof value === "boolean") return value;
+    if (typeof value === "string" && /^(true|false)$/i.test(value)) {
+      return value.toLowerCase() === "true";
+    }
+    this.#fail(name, value, "true or false");
+  }
+
+  timeSpan(key: string, fallbackMs: number): number {
+    const [name, value] = this.raw(key);
+    if (value === undefined || value === null || value === "") return fallbackMs;
+    const ms = typeof value === "string" ? parseTimeSpan(value) : null;
+    if (ms === null || ms <= 0) this.#fail(name, value, 'a positive time span like "00:05:00"');
+    return ms;
+  }
+}
