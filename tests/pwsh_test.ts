@@ -234,8 +234,22 @@ pwshTest(
     await invoke(worker, "Set-Variable", { Name: "ErrorActionPreference", Value: "Stop" });
     await invoke(worker, "Set-Location", { Path: root });
     await invoke(worker, "Get-Variable", { Name: ["no-such-variable"] });
-    await invoke(worker, "Import-Module", { Name: "Microsoft.PowerShell.Archive" });
+    // Archive ships with PowerShell but not with every build of it; Security is always there.
+    const archive = await invoke(worker, "Get-Module", {
+      ListAvailable: true,
+      Name: ["Microsoft.PowerShell.Archive"],
+    });
+    const module = archive.result.output.length > 0
+      ? "Microsoft.PowerShell.Archive"
+      : "Microsoft.PowerShell.Security";
+    const imported = await invoke(worker, "Import-Module", { Name: [module], PassThru: true });
+    assert.deepEqual(imported.result.errors, [], `Import-Module ${module}`);
+    assert.equal(imported.result.output.length, 1, `Import-Module ${module} -PassThru`);
     await worker.reset();
+    // First, before any probe below can write to $Error itself (the probes run without resets).
+    // -ValueOnly would write the ArrayList as one object; the PSVariable's Value shows its items.
+    const errors = await invoke(worker, "Get-Variable", { Name: ["Error"] });
+    assert.deepEqual((errors.result.output[0] as { Value: unknown[] }).Value, [], "$Error");
     const test = async (path: string) =>
       (await invoke(worker, "Test-Path", { Path: path })).result.output;
     assert.ok(
@@ -260,10 +274,7 @@ pwshTest(
       before.result.output,
       "location",
     );
-    // -ValueOnly would write the ArrayList as one object; the PSVariable's Value shows its items.
-    const errors = await invoke(worker, "Get-Variable", { Name: ["Error"] });
-    assert.deepEqual((errors.result.output[0] as { Value: unknown[] }).Value, [], "$Error");
-    const modules = await invoke(worker, "Get-Module", { Name: ["Microsoft.PowerShell.Archive"] });
+    const modules = await invoke(worker, "Get-Module", { Name: [module] });
     assert.deepEqual(modules.result.output, [], "module imported during the call");
   },
 );
