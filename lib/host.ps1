@@ -402,6 +402,24 @@ function Get-NonEmpty([string]$Text) {
     return $Text
 }
 
+# The runspace has no host UI, so a prompt fails at once with a HostException. Its text names the
+# prompt only for confirmations: Read-Host's prompt is not in it at all. The statement that prompted
+# is, so the message quotes it, says why it failed, and what to do instead.
+function Get-ErrorMessage([System.Management.Automation.ErrorRecord]$Record) {
+    $message = $Record.ToString()
+    $exception = $Record.Exception
+    while ($null -ne $exception -and $exception -isnot [System.Management.Automation.Host.HostException]) {
+        $exception = $exception.InnerException
+    }
+    if ($null -eq $exception) { return $message }
+    $invocation = $Record.InvocationInfo
+    $command = if ($null -ne $invocation -and $null -ne $invocation.MyCommand) { $invocation.MyCommand.Name } else { '' }
+    if (-not $command) { $command = 'The command' }
+    $statement = if ($null -ne $invocation) { ([string]$invocation.Line).Trim() } else { '' }
+    $asked = if ($statement) { " (at: $statement)" } else { '' }
+    return "$command asked for user input$asked, but svc runs commands non-interactively: give the value as a parameter, or -Confirm:`$false for a confirmation. $message"
+}
+
 function ConvertTo-ErrorInfo([System.Management.Automation.ErrorRecord]$Record, [bool]$Terminating) {
     $invocation = $Record.InvocationInfo
     $position = $null
@@ -415,7 +433,7 @@ function ConvertTo-ErrorInfo([System.Management.Automation.ErrorRecord]$Record, 
     }
     $category = $Record.CategoryInfo
     [ordered]@{
-        message               = $Record.ToString()
+        message               = Get-ErrorMessage $Record
         fullyQualifiedErrorId = Get-NonEmpty $Record.FullyQualifiedErrorId
         category              = [string]$category.Category
         targetName            = Get-NonEmpty $category.TargetName

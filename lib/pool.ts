@@ -135,14 +135,17 @@ export class WorkerPool implements AsyncDisposable {
   }
 
   /**
-   * Health of the pool (SPEC §3.4): Healthy when warm + leased workers reach `MinPoolSize`;
-   * Degraded while draining or while workers being created or reset may close the gap; else
-   * Unhealthy.
+   * Health of the pool (SPEC §3.4): Healthy when warm + leased workers reach `MinPoolSize`, where a
+   * worker resetting after its call still counts as leased (its lease ends when the reset does; svc
+   * only sends the response earlier). Degraded while draining or while workers being created may
+   * close the gap; else Unhealthy.
    */
   status(s: PoolStats = this.stats()): PoolStatus {
     if (s.draining) return "Degraded";
-    if (s.warm + s.leased >= s.min) return "Healthy";
-    return s.creating > 0 || s.resetting > 0 ? "Degraded" : "Unhealthy";
+    // Without the resetting workers, readiness would drop to 503 after every burst of calls on a
+    // real pwsh (a reset takes milliseconds there), taking a busy replica out of its load balancer.
+    if (s.warm + s.leased + s.resetting >= s.min) return "Healthy";
+    return s.creating > 0 ? "Degraded" : "Unhealthy";
   }
 
   /** True when the pool is Healthy: ready to serve (see {@linkcode WorkerPool.status}). */

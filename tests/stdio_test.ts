@@ -10,9 +10,9 @@ import {
   isAlive,
   outputOf,
   runSvc,
+  standInOnly,
   startSvc,
   TEST_PWSH,
-  USING_STAND_IN,
 } from "./support/harness.ts";
 
 function textOf(result: { content: { type: string; text?: string }[] }): string {
@@ -421,17 +421,19 @@ Deno.test("without PowerShell svc exits 3 naming where it looked and how to get 
   }
 });
 
-Deno.test({
-  name: "a PowerShell older than 7.4 is refused at startup with exit code 3",
-  // Only the stand-in can pretend to be an older PowerShell (SVC_FAKE_PWSH_VERSION).
-  ignore: !USING_STAND_IN,
-}, async () => {
-  const { code, stderr } = await runSvc(["serve", "--pwsh", TEST_PWSH], {
-    env: { SVC_FAKE_PWSH_VERSION: "7.2.0", SVC_CACHE_DIR: await Deno.makeTempDir() },
-  });
-  assert.equal(code, 3, stderr);
-  assert.match(stderr, /PowerShell 7\.2\.0 is too old: svc needs PowerShell 7\.4 or later/);
-});
+Deno.test(
+  standInOnly(
+    "a PowerShell older than 7.4 is refused at startup with exit code 3",
+    "only the stand-in can pretend to be an older PowerShell (SVC_FAKE_PWSH_VERSION)",
+  ),
+  async () => {
+    const { code, stderr } = await runSvc(["serve", "--pwsh", TEST_PWSH], {
+      env: { SVC_FAKE_PWSH_VERSION: "7.2.0", SVC_CACHE_DIR: await Deno.makeTempDir() },
+    });
+    assert.equal(code, 3, stderr);
+    assert.match(stderr, /PowerShell 7\.2\.0 is too old: svc needs PowerShell 7\.4 or later/);
+  },
+);
 
 Deno.test("svc --version prints the version, --help documents options with defaults and env vars", async () => {
   const version = await runSvc(["--version"]);

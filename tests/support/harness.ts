@@ -26,6 +26,16 @@ export const TEST_PWSH = Deno.env.get("SVC_TEST_PWSH") ?? FAKE_PWSH;
 /** True when the tests run against the stand-in rather than real PowerShell. */
 export const USING_STAND_IN = TEST_PWSH === FAKE_PWSH;
 
+/**
+ * Name and `ignore` for a test that needs one of the stand-in's knobs (a failing or slow reset, an
+ * older version): on real pwsh it is skipped, and its name says why.
+ */
+export function standInOnly(name: string, why: string): { name: string; ignore: boolean } {
+  return USING_STAND_IN
+    ? { name, ignore: false }
+    : { name: `${name} [skipped on real pwsh: ${why}]`, ignore: true };
+}
+
 /** A real pwsh for the PowerShell suite: `SVC_TEST_PWSH`, else `pwsh` on PATH, else null. */
 export function findRealPwsh(): string | null {
   const configured = Deno.env.get("SVC_TEST_PWSH");
