@@ -8,6 +8,7 @@
  * @module
  */
 import { z } from "zod";
+import { closestNames } from "./suggest.ts";
 
 const text = z.string();
 // Lists are JSON arrays in a file; an environment variable's single string stands for a one-item
@@ -254,9 +255,7 @@ function canonicalize(value: unknown, schema: z.ZodType, path: string[], walk: W
         continue;
       }
       const where = [...path, key].join(":");
-      const close = known.filter((k) =>
-        distance(k.toLowerCase(), key.toLowerCase()) <= Math.max(2, key.length / 4)
-      );
+      const close = closestNames(key, known, 1);
       warnings.push(
         `Unknown configuration key '${where}' in ${origin}${
           close.length > 0 ? `; did you mean '${[...path, close[0]].join(":")}'?` : ""
@@ -267,19 +266,4 @@ function canonicalize(value: unknown, schema: z.ZodType, path: string[], walk: W
     out[match] = canonicalize(child, shape[match]!, [...path, match], walk);
   }
   return out;
-}
-
-/** Levenshtein distance, for "did you mean". */
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let previous = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const current = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
-      previous = current;
-    }
-  }
-  return row[b.length]!;
 }

@@ -25,7 +25,8 @@ export type StartupErrorCode =
   | "PWSH_NOT_FOUND"
   | "PWSH_TOO_OLD"
   | "WORKER_START"
-  | "STARTUP_SCRIPT";
+  | "STARTUP_SCRIPT"
+  | "CANNOT_LISTEN";
 
 /** svc cannot start serving: PowerShell missing or too old, or the startup script failed. Exit 3. */
 export class StartupError extends Error {

@@ -23,6 +23,7 @@ import { CatalogStore } from "./discovery.ts";
 import { SseTransport } from "./legacy_sse.ts";
 import { logger } from "./log.ts";
 import { BodyTooLarge, isJsonContentType, readBodyText } from "./http_body.ts";
+import { checkCanListen, listen } from "./http_listen.ts";
 import {
   authInfoOf,
   callTool,
@@ -549,6 +550,8 @@ function withBothAccepts(req: Request): Request {
 /** Serves MCP over HTTP until shutdown, then drains in-flight calls and closes every worker. */
 export async function serveHttp(options: HttpOptions): Promise<void> {
   const { settings, pwsh, version, shutdown } = options;
+  // Fail on a taken port before starting workers, which would take seconds and then be wasted.
+  if (settings.http.port !== 0) checkCanListen(settings.http.host, settings.http.port);
   const pool = await WorkerPool.start({ pwsh, pool: settings.pool, shell: settings.shell });
   let front: HttpFront | null = null;
   const catalog = new CatalogStore({
@@ -586,20 +589,13 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
   };
   front = new HttpFront(settings, pool, mcp, auth);
   const http = settings.http;
-  const server = Deno.serve({
-    hostname: http.host,
-    port: http.port,
-    onListen: (addr) => {
-      const shown = addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;
-      const paths = http.mcpPath ?? "/ and /mcp";
-      log.info("svc listening on http://{Address}:{Port} (MCP at {Paths}, mode {Mode}).", {
-        Address: shown,
-        Port: addr.port,
-        Paths: paths,
-        Mode: http.mode,
-      });
-    },
-  }, (req) => front!.handle(req));
+  let server: Deno.HttpServer;
+  try {
+    server = listen(http, (req) => front!.handle(req));
+  } catch (error) {
+    await pool.drain();
+    throw error;
+  }
   await shutdown;
   log.info("Shutting down: no new requests; draining in-flight calls.");
   await front.closeStreams();

@@ -16,6 +16,7 @@ import { logger } from "./log.ts";
 import { failureResult, toCallToolResult, workerFailureMessage } from "./result.ts";
 import { PoolError } from "./pool.ts";
 import type { Worker } from "./shell.ts";
+import { closestNames } from "./suggest.ts";
 
 const log = logger("mcp");
 
@@ -110,13 +111,30 @@ export async function callTool(
   const { principal } = context;
   const outer = requestSignal.getStore();
   const signal = outer ? AbortSignal.any([context.signal, outer]) : context.signal;
-  // A tool the caller may not call is refused exactly like one that does not exist.
-  const tool = (await runner.tools()).find((t) => t.name === name);
-  if (!tool || (options.authorize && !options.authorize(principal, tool))) {
-    return { kind: "unknown-tool", message: `Unknown tool: '${name}'` };
+  // A tool the caller may not call is refused exactly like one that does not exist, and is never
+  // suggested either.
+  const tools = await runner.tools();
+  const mayCall = (t: ToolDescriptor) => !options.authorize || options.authorize(principal, t);
+  const tool = tools.find((t) => t.name === name && mayCall(t));
+  if (!tool) {
+    const close = closestNames(name, tools.filter(mayCall).map((t) => t.name));
+    const message = `Unknown tool '${name}'${
+      close.length > 0 ? `; did you mean ${close.map((c) => `'${c}'`).join(", ")}?` : ""
+    }`;
+    log.info("Tool call {Tool} by {Principal} refused: unknown tool.", {
+      Tool: name,
+      Principal: principal.name,
+    });
+    return { kind: "unknown-tool", message };
   }
   const bound = bindArguments(tool, args);
   if (!bound.ok) {
+    log.info("Tool call {Tool} ({Command}) by {Principal} refused: {Message}", {
+      Tool: tool.name,
+      Command: tool.command,
+      Principal: principal.name,
+      Message: bound.message,
+    });
     return {
       kind: "invalid-arguments",
       result: failureResult(tool, bound.message),

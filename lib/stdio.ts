@@ -11,12 +11,14 @@ import {
   StdioServerTransport,
 } from "@modelcontextprotocol/server/stdio";
 import type { Server } from "@modelcontextprotocol/server";
+import process from "node:process";
 import { CatalogStore } from "./discovery.ts";
 import type { Settings } from "./config.ts";
 import { StartupError } from "./errors.ts";
 import { logger } from "./log.ts";
 import { createMcpServer, type ToolRunner } from "./mcp.ts";
 import { RemoteError, type StartupResult, Worker } from "./shell.ts";
+import { jsonRpcLineFilter } from "./stdio_lines.ts";
 
 const log = logger("stdio");
 
@@ -163,7 +165,15 @@ class ClosingStdioTransport extends StdioServerTransport {
   #end!: () => void;
 
   constructor() {
-    super();
+    const stdin = process.stdin.pipe(jsonRpcLineFilter({
+      reply: (message) => process.stdout.write(`${JSON.stringify(message)}\n`),
+      onRefused: (reason, bytes) =>
+        log.warning(
+          "Refused a {Bytes}-byte line on stdin: {Reason}; answered with a JSON-RPC error.",
+          { Bytes: bytes, Reason: reason },
+        ),
+    }));
+    super(stdin, process.stdout);
     this.ended = new Promise((resolve) => (this.#end = resolve));
   }
 

@@ -138,7 +138,7 @@ Deno.test("API keys: missing, invalid and valid keys × roles × per-tool overri
         arguments: { Name: "x", Value: 1 },
       }, key(SECRETS.alice));
       assert.equal(hidden.status, 404);
-      assert.match((hidden.body as { error: string }).error, /Unknown tool: 'set_variable'/);
+      assert.match((hidden.body as { error: string }).error, /^Unknown tool 'set_variable'(;|$)/);
       const allowed = await post(`${svc.url}/call`, {
         tool: "set_variable",
         arguments: { Name: "x", Value: 1 },

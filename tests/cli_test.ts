@@ -311,3 +311,29 @@ Deno.test("bin/svc runs from any directory without a task banner, and names the 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a port in use is a startup error (exit 3) before any worker starts, naming host and port", async () => {
+  using taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (taken.addr as Deno.NetAddr).port;
+  await withConfig(fixtureConfig(), async (path) => {
+    const run = await svc([
+      "serve",
+      "--transport",
+      "http",
+      "--port",
+      String(port),
+      "--config",
+      path,
+      "--pwsh",
+      TEST_PWSH,
+    ], { env: { SVC_LOG_LEVEL: "debug" } });
+    assert.equal(run.code, 3, run.stderr);
+    assert.ok(
+      run.stderr.includes(
+        `svc: Cannot listen on 127.0.0.1:${port}: the port is already in use; choose another with --port`,
+      ),
+      run.stderr,
+    );
+    assert.doesNotMatch(run.stderr, /Starting StatelessRunspacePool|Worker .* initialized/);
+  });
+});
