@@ -130,9 +130,11 @@ const OPTIONS = {
 
 type Command = keyof typeof OPTIONS;
 
+/** Writes a command's own output to stdout (console.* is routed to the log once logging is set up). */
 function print(text: string): void {
-  // deno-lint-ignore no-console
-  console.log(text);
+  const bytes = new TextEncoder().encode(`${text}\n`);
+  let offset = 0;
+  while (offset < bytes.length) offset += Deno.stdout.writeSync(bytes.subarray(offset));
 }
 
 function parse<C extends Command>(command: C, argv: string[]) {

@@ -9,7 +9,6 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import {
   configure,
   dispose,
-  getJsonLinesFormatter,
   getLogger,
   getStreamSink,
   type Logger,
@@ -46,9 +45,7 @@ export function redact(value: unknown, depth = 0): unknown {
 
 function textFormatter(record: LogRecord): string {
   const time = new Date(record.timestamp).toISOString();
-  const message = record.message.map((part) =>
-    typeof part === "string" ? part : JSON.stringify(redact(part))
-  ).join("");
+  const message = renderMessage(record);
   const props = Object.entries(record.properties)
     .filter(([k]) => !record.rawMessage.includes(`{${k}}`))
     .map(([k, v]) => ` ${k}=${typeof v === "string" ? v : JSON.stringify(redact(v))}`)
@@ -60,13 +57,22 @@ function textFormatter(record: LogRecord): string {
   return line.replace(/[\r\n]+/g, " ") + "\n";
 }
 
-const jsonLines = getJsonLinesFormatter();
+/** A message with its values in place: strings as they are (no quotes), other values as JSON. */
+function renderMessage(record: LogRecord): string {
+  return record.message.map((part) =>
+    typeof part === "string" ? part : JSON.stringify(redact(part))
+  ).join("");
+}
 
 function jsonFormatter(record: LogRecord): string {
-  return jsonLines({
-    ...record,
-    properties: redact(record.properties) as Record<string, unknown>,
-  });
+  const line = {
+    "@timestamp": new Date(record.timestamp).toISOString(),
+    level: record.level === "warning" ? "WARN" : record.level.toUpperCase(),
+    message: renderMessage(record),
+    logger: record.category.join("."),
+    properties: redact(record.properties),
+  };
+  return `${JSON.stringify(line)}\n`;
 }
 
 function stderrStream(): WritableStream<Uint8Array> {
@@ -81,6 +87,7 @@ function stderrStream(): WritableStream<Uint8Array> {
 /** Configures the process-wide logger; may be called again to change level or format. */
 export async function configureLogging(options: LoggingOptions = {}): Promise<void> {
   const { level = "info", format = "text" } = options;
+  routeConsole();
   await reset();
   await configure({
     reset: true,
@@ -96,6 +103,32 @@ export async function configureLogging(options: LoggingOptions = {}): Promise<vo
       { category: ["logtape", "meta"], lowestLevel: "warning", sinks: ["stderr"] },
     ],
   });
+}
+
+const CONSOLE_LEVELS = {
+  debug: "debug",
+  log: "info",
+  info: "info",
+  warn: "warning",
+  error: "error",
+} as const;
+
+/**
+ * Sends what libraries print with `console.*` through the svc logger (category `svc.console`), so
+ * every stderr line has the configured format and nothing reaches stdout, which carries the
+ * protocol in stdio mode. The MCP SDK, for one, warns with `console.warn` on every HTTP start.
+ */
+function routeConsole(): void {
+  const log = getLogger(["svc", "console"]);
+  for (const [method, level] of Object.entries(CONSOLE_LEVELS)) {
+    (console as unknown as Record<string, (...args: unknown[]) => void>)[method] = (...args) => {
+      const text = args.map((a) => typeof a === "string" ? a : Deno.inspect(a)).join(" ");
+      // The SDK prints this on every HTTP start; svc picks JSON responses on purpose (when the
+      // client accepts only JSON), so it is a fact for debugging, not a warning for the user.
+      const expected = text.startsWith("responseMode: 'json' drops mid-call notifications");
+      log[expected ? "debug" : level]("{Text}", { Text: text });
+    };
+  }
 }
 
 /** Returns the logger of one svc module, e.g. `logger("pool")` for category `svc.pool`. */

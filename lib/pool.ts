@@ -275,11 +275,29 @@ export class WorkerPool implements AsyncDisposable {
     if (this.#waiters.length + 1 > coming && s.total < s.max) void this.#create();
   }
 
+  #lastTicks = 0n;
+
+  /**
+   * The creation time as .NET's round-trip format writes it (7 fraction digits), unique within the
+   * pool: it names the worker in log lines, and two workers created in the same millisecond must
+   * not share a name.
+   */
+  #uniqueTimestamp(): string {
+    const now = performance.timeOrigin + performance.now();
+    const ms = Math.floor(now);
+    // 100 ns ticks overflow a double's integers, hence bigint.
+    let ticks = BigInt(ms) * 10_000n + BigInt(Math.floor((now - ms) * 10_000));
+    if (ticks <= this.#lastTicks) ticks = this.#lastTicks + 1n;
+    this.#lastTicks = ticks;
+    const seconds = new Date(Number(ticks / 10_000n)).toISOString().slice(0, 19);
+    return `${seconds}.${String(ticks % 10_000_000n).padStart(7, "0")}Z`;
+  }
+
   async #create(): Promise<void> {
     if (this.#draining || this.#slots.size >= this.#options.pool.maxPoolSize) return;
     const slot: Slot = {
       id: ++this.#nextId,
-      createdAt: new Date().toISOString(),
+      createdAt: this.#uniqueTimestamp(),
       state: "creating",
       worker: null,
       startup: null,

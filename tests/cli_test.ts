@@ -4,7 +4,14 @@
  */
 import assert from "node:assert/strict";
 import { outputWithin } from "./support/deadline.ts";
-import { FIXTURE_MODULE, fixtureConfig, runSvc, TEST_PWSH } from "./support/harness.ts";
+import {
+  FIXTURE_MODULE,
+  fixtureConfig,
+  post,
+  runSvc,
+  startHttpSvc,
+  TEST_PWSH,
+} from "./support/harness.ts";
 
 const svc = runSvc;
 
@@ -336,4 +343,38 @@ Deno.test("a port in use is a startup error (exit 3) before any worker starts, n
     );
     assert.doesNotMatch(run.stderr, /Starting StatelessRunspacePool|Worker .* initialized/);
   });
+});
+
+Deno.test("with --log-format json every stderr line of an HTTP server is JSON, library lines included", async () => {
+  await using server = await startHttpSvc({ args: ["--log-format", "json"] });
+  const call = await post(`${server.url}/call`, {
+    tool: "get_fixture_greeting",
+    arguments: { Name: "json" },
+  });
+  assert.equal(call.status, 200);
+  assert.equal(await server.stop(), 0);
+  const records = server.stderr().trim().split("\n").map((line) => {
+    try {
+      return JSON.parse(line) as { message: string; logger: string; level: string };
+    } catch {
+      throw new Error(`a stderr line is not JSON: ${line}`);
+    }
+  });
+  const sdk = records.find((r) => r.logger === "svc.console");
+  assert.ok(sdk, "the SDK's console line came through the logger");
+  assert.equal(sdk.level, "DEBUG");
+  const listening = records.find((r) => r.message.startsWith("svc listening on "))!;
+  assert.match(
+    listening.message,
+    /^svc listening on http:\/\/127\.0\.0\.1:\d+ \(MCP at \/ and \/mcp, mode Stateless\)\.$/,
+  );
+  assert.ok(records.every((r) => !/"/.test(r.message.replace(/'[^']*'/g, ""))), "no quoted values");
+  const workers = records.filter((r) => / initialized and enqueued\./.test(r.message))
+    .map((r) => /^Worker (\S+) /.exec(r.message)![1]);
+  assert.ok(workers.length >= 2);
+  assert.equal(new Set(workers).size, workers.length, `worker ids are unique: ${workers}`);
+  assert.ok(
+    workers.every((id) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}Z$/.test(id!)),
+    String(workers),
+  );
 });
