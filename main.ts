@@ -167,9 +167,18 @@ function overridesOf(values: Record<string, unknown>): SettingsOverrides {
   };
 }
 
-async function settingsFor(values: Record<string, unknown>): Promise<Settings> {
+/**
+ * Loads the settings and sets up logging. `quietUnlessAsked` logs at Warning when no log level was
+ * given by flag or environment (doctor's report is its output), without pretending one was.
+ */
+async function settingsFor(
+  values: Record<string, unknown>,
+  options: { quietUnlessAsked?: boolean } = {},
+): Promise<Settings> {
   const settings = await loadSettings(overridesOf(values));
-  await configureLogging({ level: settings.logLevel, format: settings.logFormat });
+  const asked = settings.sources["--log-level"] !== "default";
+  const level = options.quietUnlessAsked && !asked ? "warning" : settings.logLevel;
+  await configureLogging({ level, format: settings.logFormat });
   for (const warning of settings.warnings) {
     logger("config").warning("{Warning}", { Warning: warning });
   }
@@ -257,7 +266,7 @@ async function doctorCommand(argv: string[]): Promise<number> {
   }
   let settings: Settings;
   try {
-    settings = await settingsFor({ ...values, "log-level": values["log-level"] ?? "Warning" });
+    settings = await settingsFor(values, { quietUnlessAsked: true });
   } catch (error) {
     if (!(error instanceof ConfigError) || format !== "json") throw error;
     print(JSON.stringify({ version: VERSION, errors: [error.message], exitCode: 2 }, null, 2));

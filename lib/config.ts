@@ -125,6 +125,8 @@ export interface Settings {
   warnings: string[];
   /** Where each setting that was read came from, by key path. */
   sources: Record<string, SettingSource>;
+  /** The value each setting was given, by key path (flags by their name); undefined when unset. */
+  values: Record<string, unknown>;
 }
 
 export { parseTimeSpan, type SettingSource } from "./config_reader.ts";
@@ -266,8 +268,21 @@ function resolveSettings(
     logFormat: parseLogFormat(overrides.logFormat ?? env["SVC_LOG_FORMAT"] ?? "text"),
     warnings: read.warnings,
     sources: { ...read.sources, ...flagSources(overrides, env) },
+    values: { ...read.values, ...flagValues(overrides, env) },
   };
 }
+
+/** The settings a flag decides, and the `SVC_*` variable that stands in for the flag. */
+const FLAG_VARIABLES: [keyof SettingsOverrides, string][] = [
+  ["transport", "SVC_TRANSPORT"],
+  ["pwsh", "SVC_PWSH"],
+  ["logLevel", "SVC_LOG_LEVEL"],
+  ["logFormat", "SVC_LOG_FORMAT"],
+  ["host", "SVC_HOST"],
+  ["port", "SVC_PORT"],
+  ["mcpPath", "SVC_MCP_PATH"],
+  ["config", "SVC_CONFIG"],
+];
 
 /** Sources of the settings that flags and `SVC_*` variables decide. */
 function flagSources(
@@ -275,22 +290,25 @@ function flagSources(
   env: Record<string, string>,
 ): Record<string, SettingSource> {
   const out: Record<string, SettingSource> = {};
-  const pairs: [string, string | undefined, string][] = [
-    ["transport", overrides.transport, "SVC_TRANSPORT"],
-    ["pwsh", overrides.pwsh, "SVC_PWSH"],
-    ["logLevel", overrides.logLevel, "SVC_LOG_LEVEL"],
-    ["logFormat", overrides.logFormat, "SVC_LOG_FORMAT"],
-    ["host", overrides.host, "SVC_HOST"],
-    ["port", overrides.port, "SVC_PORT"],
-    ["mcpPath", overrides.mcpPath, "SVC_MCP_PATH"],
-    ["config", overrides.config, "SVC_CONFIG"],
-  ];
-  for (const [name, flag, variable] of pairs) {
-    out[`--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`] = flag !== undefined
+  for (const [name, variable] of FLAG_VARIABLES) {
+    out[`--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`] = overrides[name] !== undefined
       ? "flag"
       : env[variable] !== undefined
       ? "environment"
       : "default";
+  }
+  return out;
+}
+
+/** Values of the settings that flags and `SVC_*` variables decide, as given (undefined = default). */
+function flagValues(
+  overrides: SettingsOverrides,
+  env: Record<string, string>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, variable] of FLAG_VARIABLES) {
+    out[`--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`] = overrides[name] ??
+      env[variable];
   }
   return out;
 }
@@ -346,6 +364,16 @@ const V1_KEYS: Record<string, string> = {
   SessionRunspaceSweepIntervalSeconds: "SweepInterval",
   SessionRunspaceAcquisitionTimeoutSeconds: "AcquisitionTimeout",
 };
+
+/** The version 2 key that replaces a deprecated version 1 key path, or null when it is not one. */
+export function replacementOf(key: string): string | null {
+  const name = Object.keys(V1_KEYS).find((k) =>
+    `mcpserver:${k}`.toLowerCase() === key.toLowerCase()
+  );
+  if (name === undefined) return null;
+  return V1_KEYS[name]!.split("' and 'McpServer:RunspacePool:")
+    .map((k) => `McpServer:RunspacePool:${k}`).join(" and ");
+}
 
 function readV1(read: Reader): Record<string, number> {
   const out: Record<string, number> = {};

@@ -42,6 +42,16 @@ export function parseTimeSpan(text: string): number | null {
     Number(seconds) * 1000 + Math.round(ms);
 }
 
+/** Writes milliseconds as a .NET time span, `hh:mm:ss` (with `.fff` when needed). */
+export function formatTimeSpan(ms: number): string {
+  const pad = (n: number) => String(n).padStart(2, "0");
+  const seconds = Math.floor(ms / 1000);
+  const text = `${pad(Math.floor(seconds / 3600))}:${pad(Math.floor(seconds / 60) % 60)}:${
+    pad(seconds % 60)
+  }`;
+  return ms % 1000 === 0 ? text : `${text}.${String(ms % 1000).padStart(3, "0")}`;
+}
+
 const stringList = z.array(z.string());
 
 /** Reads typed settings from the merged tree, tracking the source of each key. */
@@ -50,6 +60,8 @@ export class Reader {
   readonly warnings: string[] = [];
   /** Where each key read came from. */
   readonly sources: Record<string, SettingSource> = {};
+  /** The value of each key read, as written (undefined when unset). */
+  readonly values: Record<string, unknown> = {};
 
   /**
    * @param tree the merged settings
@@ -59,6 +71,7 @@ export class Reader {
   constructor(readonly tree: Tree, readonly layers: { env: Tree; file: string | null }) {}
 
   #record(name: string, value: unknown): void {
+    this.values[name] = value;
     if (value === undefined || value === null || value === "") {
       this.sources[name] ??= "default";
     } else if (lookup(this.layers.env, name) !== undefined) {
@@ -86,6 +99,12 @@ export class Reader {
     );
   }
 
+  /** Records the default a key takes when unset, so doctor can show it; returns it. */
+  #effective<T>(name: string, fallback: T): T {
+    this.values[name] = fallback;
+    return fallback;
+  }
+
   #fail(key: string, value: unknown, expected: string): never {
     throw this.invalid(key, `expected ${expected}, got ${JSON.stringify(value)}`);
   }
@@ -104,7 +123,7 @@ export class Reader {
 
   strings(key: string): string[] {
     const [name, value] = this.raw(key);
-    if (value === undefined || value === null) return [];
+    if (value === undefined || value === null) return this.#effective(name, []);
     const parsed = stringList.safeParse(value);
     if (!parsed.success) this.#fail(name, value, 'an array of strings, like ["Get-Date"]');
     return parsed.data.filter((s) => s.trim() !== "");
@@ -119,7 +138,9 @@ export class Reader {
 
   integer(key: string, fallback: number, min: number): number {
     const [name, value] = this.raw(key);
-    if (value === undefined || value === null || value === "") return fallback;
+    if (value === undefined || value === null || value === "") {
+      return this.#effective(name, fallback);
+    }
     const n = typeof value === "string" ? Number(value) : value;
     if (typeof n !== "number" || !Number.isInteger(n) || n < min) {
       this.#fail(name, value, `an integer >= ${min}`);
@@ -129,7 +150,9 @@ export class Reader {
 
   boolean(key: string, fallback: boolean): boolean {
     const [name, value] = this.raw(key);
-    if (value === undefined || value === null || value === "") return fallback;
+    if (value === undefined || value === null || value === "") {
+      return this.#effective(name, fallback);
+    }
     if (typeof value === "boolean") return value;
     if (typeof value === "string" && /^(true|false)$/i.test(value)) {
       return value.toLowerCase() === "true";
@@ -139,7 +162,10 @@ export class Reader {
 
   timeSpan(key: string, fallbackMs: number): number {
     const [name, value] = this.raw(key);
-    if (value === undefined || value === null || value === "") return fallbackMs;
+    if (value === undefined || value === null || value === "") {
+      this.values[name] = formatTimeSpan(fallbackMs);
+      return fallbackMs;
+    }
     const ms = typeof value === "string" ? parseTimeSpan(value) : null;
     if (ms === null || ms <= 0) this.#fail(name, value, 'a positive time span like "00:05:00"');
     return ms;

@@ -10,7 +10,8 @@
  * @module
  */
 import type { ToolDescriptor } from "./catalog.ts";
-import type { Settings, SettingSource } from "./config.ts";
+import { ANONYMOUS, Authenticator } from "./auth.ts";
+import { replacementOf, type Settings, type SettingSource } from "./config.ts";
 import { discoverCatalog } from "./discovery.ts";
 import { StartupError } from "./errors.ts";
 import { RemoteError, resolvePwsh, type StartupResult, Worker } from "./shell.ts";
@@ -29,7 +30,8 @@ export interface DoctorWorker {
 export interface DoctorReport {
   version: string;
   configuration: { path: string | null; description: string };
-  settings: { key: string; source: SettingSource }[];
+  /** Every setting read: its value (secrets masked), where it came from, and its replacement if deprecated. */
+  settings: { key: string; value: unknown; source: SettingSource; deprecated: string | null }[];
   powershell: { path: string | null; version: string | null; edition: string | null };
   modules: {
     name: string;
@@ -70,10 +72,7 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
       path: settings.configPath,
       description: settings.configPath ?? "embedded default (no appsettings.json found)",
     },
-    settings: Object.entries(settings.sources).map(([key, source]) => ({ key, source })).sort((
-      a,
-      b,
-    ) => a.key.localeCompare(b.key)),
+    settings: settingRows(settings),
     powershell: { path: null, version: null, edition: null },
     modules: [],
     tools: [],
@@ -118,7 +117,7 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
       report.warnings.push(...catalog.warnings);
       if (catalog.tools.length === 0) {
         report.warnings.push("No tools are offered: check Commands, Modules and the patterns");
-      }
+      } else report.warnings.push(...callerWarnings(settings, catalog.tools));
     }
   } finally {
     await Promise.all(started.map((s) => s.worker?.close()));
@@ -166,6 +165,78 @@ async function startWorker(
   }
 }
 
+const SECRET_NAME = /pass(word)?|secret|token|credential/i;
+
+/** Settings as doctor shows them: values with secrets masked, and no key path that is a secret. */
+function settingRows(settings: Settings): DoctorReport["settings"] {
+  const { sources, values } = settings;
+  const rows = Object.keys(sources).map((key) => {
+    // A PoshMcp-style API key entry is named by the key itself: show it only when the entry has a
+    // Value or Sha256 (then its name is a name).
+    const entry = /^(Authentication:Schemes:[^:]+:Keys:)([^:]+)(.*)$/i.exec(key);
+    let shown = key;
+    if (entry) {
+      const prefix = `${entry[1]}${entry[2]}`;
+      const named = values[`${prefix}:Value`] !== undefined ||
+        values[`${prefix}:Sha256`] !== undefined;
+      if (!named) shown = `${entry[1]}[key]${entry[3]}`;
+    }
+    const last = key.split(":").at(-1) ?? "";
+    const secret = (entry !== null && /^(Value|Sha256)$/i.test(last)) || SECRET_NAME.test(last);
+    const value = values[key];
+    return {
+      key: shown,
+      value: secret && value !== undefined ? "[secret]" : value,
+      source: sources[key]!,
+      deprecated: replacementOf(key),
+    };
+  });
+  // A deprecated key is worth a row only when it is set.
+  return rows.filter((row) => row.deprecated === null || row.value !== undefined)
+    .sort((a, b) => a.key.localeCompare(b.key));
+}
+
+/**
+ * Warnings for callers who can call nothing: an API key without the required scopes or without a
+ * role any tool accepts, and a configured role that no tool accepts.
+ */
+function callerWarnings(settings: Settings, tools: ToolDescriptor[]): string[] {
+  const { auth } = settings;
+  if (!auth.enabled) return [];
+  const authenticator = new Authenticator({ auth, shell: settings.shell });
+  const callsSomething = (roles: string[]) =>
+    tools.some((tool) => authenticator.mayCall({ ...ANONYMOUS, roles }, tool));
+  const warnings: string[] = [];
+  for (const [name, scheme] of Object.entries(auth.schemes)) {
+    if (scheme.type !== "ApiKey") continue;
+    for (const key of scheme.keys) {
+      const missing = auth.requiredScopes.filter((s) => !key.scopes.includes(s));
+      if (missing.length > 0) {
+        warnings.push(
+          `API key '${key.id}' of scheme '${name}' can call no tool: it lacks the required scope(s) ${
+            missing.join(", ")
+          }`,
+        );
+      } else if (!callsSomething(key.roles)) {
+        warnings.push(
+          `API key '${key.id}' of scheme '${name}' can call no tool: none of its roles (${
+            key.roles.join(", ") || "none"
+          }) is required by any offered tool`,
+        );
+      }
+    }
+  }
+  const overrideRoles = Object.values(settings.shell.commandOverrides).flatMap((o) =>
+    o.requiredRoles ?? []
+  );
+  for (const role of new Set([...auth.requiredRoles, ...overrideRoles])) {
+    if (!callsSomething([role])) {
+      warnings.push(`Role '${role}' can call no tool: no offered tool accepts it`);
+    }
+  }
+  return warnings;
+}
+
 function toolRow(tool: ToolDescriptor): DoctorReport["tools"][number] {
   return {
     name: tool.name,
@@ -211,7 +282,12 @@ export function formatDoctorText(report: DoctorReport): string {
   lines.push(`svc ${report.version} doctor`);
   section("Configuration");
   lines.push(`  file: ${report.configuration.description}`);
-  for (const { key, source } of report.settings) lines.push(`  ${key}: ${source}`);
+  for (const { key, value, source, deprecated } of report.settings) {
+    const shown = value === undefined || value === null ? "(not set)" : JSON.stringify(value);
+    lines.push(
+      `  ${key} = ${shown}  [${source}]${deprecated ? `  DEPRECATED: use ${deprecated}` : ""}`,
+    );
+  }
   section("PowerShell");
   lines.push(`  path: ${report.powershell.path ?? "(not found)"}`);
   lines.push(
@@ -255,7 +331,15 @@ export function formatDoctorText(report: DoctorReport): string {
   lines.push(
     `  enabled: ${a.enabled}${a.defaultScheme ? `, default scheme ${a.defaultScheme}` : ""}`,
   );
-  for (const s of a.schemes) lines.push(`  scheme ${JSON.stringify(s)}`);
+  if (a.enabled) {
+    lines.push(
+      `  policy: ${a.requireAuthentication ? "authentication required" : "anonymous allowed"}; ` +
+        `scopes: ${a.requiredScopes.join(", ") || "none"}; roles: ${
+          a.requiredRoles.join(", ") || "any"
+        }`,
+    );
+  }
+  for (const s of a.schemes) lines.push(`  ${schemeLine(s)}`);
   if (report.warnings.length > 0) {
     section("Warnings");
     for (const w of report.warnings) lines.push(`  - ${w}`);
@@ -269,4 +353,22 @@ export function formatDoctorText(report: DoctorReport): string {
     report.exitCode === 0 ? "Healthy." : `Problems found (exit code ${report.exitCode}).`,
   );
   return lines.join("\n");
+}
+
+/** One authentication scheme in words, e.g. `scheme keys: ApiKey in header X-API-Key; keys: ci (roles reader)`. */
+function schemeLine(scheme: Record<string, unknown>): string {
+  const list = (values: unknown) => (values as string[]).join(", ") || "none";
+  if (scheme.type === "ApiKey") {
+    const keys = (scheme.keys as { id: string; roles: string[]; scopes: string[] }[]).map((k) =>
+      `${k.id} (roles ${list(k.roles)}; scopes ${list(k.scopes)})`
+    );
+    return `scheme ${scheme.name}: ApiKey in header ${scheme.headerName}; keys: ${keys.join(", ")}`;
+  }
+  const source = scheme.authority ? `authority ${scheme.authority}` : `key set ${scheme.jwksUri}`;
+  const issuers = (scheme.issuers as string[]).length > 0
+    ? list(scheme.issuers)
+    : "the one discovery reports";
+  return `scheme ${scheme.name}: JwtBearer, ${source}; audiences ${
+    list(scheme.audiences)
+  }; issuers ${issuers}`;
 }

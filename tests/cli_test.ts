@@ -378,3 +378,85 @@ Deno.test("with --log-format json every stderr line of an HTTP server is JSON, l
     String(workers),
   );
 });
+
+Deno.test("svc doctor shows values with secrets masked, true sources, deprecated keys and callers who can call nothing", async () => {
+  const config = {
+    ...fixtureConfig({ Commands: ["Get-Date"] }),
+    McpServer: { SessionRunspaceCapacity: 4 },
+    Authentication: {
+      Enabled: true,
+      DefaultPolicy: { RequiredRoles: ["reader"] },
+      Schemes: {
+        keys: {
+          Type: "ApiKey",
+          Keys: {
+            ci: { Value: "doctor-secret-5e1f", Roles: ["reader"] },
+            "plaintext-poshmcp-key-9a7b": { Roles: ["nobody"] },
+          },
+        },
+      },
+    },
+  };
+  await withConfig(config, async (path) => {
+    const text = await svc(["doctor", "--config", path, "--pwsh", TEST_PWSH]);
+    const json = await svc(["doctor", "--format", "json", "--config", path, "--pwsh", TEST_PWSH]);
+    for (const out of [text.stdout + text.stderr, json.stdout + json.stderr]) {
+      assert.doesNotMatch(out, /doctor-secret-5e1f|plaintext-poshmcp-key-9a7b/);
+    }
+    const rows = new Map(
+      (JSON.parse(json.stdout).settings as {
+        key: string;
+        value: unknown;
+        source: string;
+        deprecated: string | null;
+      }[])
+        .map((row) => [row.key, row]),
+    );
+    assert.equal(
+      rows.get("--log-level")?.source,
+      "default",
+      "no flag was given, so none is reported",
+    );
+    assert.equal(rows.get("--log-level")?.value, undefined);
+    assert.equal(rows.get("McpServer:IdleSessionTimeoutSeconds")?.value, 600);
+    assert.equal(rows.get("McpServer:RunspacePool:StopTimeout")?.value, "00:00:05");
+    assert.equal(rows.get("Authentication:Schemes:keys:Keys:ci:Value")?.value, "[secret]");
+    assert.equal(
+      rows.get("McpServer:SessionRunspaceCapacity")?.deprecated,
+      "McpServer:RunspacePool:MaxPoolSize",
+    );
+    assert.equal(
+      rows.get("McpServer:SessionRunspaceIdleTtlSeconds"),
+      undefined,
+      "unset v1 keys are not listed",
+    );
+    assert.match(text.stdout, /--log-level = \(not set\) {2}\[default\]/);
+    assert.match(
+      text.stdout,
+      /McpServer:SessionRunspaceCapacity = 4 {2}\[file\] {2}DEPRECATED: use McpServer:RunspacePool:MaxPoolSize/,
+    );
+    assert.match(
+      text.stdout,
+      /scheme keys: ApiKey in header X-API-Key; keys: ci \(roles reader; scopes none\), api-key-[0-9a-f]{8} \(roles nobody; scopes none\)/,
+    );
+    assert.match(
+      text.stdout,
+      /API key 'api-key-[0-9a-f]{8}' of scheme 'keys' can call no tool: none of its roles \(nobody\)/,
+    );
+    const flagged = await svc([
+      "doctor",
+      "--format",
+      "json",
+      "--log-level",
+      "Error",
+      "--config",
+      path,
+      "--pwsh",
+      TEST_PWSH,
+    ]);
+    const level =
+      (JSON.parse(flagged.stdout).settings as { key: string; source: string; value: unknown }[])
+        .find((row) => row.key === "--log-level");
+    assert.deepEqual([level?.source, level?.value], ["flag", "Error"]);
+  });
+});
