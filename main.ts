@@ -230,6 +230,7 @@ async function createConfigCommand(argv: string[]): Promise<number> {
   }
   const result = await createConfig(configPathOf(values), { force: values.force ?? false });
   print(`${result.overwritten ? "Overwrote" : "Created"} default configuration: ${result.path}`);
+  print("Wrote appsettings.schema.json beside it, for editors to complete and check the keys.");
   return 0;
 }
 

@@ -71,7 +71,7 @@ export class Reader {
   constructor(readonly tree: Tree, readonly layers: { env: Tree; file: string | null }) {}
 
   #record(name: string, value: unknown): void {
-    this.values[name] = value;
+    this.values[name] = value === "" || value === null ? undefined : value;
     if (value === undefined || value === null || value === "") {
       this.sources[name] ??= "default";
     } else if (lookup(this.layers.env, name) !== undefined) {

@@ -4,7 +4,9 @@
  *
  * @module
  */
+import { dirname, join } from "node:path";
 import { cannotWrite, writeFileAtomically } from "./atomic_write.ts";
+import { configJsonSchema } from "./config_schema.ts";
 import { ConfigError } from "./errors.ts";
 import embeddedDefaults from "../appsettings.json" with { type: "json" };
 
@@ -192,9 +194,21 @@ export async function createConfig(
       }
       throw cannotWrite(path, error);
     }
+    await writeSchemaBeside(path);
     return { path, overwritten: false };
   }
   const overwritten = await Deno.lstat(path).then(() => true, () => false);
   await writeFileAtomically(path, text);
+  await writeSchemaBeside(path);
   return { path, overwritten };
+}
+
+/**
+ * The file's `$schema` is `./appsettings.schema.json`, so the schema is written beside it (it is
+ * generated from svc's own schema, so replacing an older copy is safe): editors then complete and
+ * check the keys wherever the file was created.
+ */
+async function writeSchemaBeside(path: string): Promise<void> {
+  const schemaPath = join(dirname(path), "appsettings.schema.json");
+  await writeFileAtomically(schemaPath, `${JSON.stringify(configJsonSchema(), null, 2)}\n`);
 }

@@ -150,6 +150,12 @@ Deno.test("svc create-config and update-config edit the file in the invoking dir
     const text = await Deno.readTextFile(`${dir}/appsettings.json`);
     assert.match(text, /"\$schema": "\.\/appsettings\.schema\.json"/);
     assert.match(text, /\/\/ /, "the file is commented");
+    // $schema resolves where the file was written: the schema is beside it, and is svc's own.
+    const schema = JSON.parse(await Deno.readTextFile(`${dir}/appsettings.schema.json`));
+    const shipped = JSON.parse(
+      await Deno.readTextFile(new URL("../appsettings.schema.json", import.meta.url)),
+    );
+    assert.deepEqual(schema, shipped);
     const again = await svc(["create-config"], { env: { SVC_INVOCATION_DIR: dir } });
     assert.equal(again.code, 2);
     assert.match(again.stderr, /--force/);

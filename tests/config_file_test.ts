@@ -33,9 +33,11 @@ async function settingsOf(path: string): Promise<Settings> {
 }
 
 /** Settings without what tells a file from the embedded default: its path and each key's source. */
+/** Settings without what names the file read (its path, the sources, and the --config value). */
 function values(settings: Settings): Omit<Settings, "configPath" | "sources"> {
-  const { configPath: _path, sources: _sources, ...rest } = settings;
-  return rest;
+  const { configPath: _path, sources: _sources, values: given, ...rest } = settings;
+  const { "--config": _config, ...others } = given;
+  return { ...rest, values: others };
 }
 
 function leafPaths(node: Node, prefix = ""): string[] {
@@ -251,7 +253,11 @@ Deno.test("createConfig() with force overwrites an existing file and says so", a
     await Deno.writeTextFile(path, "{}\n");
     assert.deepEqual(await createConfig(path, { force: true }), { path, overwritten: true });
     assert.equal(await Deno.readTextFile(path), defaultConfigText());
-    assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["appsettings.json"]);
+    // No temporary file is left behind; the schema its $schema names is written beside it.
+    assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name).sort(), [
+      "appsettings.json",
+      "appsettings.schema.json",
+    ]);
   });
 });
 
