@@ -252,6 +252,7 @@ function resolveSettings(
     workerStartTimeoutMs: read.timeSpan("ShellConfiguration:WorkerStartTimeout", 120_000),
   };
   const pool = readPool(read);
+  const flags = flagSettings(overrides, env);
   return {
     configPath,
     pool,
@@ -267,8 +268,8 @@ function resolveSettings(
     ),
     logFormat: parseLogFormat(overrides.logFormat ?? env["SVC_LOG_FORMAT"] ?? "text"),
     warnings: read.warnings,
-    sources: { ...read.sources, ...flagSources(overrides, env) },
-    values: { ...read.values, ...flagValues(overrides, env) },
+    sources: { ...read.sources, ...flags.sources },
+    values: { ...read.values, ...flags.values },
   };
 }
 
@@ -284,33 +285,26 @@ const FLAG_VARIABLES: [keyof SettingsOverrides, string][] = [
   ["config", "SVC_CONFIG"],
 ];
 
-/** Sources of the settings that flags and `SVC_*` variables decide. */
-function flagSources(
+/**
+ * Where each setting that a flag or its `SVC_*` variable decides came from, and its value as given
+ * (undefined = the default), keyed by the flag's name (`--log-level`).
+ */
+function flagSettings(
   overrides: SettingsOverrides,
   env: Record<string, string>,
-): Record<string, SettingSource> {
-  const out: Record<string, SettingSource> = {};
+): { sources: Record<string, SettingSource>; values: Record<string, unknown> } {
+  const sources: Record<string, SettingSource> = {};
+  const values: Record<string, unknown> = {};
   for (const [name, variable] of FLAG_VARIABLES) {
-    out[`--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`] = overrides[name] !== undefined
+    const flag = `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+    sources[flag] = overrides[name] !== undefined
       ? "flag"
       : env[variable] !== undefined
       ? "environment"
       : "default";
+    values[flag] = overrides[name] ?? env[variable];
   }
-  return out;
-}
-
-/** Values of the settings that flags and `SVC_*` variables decide, as given (undefined = default). */
-function flagValues(
-  overrides: SettingsOverrides,
-  env: Record<string, string>,
-): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [name, variable] of FLAG_VARIABLES) {
-    out[`--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`] = overrides[name] ??
-      env[variable];
-  }
-  return out;
+  return { sources, values };
 }
 
 function readHttp(
