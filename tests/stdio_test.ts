@@ -1,6 +1,6 @@
 /**
  * End-to-end tests of `svc serve --transport stdio`: a real MCP client spawns svc, which spawns its
- * worker (the stand-in here, real pwsh where SVC_TEST_PWSH names one).
+ * worker (real pwsh where one is found, else the stand-in).
  */
 import assert from "node:assert/strict";
 import {

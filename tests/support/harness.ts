@@ -1,7 +1,8 @@
 /**
  * Test support for end-to-end tests: starts `svc serve` as a real child process and connects a real
  * MCP client to it over stdio (SDK v2 in either era, or the v1 SDK at 2024-11-05). The worker is the
- * stand-in (`tests/support/fake-pwsh`) unless `SVC_TEST_PWSH` names a real pwsh.
+ * real pwsh when one is found (`SVC_TEST_PWSH`, then `pwsh` on PATH), else the stand-in
+ * (`tests/support/fake-pwsh`).
  *
  * @module
  */
@@ -20,8 +21,39 @@ export const FAKE_PWSH = `${root}tests/support/fake-pwsh`;
 /** Absolute path of the fixture module manifest. */
 export const FIXTURE_MODULE = `${root}tests/fixtures/SvcFixture/SvcFixture.psd1`;
 
-/** The worker executable the end-to-end tests use: `SVC_TEST_PWSH`, else the stand-in. */
-export const TEST_PWSH = Deno.env.get("SVC_TEST_PWSH") ?? FAKE_PWSH;
+/** `SVC_TEST_PWSH`, unless it is unset, empty or names the stand-in. */
+function configuredRealPwsh(): string | undefined {
+  const configured = Deno.env.get("SVC_TEST_PWSH");
+  if (!configured) return undefined;
+  try {
+    if (Deno.realPathSync(configured) === Deno.realPathSync(FAKE_PWSH)) return undefined;
+  } catch { /* a bare command name: not the stand-in */ }
+  return configured;
+}
+
+/** A real pwsh: `SVC_TEST_PWSH` (unless it names the stand-in), else `pwsh` on PATH, else null. */
+export function findRealPwsh(): string | null {
+  const configured = configuredRealPwsh();
+  if (configured) return configured;
+  for (const dir of (Deno.env.get("PATH") ?? "").split(Deno.build.os === "windows" ? ";" : ":")) {
+    for (const name of Deno.build.os === "windows" ? ["pwsh.exe"] : ["pwsh"]) {
+      try {
+        if (Deno.statSync(`${dir}/${name}`).isFile) return `${dir}/${name}`;
+      } catch { /* not here */ }
+    }
+  }
+  return null;
+}
+
+/** True when `SVC_TEST_PWSH` names the stand-in, to run the end-to-end tests on it regardless. */
+const STAND_IN_FORCED = Deno.env.get("SVC_TEST_PWSH") !== undefined &&
+  Deno.env.get("SVC_TEST_PWSH") !== "" && configuredRealPwsh() === undefined;
+
+/**
+ * The worker executable every end-to-end test uses: the real pwsh {@linkcode findRealPwsh} finds,
+ * else the stand-in. `SVC_TEST_PWSH=tests/support/fake-pwsh` forces the stand-in.
+ */
+export const TEST_PWSH = (!STAND_IN_FORCED && findRealPwsh()) || FAKE_PWSH;
 
 /** True when the tests run against the stand-in rather than real PowerShell. */
 export const USING_STAND_IN = TEST_PWSH === FAKE_PWSH;
@@ -34,20 +66,6 @@ export function standInOnly(name: string, why: string): { name: string; ignore: 
   return USING_STAND_IN
     ? { name, ignore: false }
     : { name: `${name} [skipped on real pwsh: ${why}]`, ignore: true };
-}
-
-/** A real pwsh for the PowerShell suite: `SVC_TEST_PWSH`, else `pwsh` on PATH, else null. */
-export function findRealPwsh(): string | null {
-  const configured = Deno.env.get("SVC_TEST_PWSH");
-  if (configured && configured !== FAKE_PWSH) return configured;
-  for (const dir of (Deno.env.get("PATH") ?? "").split(Deno.build.os === "windows" ? ";" : ":")) {
-    for (const name of Deno.build.os === "windows" ? ["pwsh.exe"] : ["pwsh"]) {
-      try {
-        if (Deno.statSync(`${dir}/${name}`).isFile) return `${dir}/${name}`;
-      } catch { /* not here */ }
-    }
-  }
-  return null;
 }
 
 /** Which client and protocol era to connect with. */
