@@ -68,6 +68,13 @@ export interface WorkerPoolOptions {
   pool: PoolSettings;
   /** Modules and startup script run in every new worker. */
   shell: ShellSettings;
+  /**
+   * Most workers starting at once while the pool grows under load. A pwsh start costs about one
+   * CPU-second, so starting more than the machine has spare cores for starves the calls already
+   * running, and a burst then waits on starts instead of on the workers it has.
+   * @default half the CPU cores, at least 1
+   */
+  growthConcurrency?: number;
 }
 
 interface Slot {
@@ -165,7 +172,6 @@ export class WorkerPool implements AsyncDisposable {
     }
     const slot = this.#takeWarm();
     if (slot) return Promise.resolve(this.#leaseOf(slot));
-    this.#grow();
     const { acquisitionTimeoutMs } = this.#options.pool;
     return new Promise<Lease>((resolve, reject) => {
       const timer = { id: undefined as ReturnType<typeof setTimeout> | undefined };
@@ -201,6 +207,7 @@ export class WorkerPool implements AsyncDisposable {
       }, acquisitionTimeoutMs);
       signal?.addEventListener("abort", onAbort, { once: true });
       this.#waiters.push(waiter);
+      this.#grow();
     });
   }
 
@@ -268,11 +275,19 @@ export class WorkerPool implements AsyncDisposable {
     };
   }
 
-  /** Adds one worker when every worker is busy and the pool is below its maximum. */
+  /**
+   * Adds a worker when more callers wait than workers are on their way (starting, or resetting
+   * after a call), the pool is below its maximum, and fewer than `growthConcurrency` are starting.
+   * Called again whenever a start ends, so a burst grows the pool one paced step at a time.
+   */
   #grow(): void {
     const s = this.stats();
     const coming = s.creating + s.resetting;
-    if (this.#waiters.length + 1 > coming && s.total < s.max) void this.#create();
+    const limit = this.#options.growthConcurrency ??
+      Math.max(1, Math.floor(navigator.hardwareConcurrency / 2));
+    if (this.#waiters.length > coming && s.total < s.max && s.creating < limit) {
+      void this.#create();
+    }
   }
 
   #lastTicks = 0n;
@@ -339,6 +354,7 @@ export class WorkerPool implements AsyncDisposable {
       CreatedAt: slot.createdAt,
       Total: this.#slots.size,
     });
+    this.#grow();
   }
 
   #makeWarm(slot: Slot): void {

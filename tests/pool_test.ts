@@ -81,12 +81,12 @@ Deno.test("WorkerPool.start() warms EagerWarmCount workers before it resolves", 
 });
 
 Deno.test("WorkerPool.lease() grows to MaxPoolSize under load, then refuses with EXHAUSTED after AcquisitionTimeout", async () => {
-  const timeoutMs = USING_STAND_IN ? 600 : 10_000;
+  // Growth must finish within the acquisition timeout: it starts one worker after another on two
+  // cores, about a second each for real pwsh and a fraction of one for the stand-in.
+  const timeoutMs = USING_STAND_IN ? 2_000 : 10_000;
   await using pool = await WorkerPool.start({
     pwsh: TEST_PWSH,
     shell,
-    // Growth must finish within the acquisition timeout: three real pwsh starting at once on two
-    // cores take seconds, the stand-in a fraction of one.
     pool: poolSettings({ eagerWarmCount: 1, maxPoolSize: 4, acquisitionTimeoutMs: timeoutMs }),
   });
   const leases = await Promise.all(Array.from({ length: 4 }, () => pool.lease()));
@@ -106,6 +106,27 @@ Deno.test("WorkerPool.lease() grows to MaxPoolSize under load, then refuses with
   assert.ok(Date.now() - started < timeoutMs + 2_000);
   for (const lease of leases) lease.release();
   assert.ok(await eventually(() => pool.stats().warm === 4));
+});
+
+Deno.test("WorkerPool grows a burst paced: never more workers starting at once than growthConcurrency", async () => {
+  await using pool = await WorkerPool.start({
+    pwsh: TEST_PWSH,
+    shell,
+    pool: poolSettings({ eagerWarmCount: 1, maxPoolSize: 4, acquisitionTimeoutMs: 20_000 }),
+    growthConcurrency: 1,
+  });
+  let mostStarting = 0;
+  const sampler = setInterval(() => {
+    mostStarting = Math.max(mostStarting, pool.stats().creating);
+  }, 5);
+  try {
+    const leases = await Promise.all(Array.from({ length: 4 }, () => pool.lease()));
+    assert.equal(pool.stats().total, 4, "the burst still grew the pool to its maximum");
+    for (const lease of leases) lease.release();
+  } finally {
+    clearInterval(sampler);
+  }
+  assert.equal(mostStarting, 1, "one start at a time");
 });
 
 Deno.test("WorkerPool hands a returned worker to a waiting caller, clean", async () => {
