@@ -18,16 +18,35 @@ $ProgressPreference = 'SilentlyContinue'
 # ---------------------------------------------------------------------------------------------------
 
 $SnapshotScript = {
+    param($GlobalAliases)
+
     Set-StrictMode -Off
     $ErrorActionPreference = 'Stop'
+    $PSDefaultParameterValues = @{}
     $variables = @{}
-    foreach ($v in @(Get-Variable -Scope Global)) { $variables[$v.Name] = @{ Value = $v.Value; Options = $v.Options } }
+    foreach ($v in @(Microsoft.PowerShell.Utility\Get-Variable -Scope Global)) {
+        # A collection's items (one level) are kept too: a call that changes a startup hashtable,
+        # list or object in place leaves the variable pointing at the very same object.
+        $value = $v.Value
+        $contents = $null
+        if ($value -is [System.Collections.IDictionary] -and -not $value.IsReadOnly) {
+            $contents = [System.Collections.Generic.List[System.Collections.DictionaryEntry]]::new()
+            foreach ($key in @($value.Keys)) { $contents.Add([System.Collections.DictionaryEntry]::new($key, $value[$key])) }
+        } elseif ($value -is [System.Collections.IList] -and -not $value.IsReadOnly) {
+            $contents = [object[]]::new($value.Count)
+            $value.CopyTo($contents, 0)
+        } elseif ($null -ne $value -and $value.PSObject.BaseObject -is [System.Management.Automation.PSCustomObject]) {
+            $contents = [System.Collections.Generic.List[System.Collections.DictionaryEntry]]::new()
+            foreach ($property in $value.PSObject.Properties) { $contents.Add([System.Collections.DictionaryEntry]::new($property.Name, $property.Value)) }
+        }
+        $variables[$v.Name] = @{ Value = $value; Options = $v.Options; Contents = $contents }
+    }
     $functions = @{}
-    foreach ($f in @(Get-ChildItem -Path Function:)) { $functions[$f.Name] = @{ ScriptBlock = $f.ScriptBlock; Options = $f.Options } }
+    foreach ($f in @(Microsoft.PowerShell.Management\Get-ChildItem -Path Function:)) { $functions[$f.Name] = @{ ScriptBlock = $f.ScriptBlock; Options = $f.Options } }
     $aliases = @{}
-    foreach ($a in @(Get-ChildItem -Path Alias:)) { $aliases[$a.Name] = @{ Definition = $a.Definition; Options = $a.Options } }
+    foreach ($a in $GlobalAliases) { $aliases[$a.Name] = @{ Definition = $a.Definition; Options = $a.Options } }
     $drives = @{}
-    foreach ($d in @(Get-PSDrive)) { $drives[$d.Name] = @{ Root = $d.Root; Provider = $d.Provider.Name; Description = $d.Description } }
+    foreach ($d in @(Microsoft.PowerShell.Management\Get-PSDrive)) { $drives[$d.Name] = @{ Root = $d.Root; Provider = $d.Provider.Name; Description = $d.Description } }
     # $PSDefaultParameterValues is usually edited in place, which a reference comparison cannot see.
     $defaults = @{}
     $current = $global:PSDefaultParameterValues
@@ -40,9 +59,12 @@ $SnapshotScript = {
         Aliases         = $aliases
         Drives          = $drives
         Defaults        = $defaults
-        Location        = (Get-Location).Path
+        Location        = (Microsoft.PowerShell.Management\Get-Location).Path
         OutputRendering = $PSStyle.OutputRendering
-        Modules         = @(Get-Module)
+        Jobs            = @(foreach ($job in @(Microsoft.PowerShell.Core\Get-Job)) { $job.InstanceId })
+        Subscribers     = @(foreach ($subscriber in @(Microsoft.PowerShell.Utility\Get-EventSubscriber -Force)) { $subscriber.SubscriptionId })
+        Breakpoints     = @(foreach ($breakpoint in @(Microsoft.PowerShell.Utility\Get-PSBreakpoint)) { $breakpoint.Id })
+        Modules         = @(Microsoft.PowerShell.Core\Get-Module)
     }
 }
 
@@ -57,11 +79,26 @@ $ResetScript = {
     $ConfirmPreference = [System.Management.Automation.ConfirmImpact]::None
     $PSDefaultParameterValues = @{}
 
-    foreach ($module in @(Get-Module)) {
-        # Asked again each time: removing one module may already have taken another with it.
-        if ($Snapshot.Modules -notcontains $module -and @(Get-Module) -contains $module) { Remove-Module -ModuleInfo $module -Force }
+    # Every cmdlet is module-qualified: a call may have defined a function or alias of the same name.
+    # Runspace-wide leftovers first: jobs, event subscriptions and breakpoints a call created, and
+    # Set-PSDebug tracing (whose -Off also clears strict mode; the host restores that afterwards).
+    foreach ($job in @(Microsoft.PowerShell.Core\Get-Job)) {
+        if ($Snapshot.Jobs -notcontains $job.InstanceId) { Microsoft.PowerShell.Core\Remove-Job -Job $job -Force }
     }
-    $loaded = @(Get-Module)
+    foreach ($subscriber in @(Microsoft.PowerShell.Utility\Get-EventSubscriber -Force)) {
+        if ($Snapshot.Subscribers -notcontains $subscriber.SubscriptionId) { Microsoft.PowerShell.Utility\Unregister-Event -SubscriptionId $subscriber.SubscriptionId -Force }
+    }
+    foreach ($queued in @(Microsoft.PowerShell.Utility\Get-Event)) { Microsoft.PowerShell.Utility\Remove-Event -EventIdentifier $queued.EventIdentifier }
+    foreach ($breakpoint in @(Microsoft.PowerShell.Utility\Get-PSBreakpoint)) {
+        if ($Snapshot.Breakpoints -notcontains $breakpoint.Id) { Microsoft.PowerShell.Utility\Remove-PSBreakpoint -Breakpoint $breakpoint }
+    }
+    Microsoft.PowerShell.Core\Set-PSDebug -Off
+
+    foreach ($module in @(Microsoft.PowerShell.Core\Get-Module)) {
+        # Asked again each time: removing one module may already have taken another with it.
+        if ($Snapshot.Modules -notcontains $module -and @(Microsoft.PowerShell.Core\Get-Module) -contains $module) { Microsoft.PowerShell.Core\Remove-Module -ModuleInfo $module -Force }
+    }
+    $loaded = @(Microsoft.PowerShell.Core\Get-Module)
     foreach ($module in $Snapshot.Modules) {
         if ($loaded -notcontains $module) { throw "Module '$($module.Name)' was removed and cannot be restored." }
     }
@@ -69,9 +106,9 @@ $ResetScript = {
     # Removal searches the scope chain, so it reaches global functions from this scope; re-creating
     # one here would define it in this scope, so the host does that with top-level Set-Item calls.
     $functions = @{}
-    foreach ($f in @(Get-ChildItem -Path Function:)) { $functions[$f.Name] = $f }
+    foreach ($f in @(Microsoft.PowerShell.Management\Get-ChildItem -Path Function:)) { $functions[$f.Name] = $f }
     foreach ($name in @($functions.Keys)) {
-        if (-not $Snapshot.Functions.ContainsKey($name)) { Remove-Item -LiteralPath "Function:\$name" -Force }
+        if (-not $Snapshot.Functions.ContainsKey($name)) { Microsoft.PowerShell.Management\Remove-Item -LiteralPath "Function:\$name" -Force }
     }
     $restore = [System.Collections.Generic.List[string]]::new()
     foreach ($entry in $Snapshot.Functions.GetEnumerator()) {
@@ -79,34 +116,22 @@ $ResetScript = {
         if ($null -eq $current -or -not [object]::ReferenceEquals($current.ScriptBlock, $entry.Value.ScriptBlock)) { $restore.Add($entry.Key) }
     }
 
-    $aliases = @{}
-    foreach ($a in @(Get-ChildItem -Path Alias:)) { $aliases[$a.Name] = $a }
-    foreach ($name in @($aliases.Keys)) {
-        if (-not $Snapshot.Aliases.ContainsKey($name)) { Remove-Alias -Name $name -Scope Global -Force }
-    }
-    foreach ($entry in $Snapshot.Aliases.GetEnumerator()) {
-        $current = $aliases[$entry.Key]
-        if ($null -eq $current -or $current.Definition -cne $entry.Value.Definition) {
-            Set-Alias -Name $entry.Key -Value $entry.Value.Definition -Option $entry.Value.Options -Scope Global -Force
-        }
-    }
-
     $drives = @{}
-    foreach ($d in @(Get-PSDrive)) { $drives[$d.Name] = $d }
+    foreach ($d in @(Microsoft.PowerShell.Management\Get-PSDrive)) { $drives[$d.Name] = $d }
     foreach ($name in @($drives.Keys)) {
         $saved = $Snapshot.Drives[$name]
         $drive = $drives[$name]
         if ($null -eq $saved -or $saved.Root -cne $drive.Root -or $saved.Provider -cne $drive.Provider.Name) {
-            Remove-PSDrive -LiteralName $name -Scope Global -Force
+            Microsoft.PowerShell.Management\Remove-PSDrive -LiteralName $name -Scope Global -Force
             $drives.Remove($name)
         }
     }
     foreach ($entry in $Snapshot.Drives.GetEnumerator()) {
         if (-not $drives.ContainsKey($entry.Key)) {
-            $null = New-PSDrive -Name $entry.Key -PSProvider $entry.Value.Provider -Root $entry.Value.Root -Description $entry.Value.Description -Scope Global
+            $null = Microsoft.PowerShell.Management\New-PSDrive -Name $entry.Key -PSProvider $entry.Value.Provider -Root $entry.Value.Root -Description $entry.Value.Description -Scope Global
         }
     }
-    Set-Location -LiteralPath $Snapshot.Location
+    Microsoft.PowerShell.Management\Set-Location -LiteralPath $Snapshot.Location
 
     $same = {
         param($Left, $Right)
@@ -117,17 +142,56 @@ $ResetScript = {
         if ($Left -is [string] -or $Left -is [System.ValueType]) { return $Left.Equals($Right) }
         return $false
     }
+    # Puts back, in place, the items a collection or custom object held at the snapshot; writes only
+    # when something differs, so an untouched startup object costs one comparison per item.
+    $restoreContents = {
+        param($Target, $Contents)
+        if ($Target -is [System.Collections.IList]) {
+            $changed = $Target.Count -ne $Contents.Count
+            for ($i = 0; -not $changed -and $i -lt $Contents.Count; $i++) { $changed = -not (& $same $Target[$i] $Contents[$i]) }
+            if (-not $changed) { return }
+            if ($Target.IsFixedSize) {
+                for ($i = 0; $i -lt $Contents.Count; $i++) { $Target[$i] = $Contents[$i] }
+            } else {
+                $Target.Clear()
+                foreach ($item in $Contents) { $null = $Target.Add($item) }
+            }
+            return
+        }
+        if ($Target -is [System.Collections.IDictionary]) {
+            $changed = $Target.Count -ne $Contents.Count
+            foreach ($pair in $Contents) {
+                if ($changed) { break }
+                $changed = -not $Target.Contains($pair.Key) -or -not (& $same $Target[$pair.Key] $pair.Value)
+            }
+            if (-not $changed) { return }
+            $Target.Clear()
+            foreach ($pair in $Contents) { $Target[$pair.Key] = $pair.Value }
+            return
+        }
+        $properties = $Target.PSObject.Properties
+        $names = @(foreach ($pair in $Contents) { $pair.Key })
+        foreach ($property in @($properties)) { if ($names -notcontains $property.Name) { $properties.Remove($property.Name) } }
+        foreach ($pair in $Contents) {
+            $property = $properties[$pair.Key]
+            if ($null -eq $property) {
+                $properties.Add([System.Management.Automation.PSNoteProperty]::new($pair.Key, $pair.Value))
+            } elseif (-not (& $same $property.Value $pair.Value)) {
+                $property.Value = $pair.Value
+            }
+        }
+    }
     # Engine-managed names: per-pipeline automatics, constants, $Error (cleared below) and $PWD
     # (follows the location restored above).
     $automatic = @('$', '^', '?', '_', 'PSItem', 'args', 'input', 'this', 'foreach', 'switch', 'MyInvocation',
         'PSBoundParameters', 'PSCmdlet', 'PSCommandPath', 'PSScriptRoot', 'Error', 'PWD', 'ExecutionContext',
         'Host', 'null', 'true', 'false')
     $variables = @{}
-    foreach ($v in @(Get-Variable -Scope Global)) { $variables[$v.Name] = $v }
+    foreach ($v in @(Microsoft.PowerShell.Utility\Get-Variable -Scope Global)) { $variables[$v.Name] = $v }
     foreach ($name in @($variables.Keys)) {
         if ($automatic -notcontains $name -and -not $Snapshot.Variables.ContainsKey($name)) {
             # -Name takes wildcards; a new Constant variable fails here and fails the reset.
-            Remove-Variable -Name ([System.Management.Automation.WildcardPattern]::Escape($name)) -Scope Global -Force
+            Microsoft.PowerShell.Utility\Remove-Variable -Name ([System.Management.Automation.WildcardPattern]::Escape($name)) -Scope Global -Force
         }
     }
     foreach ($entry in $Snapshot.Variables.GetEnumerator()) {
@@ -137,10 +201,11 @@ $ResetScript = {
             $saved.Options.HasFlag([System.Management.Automation.ScopedItemOptions]::Constant)) { continue }
         $current = $variables[$entry.Key]
         if ($null -eq $current) {
-            New-Variable -Name $entry.Key -Value $saved.Value -Option $saved.Options -Scope Global
+            Microsoft.PowerShell.Utility\New-Variable -Name $entry.Key -Value $saved.Value -Option $saved.Options -Scope Global
         } elseif (-not (& $same $current.Value $saved.Value)) {
             $current.Value = $saved.Value
         }
+        if ($null -ne $saved.Contents) { & $restoreContents $saved.Value $saved.Contents }
     }
 
     $defaults = $global:PSDefaultParameterValues
@@ -178,18 +243,18 @@ $CommandsScript = {
     # -ErrorAction Ignore: an unknown name is an answer ("missing"), and Ignore keeps it out of $Error.
     foreach ($item in $Names) {
         $name = [string]$item
-        $hits = @(Get-Command -Name ([System.Management.Automation.WildcardPattern]::Escape($name)) -All -ErrorAction Ignore)
+        $hits = @(Microsoft.PowerShell.Core\Get-Command -Name ([System.Management.Automation.WildcardPattern]::Escape($name)) -All -ErrorAction Ignore)
         if ($hits.Count -eq 0) { $missing.Add($name) }
         foreach ($command in $hits) { & $addFound $command 'name' $name }
     }
     # Each module entry arrives as @{ Name; Via }: the module name to ask for and the entry as configured.
     foreach ($item in $Modules) {
         $via = [string]$item.Via
-        foreach ($command in @(Get-Command -Module ([string]$item.Name) -CommandType @('Cmdlet', 'Function') -ErrorAction Ignore)) { & $addFound $command 'module' $via }
+        foreach ($command in @(Microsoft.PowerShell.Core\Get-Command -Module ([string]$item.Name) -CommandType @('Cmdlet', 'Function') -ErrorAction Ignore)) { & $addFound $command 'module' $via }
     }
     foreach ($item in $Patterns) {
         $pattern = [string]$item
-        foreach ($command in @(Get-Command -Name $pattern -CommandType @('Cmdlet', 'Function') -ErrorAction Ignore)) { & $addFound $command 'pattern' $pattern }
+        foreach ($command in @(Microsoft.PowerShell.Core\Get-Command -Name $pattern -CommandType @('Cmdlet', 'Function') -ErrorAction Ignore)) { & $addFound $command 'pattern' $pattern }
     }
     [ordered]@{ commands = $found; missing = $missing }
 }
@@ -294,7 +359,7 @@ $DescribeScript = {
 
     $helpMeta = {
         param($Command)
-        $help = @(Get-Help -Name $Command.Name -ErrorAction Stop)[0]
+        $help = @(Microsoft.PowerShell.Core\Get-Help -Name $Command.Name -ErrorAction Stop)[0]
         if ($null -eq $help) { return $null }
         # Without a help file Get-Help invents a synopsis from the syntax; that is not help text.
         if ($help.PSObject.TypeNames -contains 'ExtendedCmdletHelpInfo') {
@@ -319,7 +384,7 @@ $DescribeScript = {
     foreach ($item in $Names) {
         $name = [string]$item
         try {
-            $command = @(Get-Command -Name ([System.Management.Automation.WildcardPattern]::Escape($name)) -ErrorAction Ignore)[0]
+            $command = @(Microsoft.PowerShell.Core\Get-Command -Name ([System.Management.Automation.WildcardPattern]::Escape($name)) -ErrorAction Ignore)[0]
             if ($command -is [System.Management.Automation.AliasInfo]) { $command = $command.ResolvedCommand }
             if ($null -eq $command) { $missing.Add($name); continue }
             $metadata = $null
@@ -371,6 +436,10 @@ $script:Writer = $null
 $script:Running = $null
 $script:Snapshot = $null
 $script:EnvSnapshot = $null
+$script:StrictMode = $null
+$script:WorkerSessionState = $null
+$script:GlobalScope = $null
+$script:StrictModeProperty = $null
 # Module entry as given to startup (a name or a path) -> name of the module imported from it.
 $script:ModuleNames = [System.Collections.Generic.Dictionary[string, string]]::new([System.StringComparer]::Ordinal)
 $script:Quit = $false
@@ -529,6 +598,92 @@ function Invoke-WorkerScript([scriptblock]$Script, [object[]]$ArgumentList) {
     return $output[$output.Count - 1].PSObject.BaseObject
 }
 
+# Aliases as the global scope sees them. A top-level command runs in the global scope, where a
+# Private alias is visible; the worker scripts run in a local scope, where it is not.
+function Get-GlobalAlias {
+    $ps = [powershell]::Create($script:Worker)
+    try {
+        $null = $ps.AddCommand('Microsoft.PowerShell.Management\Get-ChildItem').AddParameter('Path', 'Alias:')
+        return , ([object[]]@(foreach ($alias in $ps.Invoke()) { $alias.PSObject.BaseObject }))
+    } finally {
+        $ps.Dispose()
+    }
+}
+
+# The strict mode of the worker's global scope (Set-StrictMode in a call) has no public getter or
+# setter outside that scope, so it is read and written through the engine's own (internal) members.
+# A build without them keeps working: strict mode is then not restored, and the log says so once.
+function Get-GlobalScope {
+    if ($null -eq $script:GlobalScope) {
+        $flags = [System.Reflection.BindingFlags]'NonPublic, Instance'
+        $state = $script:WorkerSessionState
+        $internal = [System.Management.Automation.SessionState].GetProperty('Internal', $flags).GetValue($state)
+        $scope = $internal.GetType().GetProperty('GlobalScope', $flags).GetValue($internal)
+        $script:StrictModeProperty = $scope.GetType().GetProperty('StrictModeVersion', $flags)
+        $script:GlobalScope = $scope
+    }
+    return $script:GlobalScope
+}
+
+function Get-GlobalStrictMode {
+    try {
+        $scope = Get-GlobalScope
+        return @{ Known = $true; Version = $script:StrictModeProperty.GetValue($scope) }
+    } catch {
+        Write-Diag "cannot read the global strict mode, so resets will not restore it: $((Get-InnerException $_.Exception).Message)"
+        return @{ Known = $false; Version = $null }
+    }
+}
+
+function Restore-GlobalStrictMode($Saved) {
+    if (-not $Saved['Known']) { return }
+    $scope = Get-GlobalScope
+    if ($script:StrictModeProperty.GetValue($scope) -ne $Saved['Version']) { $script:StrictModeProperty.SetValue($scope, $Saved['Version']) }
+}
+
+# Puts back the global functions the reset script names and the global aliases as the snapshot had
+# them. These run as top-level commands, so they act in the global scope: a function defined from
+# the reset script's scope would land in that scope, and a Private alias is invisible from it.
+# Module-qualified names, so a call's look-alike function or alias cannot stand in for them.
+function Restore-GlobalItem([string[]]$FunctionNames) {
+    $ps = [powershell]::Create($script:Worker)
+    try {
+        $count = 0
+        foreach ($name in $FunctionNames) {
+            $saved = $script:Snapshot['Functions'][$name]
+            $null = $ps.AddCommand('Microsoft.PowerShell.Management\Set-Item').AddParameter('LiteralPath', "Function:\$name").AddParameter('Value', $saved['ScriptBlock']).AddParameter('Options', $saved['Options']).AddParameter('Force').AddParameter('ErrorAction', 'Stop')
+            $null = $ps.AddStatement()
+            $count++
+        }
+        $saved = $script:Snapshot['Aliases']
+        $current = @{}
+        foreach ($alias in (Get-GlobalAlias)) { $current[$alias.Name] = $alias }
+        foreach ($name in @($current.Keys)) {
+            if (-not $saved.ContainsKey($name)) {
+                $null = $ps.AddCommand('Microsoft.PowerShell.Utility\Remove-Alias').AddParameter('Name', $name).AddParameter('Scope', 'Global').AddParameter('Force').AddParameter('ErrorAction', 'Stop')
+                $null = $ps.AddStatement()
+                $count++
+            }
+        }
+        foreach ($entry in $saved.GetEnumerator()) {
+            $alias = $current[$entry.Key]
+            if ($null -eq $alias -or $alias.Definition -cne $entry.Value['Definition'] -or $alias.Options -ne $entry.Value['Options']) {
+                $null = $ps.AddCommand('Microsoft.PowerShell.Utility\Set-Alias').AddParameter('Name', $entry.Key).AddParameter('Value', $entry.Value['Definition']).AddParameter('Option', $entry.Value['Options']).AddParameter('Scope', 'Global').AddParameter('Force').AddParameter('ErrorAction', 'Stop')
+                $null = $ps.AddStatement()
+                $count++
+            }
+        }
+        if ($count -eq 0) { return }
+        $null = $ps.Invoke()
+        # AddStatement makes this a batch, and a batch rethrows only -ErrorAction Stop failures: any
+        # other terminating error of a statement (binding, provider) is added to the error stream
+        # and the batch goes on (PowerShell.CoreInvoke), so a failed restore shows only there.
+        if ($ps.Streams.Error.Count -gt 0) { throw $ps.Streams.Error[0] }
+    } finally {
+        $ps.Dispose()
+    }
+}
+
 function Get-EnvSnapshot {
     $comparer = if ($IsWindows) { [System.StringComparer]::OrdinalIgnoreCase } else { [System.StringComparer]::Ordinal }
     $table = [System.Collections.Generic.Dictionary[string, string]]::new($comparer)
@@ -617,7 +772,9 @@ function Invoke-Startup($Id, [hashtable]$Params) {
         return
     }
 
-    $script:Snapshot = Invoke-WorkerScript $SnapshotScript @()
+    $script:WorkerSessionState = Invoke-WorkerScript { $ExecutionContext.SessionState } @()
+    $script:Snapshot = Invoke-WorkerScript $SnapshotScript @(, (Get-GlobalAlias))
+    $script:StrictMode = Get-GlobalStrictMode
     $script:EnvSnapshot = Get-EnvSnapshot
     Send-Response $Id ([ordered]@{ modules = $modules; durationMs = $watch.ElapsedMilliseconds })
 }
@@ -626,26 +783,9 @@ function Invoke-Reset($Id) {
     $watch = [System.Diagnostics.Stopwatch]::StartNew()
     try {
         if ($null -eq $script:Snapshot) { throw 'There is no snapshot to return to: startup has not run.' }
-        $result = Invoke-WorkerScript $ResetScript @($script:Snapshot)
-        $names = @($result['Restore'])
-        if ($names.Count -gt 0) {
-            # Top-level commands run in the global scope, so the functions are defined there.
-            $ps = [powershell]::Create($script:Worker)
-            try {
-                foreach ($name in $names) {
-                    $saved = $script:Snapshot['Functions'][$name]
-                    $null = $ps.AddCommand('Microsoft.PowerShell.Management\Set-Item').AddParameter('LiteralPath', "Function:\$name").AddParameter('Value', $saved['ScriptBlock']).AddParameter('Options', $saved['Options']).AddParameter('Force').AddParameter('ErrorAction', 'Stop')
-                    $null = $ps.AddStatement()
-                }
-                $null = $ps.Invoke()
-                # AddStatement makes this a batch, and a batch rethrows only -ErrorAction Stop failures: any
-                # other terminating error of a statement (binding, provider) is added to the error stream
-                # and the batch goes on (PowerShell.CoreInvoke), so a failed restore shows only there.
-                if ($ps.Streams.Error.Count -gt 0) { throw $ps.Streams.Error[0] }
-            } finally {
-                $ps.Dispose()
-            }
-        }
+        $result = Invoke-WorkerScript $ResetScript @(, $script:Snapshot)
+        Restore-GlobalItem @($result['Restore'])
+        Restore-GlobalStrictMode $script:StrictMode
         Restore-Environment
     } catch {
         $record = Get-ErrorRecord (Get-InnerException $_.Exception)

@@ -27,6 +27,7 @@ export function toCallToolResult(
   options: ShapeOptions,
 ): CallToolResult {
   const { result, interrupted } = outcome;
+  const { errors, stderr } = splitNativeStderr(result.errors);
   const structured: Record<string, unknown> = {};
   const { text, kept, truncated } = fitOutput(result.output, options.maxResultBytes);
   structured.output = kept;
@@ -34,7 +35,8 @@ export function toCallToolResult(
   if (result.warnings.length > 0) structured.warnings = result.warnings;
   if (result.information.length > 0) structured.information = result.information;
   if (result.verbose.length > 0) structured.verbose = result.verbose;
-  if (result.errors.length > 0) structured.errors = result.errors;
+  if (stderr.length > 0) structured.stderr = stderr;
+  if (errors.length > 0) structured.errors = errors;
 
   const content: CallToolResult["content"] = [];
   let isError = false;
@@ -49,19 +51,42 @@ export function toCallToolResult(
         } (ShellConfiguration:ToolCallTimeout) and was stopped`
         : `Command '${tool.command}' was cancelled and stopped`,
     });
-  } else if (result.errors.length > 0) {
+  } else if (errors.length > 0) {
     isError = true;
-    content.push({ type: "text", text: describeErrors(tool.command, result.errors) });
+    content.push({ type: "text", text: describeErrors(tool.command, errors) });
   }
   content.push({ type: "text", text });
   const notes = [
     ...result.warnings.map((w) => `WARNING: ${w}`),
     ...result.information.map((i) => `INFO: ${i.message}`),
+    ...stderr.map((line) => `STDERR: ${line}`),
   ];
   if (notes.length > 0) content.push({ type: "text", text: notes.join("\n") });
   const shaped: CallToolResult = { content, structuredContent: structured };
   if (isError) shaped.isError = true;
   return shaped;
+}
+
+/**
+ * PowerShell hands each stderr line of a native program to a hosted runspace as an error record
+ * (`NativeCommandError`, `NativeCommandErrorMessage`), yet since 7.2 such lines neither set `$?` nor
+ * obey `$ErrorActionPreference`: they are a program's diagnostics, not failures. Reporting them as
+ * errors would make every `git` or `curl` call an error, so they become `stderr` lines.
+ */
+function splitNativeStderr(records: ErrorInfo[]): { errors: ErrorInfo[]; stderr: string[] } {
+  const errors: ErrorInfo[] = [];
+  const stderr: string[] = [];
+  for (const record of records) {
+    const id = record.fullyQualifiedErrorId ?? "";
+    if (
+      !record.terminating && (id === "NativeCommandError" || id === "NativeCommandErrorMessage")
+    ) {
+      stderr.push(record.message);
+    } else {
+      errors.push(record);
+    }
+  }
+  return { errors, stderr };
 }
 
 /** Builds the `isError` result of a call that failed before or outside PowerShell. */

@@ -112,9 +112,11 @@ function findPwsh(): string | null {
   return null;
 }
 
+// The paths travel in an environment variable: with -Command, pwsh joins every later argument into
+// the command text, so paths given as arguments would be run, not read.
 const PARSE_SCRIPT = `
 $failed = $false
-foreach ($file in $args) {
+foreach ($file in ($env:SVC_PS_CHECK_FILES -split "\n")) {
   $tokens = $null; $errors = $null
   [void][System.Management.Automation.Language.Parser]::ParseFile($file, [ref]$tokens, [ref]$errors)
   foreach ($e in $errors) {
@@ -127,7 +129,8 @@ if ($failed) { exit 1 }`;
 async function pwshProblems(pwsh: string, files: string[]): Promise<string[]> {
   const paths = files.map((f) => new URL(f, root).pathname);
   const output = await new Deno.Command(pwsh, {
-    args: ["-NoLogo", "-NoProfile", "-NonInteractive", "-Command", PARSE_SCRIPT, ...paths],
+    args: ["-NoLogo", "-NoProfile", "-NonInteractive", "-Command", PARSE_SCRIPT],
+    env: { SVC_PS_CHECK_FILES: paths.join("\n") },
     stdout: "piped",
     stderr: "piped",
   }).output();

@@ -2,27 +2,28 @@
  * The PowerShell suite: tests whose meaning is PowerShell behaviour (binding, serialization, error
  * records, Stop, prompts, startup scripts, reset), run through lib/shell.ts against a REAL pwsh.
  * Where none is found they are reported as ignored with the reason; SVC_REQUIRE_PWSH=1 turns that
- * into a failure (CI on GitHub runners sets it). The end-to-end suites also run on real pwsh when
- * SVC_TEST_PWSH names it.
+ * into a failure (CI on GitHub runners sets it). `tests/pwsh_tools_test.ts` asks the same of real
+ * commands through an MCP client.
  */
 import assert from "node:assert/strict";
 import { RemoteError, Worker } from "../lib/shell.ts";
-import { findRealPwsh, FIXTURE_MODULE } from "./support/harness.ts";
+import { FIXTURE_MODULE } from "./support/harness.ts";
+import {
+  needsRealPwsh,
+  NO_PWSH_REASON,
+  PWSH_REQUIRED,
+  REAL_PWSH as pwsh,
+} from "./support/real_pwsh.ts";
 
-const pwsh = findRealPwsh();
-const required = Deno.env.get("SVC_REQUIRE_PWSH") === "1";
-const reason = "no real pwsh on this machine (set SVC_TEST_PWSH or put pwsh on PATH)";
-
-if (!pwsh && required) {
+if (!pwsh && PWSH_REQUIRED) {
   Deno.test("the PowerShell suite needs a real pwsh (SVC_REQUIRE_PWSH=1)", () => {
-    assert.fail(`SVC_REQUIRE_PWSH=1 but ${reason}`);
+    assert.fail(`SVC_REQUIRE_PWSH=1 but ${NO_PWSH_REASON}`);
   });
 }
 
 function pwshTest(name: string, fn: (worker: Worker) => Promise<void> | void): void {
   Deno.test({
-    name: pwsh ? `pwsh: ${name}` : `pwsh: ${name} [skipped: ${reason}]`,
-    ignore: !pwsh,
+    ...needsRealPwsh(name),
     async fn() {
       await using worker = await Worker.start({ pwsh: pwsh!, stopTimeoutMs: 3_000 });
       await worker.startup({ modules: [FIXTURE_MODULE], scriptPath: null, script: null }, 60_000);
@@ -302,3 +303,45 @@ pwshTest("startup imports modules, reports missing ones, and its definitions per
   const { result } = await invoke(worker, "Get-FromStartup");
   assert.deepEqual(result.output, ["from startup"]);
 });
+
+pwshTest(
+  "reset cannot be misled by a call's look-alike commands, and ends its jobs, events, breakpoints and tracing",
+  async (worker) => {
+    const jobScript = `${await Deno.makeTempDir()}/job.ps1`;
+    await Deno.writeTextFile(jobScript, "Start-Sleep -Seconds 60");
+    // Functions and aliases named like the cmdlets reset itself uses: reset must not call them.
+    await invoke(worker, "Set-Item", { Path: "function:Get-ChildItem", Value: "'hijacked'" });
+    await invoke(worker, "Set-Item", { Path: "function:Get-Module", Value: "'hijacked'" });
+    await invoke(worker, "Set-Alias", { Name: "Remove-Variable", Value: "Write-Output" });
+    await invoke(worker, "Set-Variable", { Name: "leak", Value: 1 });
+    // A Private alias cannot be seen from a child scope.
+    await invoke(worker, "Set-Alias", {
+      Name: "private-leak",
+      Value: "Get-Date",
+      Option: "Private",
+    });
+    const job = await invoke(worker, "Start-Job", { FilePath: jobScript });
+    assert.deepEqual(job.result.errors, [], "Start-Job");
+    await invoke(worker, "Register-EngineEvent", { SourceIdentifier: "svc.leak" });
+    await invoke(worker, "Set-PSBreakpoint", { Variable: ["leak"], Mode: "Write" });
+    await invoke(worker, "Set-PSDebug", { Trace: 1 });
+    await worker.reset();
+
+    const test = async (path: string) =>
+      (await invoke(worker, "Test-Path", { Path: path })).result.output;
+    assert.deepEqual(await test("function:Get-ChildItem"), [false], "look-alike function");
+    assert.deepEqual(await test("function:Get-Module"), [false], "look-alike function");
+    assert.deepEqual(await test("alias:Remove-Variable"), [false], "look-alike alias");
+    assert.ok(
+      (await invoke(worker, "Get-Variable", { Name: ["leak"] })).result.errors.length > 0,
+      "the variable went despite the Remove-Variable alias",
+    );
+    assert.deepEqual(await test("alias:private-leak"), [false], "Private alias");
+    assert.deepEqual((await invoke(worker, "Get-Job")).result.output, [], "job");
+    assert.deepEqual((await invoke(worker, "Get-EventSubscriber")).result.output, [], "event");
+    assert.deepEqual((await invoke(worker, "Get-PSBreakpoint")).result.output, [], "breakpoint");
+    const traced = await invoke(worker, "Get-FixtureGreeting", { Name: "x" });
+    assert.deepEqual(traced.result.debug, [], "Set-PSDebug tracing");
+    await Deno.remove(jobScript);
+  },
+);

@@ -81,6 +81,8 @@ export interface StartSvcOptions {
   env?: Record<string, string>;
   /** Extra command-line arguments for `svc serve`. */
   args?: string[];
+  /** Worker executable. @default TEST_PWSH */
+  pwsh?: string;
 }
 
 /** A connected client and what it takes to tear it down. */
@@ -146,7 +148,8 @@ export function fixtureConfig(shell: Record<string, unknown> = {}): Record<strin
 
 /** Starts `svc serve --transport stdio` with a temp config and connects a client of the given era. */
 export async function startSvc(options: StartSvcOptions = {}): Promise<SvcConnection> {
-  const { config = fixtureConfig(), era = "2025-11-25", env = {}, args = [] } = options;
+  const { config = fixtureConfig(), era = "2025-11-25", env = {}, args = [], pwsh = TEST_PWSH } =
+    options;
   const dir = await Deno.makeTempDir({ prefix: "svc-e2e-" });
   const configPath = `${dir}/appsettings.json`;
   await Deno.writeTextFile(configPath, JSON.stringify(config, null, 2));
@@ -161,7 +164,7 @@ export async function startSvc(options: StartSvcOptions = {}): Promise<SvcConnec
     "--config",
     configPath,
     "--pwsh",
-    TEST_PWSH,
+    pwsh,
     ...args,
   ];
   const serverEnv: Record<string, string> = {

@@ -1,0 +1,354 @@
+/**
+ * The PowerShell suite, through an MCP client: real commands (built-in cmdlets, a module under
+ * `$PSHOME/Modules`, native programs, functions of a startup script) served by svc on a real pwsh
+ * over stdio, checked on what the client receives. Only real PowerShell can answer these, so without
+ * one they are skipped with the reason (`SVC_REQUIRE_PWSH=1` fails instead, see pwsh_test.ts).
+ */
+import assert from "node:assert/strict";
+import {
+  type CallResult,
+  post,
+  startHttpSvc,
+  startSvc,
+  type SvcConnection,
+} from "./support/harness.ts";
+import { needsRealPwsh, REAL_PWSH } from "./support/real_pwsh.ts";
+
+const onWindows = Deno.build.os === "windows";
+const posixOnly = "the native-program fixtures use sh";
+
+// Functions a team would define in its startup script; each call of them runs real PowerShell and,
+// where named Native, a real native program.
+const STARTUP_SCRIPT = String.raw`
+Import-Module Microsoft.PowerShell.Security
+$Settings = @{ Mode = 'safe' }
+$PSDefaultParameterValues['Get-DefaultProbe:Label'] = 'from startup'
+function Get-FromStartup { "policy:$(Get-ExecutionPolicy)" }
+# $PSDefaultParameterValues applies to cmdlets and advanced functions only.
+function Get-DefaultProbe { [CmdletBinding()] param([string]$Label = 'none') $Label }
+function Set-DefaultInPlace { $global:PSDefaultParameterValues['Get-DefaultProbe:Label'] = 'leaked' }
+function Get-SettingsMode { $Settings.Mode }
+function Set-SettingsMode { $Settings.Mode = 'unsafe' }
+function Test-StrictProbe { $null -eq $neverAssignedAnywhere }
+function Remove-Guarded {
+    [CmdletBinding(SupportsShouldProcess, ConfirmImpact = 'High')]
+    param([Parameter(Mandatory)][string]$Path)
+    if ($PSCmdlet.ShouldProcess($Path)) { Remove-Item -LiteralPath $Path }
+}
+function Invoke-NativeEcho {
+    param([Parameter(Mandatory)][string]$Text)
+    sh -c 'printf "%s\n" "$1"; printf "err:%s\n" "$1" >&2' sh $Text
+}
+function Read-NativeStdin { sh -c 'read line; echo "got:[$line]"' }
+function Send-NativeStdin { param([Parameter(Mandatory)][string]$Text) $Text | sh -c cat }
+function Start-NativeSleep {
+    param([Parameter(Mandatory)][string]$PidFile)
+    sh -c 'echo $$ > "$1"; exec sleep 60' sh $PidFile
+}
+function Wait-DotNetSleep { [System.Threading.Thread]::Sleep(60000); 'woke' }
+`;
+
+const COMMANDS = [
+  "Get-Process",
+  "Get-ChildItem",
+  "Write-Host",
+  "Write-Information",
+  "Write-Output",
+  "Write-Warning",
+  "Get-Date",
+  "Set-StrictMode",
+  "Set-Variable",
+  "Read-Host",
+  "Get-Credential",
+  "Remove-Item",
+  "Get-ExecutionPolicy",
+  "Compress-Archive",
+  "Expand-Archive",
+  "Get-FromStartup",
+  "Get-DefaultProbe",
+  "Set-DefaultInPlace",
+  "Get-SettingsMode",
+  "Set-SettingsMode",
+  "Test-StrictProbe",
+  "Remove-Guarded",
+  "Invoke-NativeEcho",
+  "Read-NativeStdin",
+  "Send-NativeStdin",
+  "Start-NativeSleep",
+  "Wait-DotNetSleep",
+];
+
+const MAX_RESULT_BYTES = 262_144;
+
+function config(): Record<string, unknown> {
+  return {
+    ShellConfiguration: {
+      Commands: COMMANDS,
+      MaxResultBytes: MAX_RESULT_BYTES,
+      Environment: { StartupScript: STARTUP_SCRIPT },
+      CommandOverrides: {
+        "Start-NativeSleep": { ToolCallTimeout: "00:00:02" },
+        "Wait-DotNetSleep": { ToolCallTimeout: "00:00:02" },
+      },
+    },
+    McpServer: { RunspacePool: { StopTimeout: "00:00:02" } },
+  };
+}
+
+function textOf(result: CallResult): string {
+  return (result.content as { text?: string }[]).map((c) => c.text ?? "").join("\n");
+}
+
+function structured(result: CallResult): Record<string, unknown> & { output: unknown[] } {
+  return result.structuredContent as Record<string, unknown> & { output: unknown[] };
+}
+
+function processGone(pid: number): boolean {
+  const ps = new Deno.Command("ps", { args: ["-o", "stat=", "-p", String(pid)], stdout: "piped" })
+    .outputSync();
+  const stat = new TextDecoder().decode(ps.stdout).trim();
+  return stat === "" || stat.startsWith("Z");
+}
+
+Deno.test({
+  ...needsRealPwsh("real commands over MCP: modules, processes, files, native programs, streams"),
+  async fn(t) {
+    await using svc = await startSvc({ config: config(), pwsh: REAL_PWSH! });
+    const names = new Set((await svc.listTools()).tools.map((tool) => tool.name));
+    const tool = (name: string) => {
+      assert.ok(names.has(name), `tool ${name} is listed (have: ${[...names].sort().join(", ")})`);
+      return name;
+    };
+    const call = (svcConnection: SvcConnection, name: string, args: Record<string, unknown> = {}) =>
+      svcConnection.callTool(tool(name), args);
+    const work = await Deno.makeTempDir({ prefix: "svc-pwsh-tools-" });
+
+    await t.step("a cmdlet of a module under $PSHOME/Modules autoloads and answers", async () => {
+      const result = await call(svc, "get_execution_policy", { List: true });
+      assert.ok(!result.isError, textOf(result));
+      const scopes = structured(result).output.map((row) => (row as { Scope: string }).Scope);
+      for (const scope of ["Process", "CurrentUser", "LocalMachine"]) {
+        assert.ok(scopes.includes(scope), `scope ${scope} in ${scopes.join(", ")}`);
+      }
+    });
+
+    const archive = names.has("compress_archive_literal_path");
+    await t.step({
+      name: `Compress-Archive and Expand-Archive round-trip a file${
+        archive ? "" : " [skipped: this pwsh has no Microsoft.PowerShell.Archive]"
+      }`,
+      ignore: !archive,
+      fn: async () => {
+        await Deno.writeTextFile(`${work}/in.txt`, "zipped ü");
+        const zip = await call(svc, "compress_archive_literal_path", {
+          LiteralPath: [`${work}/in.txt`],
+          DestinationPath: `${work}/out.zip`,
+        });
+        assert.ok(!zip.isError, textOf(zip));
+        const unzip = await call(svc, "expand_archive_literal_path", {
+          LiteralPath: `${work}/out.zip`,
+          DestinationPath: `${work}/expanded`,
+        });
+        assert.ok(!unzip.isError, textOf(unzip));
+        assert.equal(await Deno.readTextFile(`${work}/expanded/in.txt`), "zipped ü");
+      },
+    });
+
+    await t.step(
+      "Get-Process returns the process as an object, within MaxResultBytes",
+      async () => {
+        const result = await call(svc, "get_process_id", { Id: [Deno.pid] });
+        assert.ok(!result.isError, textOf(result));
+        const [process] = structured(result).output as { Id: number; ProcessName: string }[];
+        assert.equal(process?.Id, Deno.pid);
+        assert.match(process?.ProcessName ?? "", /^deno/);
+        const bytes = new TextEncoder().encode(textOf(result)).length;
+        assert.ok(bytes <= MAX_RESULT_BYTES + 1_024, `${bytes} bytes of text`);
+      },
+    );
+
+    await t.step(
+      "Get-ChildItem: names come back, and what exceeds MaxResultBytes is cut to whole items with counts",
+      async () => {
+        const dir = `${work}/listing`;
+        await Deno.mkdir(dir);
+        await Deno.writeTextFile(`${dir}/a.txt`, "12345");
+        await Deno.writeTextFile(`${dir}/Grüße-日本.txt`, "x");
+        const names = await call(svc, "get_child_item_literal_items", {
+          LiteralPath: [dir],
+          Name: true,
+        });
+        assert.ok(!names.isError, textOf(names));
+        assert.deepEqual(structured(names).output.sort(), ["Grüße-日本.txt", "a.txt"]);
+        // A FileInfo at SerializationDepth 4 is megabytes (Directory, Parent, Root, ...): the client
+        // gets a bounded text that says how much was left out, never the megabytes.
+        const files = await call(svc, "get_child_item_literal_items", { LiteralPath: [dir] });
+        const text = textOf(files);
+        const bytes = new TextEncoder().encode(text).length;
+        assert.ok(bytes <= MAX_RESULT_BYTES + 1_024, `${bytes} bytes of text`);
+        const truncated = structured(files).truncated as { items: number; keptItems: number };
+        assert.equal(truncated.items, 2);
+        assert.equal(structured(files).output.length, truncated.keptItems);
+        assert.match(text, /output truncated: \d+ bytes exceed ShellConfiguration:MaxResultBytes/);
+      },
+    );
+
+    await t.step("non-ASCII arguments and output round-trip unchanged", async () => {
+      const text = "Grüße 日本語 🚀 עברית ñ";
+      const result = await call(svc, "write_output", { InputObject: [text] });
+      assert.deepEqual(structured(result).output, [text]);
+    });
+
+    await t.step("Write-Host and Write-Information come back as information records", async () => {
+      const host = await call(svc, "write_host", { Object: "host ü" });
+      assert.ok(!host.isError, textOf(host));
+      assert.deepEqual(structured(host).information, [
+        { message: "host ü", tags: ["PSHOST"], source: "Write-Host" },
+      ]);
+      const info = await call(svc, "write_information", { MessageData: "info", Tags: ["t1"] });
+      assert.deepEqual(structured(info).information, [
+        { message: "info", tags: ["t1"], source: "Write-Information" },
+      ]);
+      assert.match(textOf(info), /INFO: info/);
+    });
+
+    await t.step({
+      name: `a native program's stdout is output and its stderr is reported, not an error${
+        onWindows ? ` [skipped: ${posixOnly}]` : ""
+      }`,
+      ignore: onWindows,
+      fn: async () => {
+        const text = "Grüße 日本 🚀";
+        const result = await call(svc, "invoke_native_echo", { Text: text });
+        assert.ok(!result.isError, textOf(result));
+        assert.deepEqual(structured(result).output, [text]);
+        assert.deepEqual(structured(result).stderr, [`err:${text}`]);
+        assert.match(textOf(result), new RegExp(`STDERR: err:${text}`));
+      },
+    });
+
+    await t.step({
+      name: `a native program reading stdin gets end-of-file; piped input reaches it${
+        onWindows ? ` [skipped: ${posixOnly}]` : ""
+      }`,
+      ignore: onWindows,
+      fn: async () => {
+        const started = Date.now();
+        const read = await call(svc, "read_native_stdin");
+        assert.deepEqual(structured(read).output, ["got:[]"]);
+        assert.ok(Date.now() - started < 10_000, "no wait for input");
+        const piped = await call(svc, "send_native_stdin", { Text: "piped ü" });
+        assert.deepEqual(structured(piped).output, ["piped ü"]);
+      },
+    });
+
+    await t.step(
+      "Read-Host, Get-Credential and a high-impact ShouldProcess fail at once with the reason",
+      async () => {
+        const started = Date.now();
+        const read = await call(svc, "read_host_as_string", { Prompt: "Favourite colour" });
+        assert.equal(read.isError, true);
+        assert.match(textOf(read), /non-interactive/);
+        const credential = await call(svc, "get_credential_message_set", { Message: "sign in" });
+        assert.equal(credential.isError, true);
+        const victim = `${work}/keep.txt`;
+        await Deno.writeTextFile(victim, "keep");
+        const guarded = await call(svc, "remove_guarded", { Path: victim });
+        assert.equal(guarded.isError, true, textOf(guarded));
+        const confirmed = await call(svc, "remove_item_literal_path", {
+          LiteralPath: [victim],
+          Confirm: true,
+        });
+        assert.equal(confirmed.isError, true, textOf(confirmed));
+        assert.equal(await Deno.readTextFile(victim), "keep", "nothing was removed");
+        assert.ok(Date.now() - started < 15_000, `${Date.now() - started} ms`);
+      },
+    );
+
+    await t.step("a startup script's module and function serve every call", async () => {
+      for (let i = 0; i < 3; i++) {
+        const result = await call(svc, "get_from_startup");
+        assert.ok(!result.isError, textOf(result));
+        assert.match(String(structured(result).output[0]), /^policy:\w+$/);
+      }
+    });
+
+    await t.step({
+      name: `a time limit stops a running native program and ends it${
+        onWindows ? ` [skipped: ${posixOnly}]` : ""
+      }`,
+      ignore: onWindows,
+      fn: async () => {
+        const pidFile = `${work}/sleep.pid`;
+        const started = Date.now();
+        const result = await call(svc, "start_native_sleep", { PidFile: pidFile });
+        assert.equal(result.isError, true);
+        assert.match(textOf(result), /timed out/);
+        assert.ok(Date.now() - started < 15_000, `${Date.now() - started} ms`);
+        const sleeper = Number((await Deno.readTextFile(pidFile)).trim());
+        assert.ok(processGone(sleeper), `sleep ${sleeper} is gone`);
+        const after = await call(svc, "write_output", { InputObject: ["next"] });
+        assert.deepEqual(structured(after).output, ["next"]);
+      },
+    });
+
+    await t.step("a .NET method that ignores Stop is ended by the time limit", async () => {
+      const started = Date.now();
+      const result = await call(svc, "wait_dot_net_sleep");
+      assert.equal(result.isError, true);
+      assert.ok(Date.now() - started < 20_000, `${Date.now() - started} ms`);
+      const after = await call(svc, "get_from_startup");
+      assert.ok(!after.isError, textOf(after));
+    });
+
+    await Deno.remove(work, { recursive: true });
+  },
+});
+
+Deno.test({
+  ...needsRealPwsh(
+    "over HTTP, one worker: what a call leaves in strict mode, preferences, defaults and startup objects is undone",
+  ),
+  async fn(t) {
+    const settings = config();
+    // One worker, so every call below lands on the worker the call before it changed.
+    settings.McpServer = {
+      RunspacePool: { MinPoolSize: 1, MaxPoolSize: 1, EagerWarmCount: 1, StopTimeout: "00:00:02" },
+    };
+    await using svc = await startHttpSvc({ config: settings, pwsh: REAL_PWSH! });
+    const call = async (tool: string, args: Record<string, unknown> = {}) => {
+      const { status, body } = await post(`${svc.url}/call`, { tool, arguments: args });
+      assert.equal(status, 200, JSON.stringify(body));
+      return body as CallResult;
+    };
+
+    await t.step("Set-StrictMode in one call does not reach the next", async () => {
+      const strict = await call("set_strict_mode_version", { Version: "Latest" });
+      assert.ok(!strict.isError, textOf(strict));
+      const probe = await call("test_strict_probe");
+      assert.ok(!probe.isError, `strict mode leaked: ${textOf(probe)}`);
+      assert.deepEqual(structured(probe).output, [true]);
+    });
+
+    await t.step("a preference variable set by one call is back to its value", async () => {
+      await call("set_variable", { Name: "WarningPreference", Value: "SilentlyContinue" });
+      const warning = await call("write_warning", { Message: "still heard" });
+      assert.deepEqual(structured(warning).warnings, ["still heard"]);
+    });
+
+    await t.step(
+      "$PSDefaultParameterValues changed in place is back to the startup's",
+      async () => {
+        await call("set_default_in_place");
+        const label = await call("get_default_probe");
+        assert.deepEqual(structured(label).output, ["from startup"]);
+      },
+    );
+
+    await t.step("a startup hashtable changed in place by a call is restored", async () => {
+      await call("set_settings_mode");
+      const mode = await call("get_settings_mode");
+      assert.deepEqual(structured(mode).output, ["safe"]);
+    });
+  },
+});
