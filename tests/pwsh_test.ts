@@ -345,3 +345,17 @@ pwshTest(
     await Deno.remove(jobScript);
   },
 );
+
+pwshTest("type data a startup script adds in the worker runspace shapes the output", async () => {
+  await using worker = await Worker.start({ pwsh: pwsh!, stopTimeoutMs: 3_000 });
+  await worker.startup({
+    modules: [],
+    scriptPath: null,
+    script: [
+      "Update-TypeData -TypeName Svc.Probe -MemberType ScriptProperty -MemberName Doubled -Value { $this.Value * 2 }",
+      "function Get-Probe { [pscustomobject]@{ PSTypeName = 'Svc.Probe'; Value = 21 } }",
+    ].join("\n"),
+  }, 60_000);
+  const { result } = await invoke(worker, "Get-Probe");
+  assert.deepEqual(result.output, [{ Value: 21, Doubled: 42 }]);
+});
