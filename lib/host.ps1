@@ -47,10 +47,6 @@ $SnapshotScript = {
     foreach ($a in $GlobalAliases) { $aliases[$a.Name] = @{ Definition = $a.Definition; Options = $a.Options } }
     $drives = @{}
     foreach ($d in @(Microsoft.PowerShell.Management\Get-PSDrive)) { $drives[$d.Name] = @{ Root = $d.Root; Provider = $d.Provider.Name; Description = $d.Description } }
-    # $PSDefaultParameterValues is usually edited in place, which a reference comparison cannot see.
-    $defaults = @{}
-    $current = $global:PSDefaultParameterValues
-    if ($current -is [System.Collections.IDictionary]) { foreach ($k in @($current.Keys)) { $defaults[$k] = $current[$k] } }
     # Get-Module runs last: the cmdlets above autoload Utility and Management, which must count as
     # part of the snapshot or every reset would unload them and every call would load them again.
     @{
@@ -58,7 +54,6 @@ $SnapshotScript = {
         Functions       = $functions
         Aliases         = $aliases
         Drives          = $drives
-        Defaults        = $defaults
         Location        = (Microsoft.PowerShell.Management\Get-Location).Path
         OutputRendering = $PSStyle.OutputRendering
         Jobs            = @(foreach ($job in @(Microsoft.PowerShell.Core\Get-Job)) { $job.InstanceId })
@@ -131,7 +126,9 @@ $ResetScript = {
             $null = Microsoft.PowerShell.Management\New-PSDrive -Name $entry.Key -PSProvider $entry.Value.Provider -Root $entry.Value.Root -Description $entry.Value.Description -Scope Global
         }
     }
-    Microsoft.PowerShell.Management\Set-Location -LiteralPath $Snapshot.Location
+    if ($ExecutionContext.SessionState.Path.CurrentLocation.Path -cne $Snapshot.Location) {
+        Microsoft.PowerShell.Management\Set-Location -LiteralPath $Snapshot.Location
+    }
 
     $same = {
         param($Left, $Right)
@@ -208,11 +205,6 @@ $ResetScript = {
         if ($null -ne $saved.Contents) { & $restoreContents $saved.Value $saved.Contents }
     }
 
-    $defaults = $global:PSDefaultParameterValues
-    if ($defaults -is [System.Collections.IDictionary]) {
-        $defaults.Clear()
-        foreach ($entry in $Snapshot.Defaults.GetEnumerator()) { $defaults[$entry.Key] = $entry.Value }
-    }
     # $PSStyle is one process-wide object shared by every runspace.
     if ($null -ne $Snapshot.OutputRendering) { $PSStyle.OutputRendering = $Snapshot.OutputRendering }
     $global:Error.Clear()
@@ -437,6 +429,8 @@ $script:Running = $null
 $script:Snapshot = $null
 $script:EnvSnapshot = $null
 $script:StrictMode = $null
+# Host script block -> the same script compiled once in the worker runspace.
+$script:CompiledScripts = [System.Collections.Generic.Dictionary[scriptblock, scriptblock]]::new()
 $script:WorkerSessionState = $null
 $script:GlobalScope = $null
 $script:StrictModeProperty = $null
@@ -586,10 +580,24 @@ function New-WorkerRunspace {
 # Runs one of the scripts above in the worker runspace (useLocalScope: its variables stay out of the
 # global scope) and returns the object it ends with.
 function Invoke-WorkerScript([scriptblock]$Script, [object[]]$ArgumentList) {
+    # Script text given to AddScript is parsed and compiled again on every run (15 ms for the reset
+    # script on pwsh 7.6); a script block made once in the worker runspace is compiled once.
+    $compiled = $script:CompiledScripts[$Script]
+    if ($null -eq $compiled) {
+        $ps = [powershell]::Create($script:Worker)
+        try {
+            $null = $ps.AddScript('param($Text) [scriptblock]::Create($Text)', $true).AddArgument($Script.ToString())
+            $compiled = $ps.Invoke()[0].PSObject.BaseObject
+        } finally {
+            $ps.Dispose()
+        }
+        $script:CompiledScripts[$Script] = $compiled
+    }
     $ps = [powershell]::Create($script:Worker)
     try {
-        $null = $ps.AddScript($Script.ToString(), $true)
-        foreach ($argument in $ArgumentList) { $null = $ps.AddArgument($argument) }
+        # The call operator runs the block in a new local scope, so its variables stay out of the
+        # user's global scope; the splatted array passes each argument positionally.
+        $null = $ps.AddScript('param($Script, $Arguments) & $Script @Arguments', $true).AddArgument($compiled).AddArgument($ArgumentList)
         $output = $ps.Invoke()
     } finally {
         $ps.Dispose()
