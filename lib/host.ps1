@@ -432,6 +432,9 @@ $script:StrictMode = $null
 # Host script block -> the same script compiled once in the worker runspace.
 $script:CompiledScripts = [System.Collections.Generic.Dictionary[scriptblock, scriptblock]]::new()
 $script:WorkerSessionState = $null
+$script:EngineTables = $null
+$script:CleanFingerprint = $null
+$script:FastResetBroken = $false
 $script:GlobalScope = $null
 $script:StrictModeProperty = $null
 # Module entry as given to startup (a name or a path) -> name of the module imported from it.
@@ -633,6 +636,116 @@ function Get-GlobalScope {
     return $script:GlobalScope
 }
 
+# ---------------------------------------------------------------------------------------------------
+# The reset's fast path. Most calls change nothing a reset restores, so before running the reset
+# script the host compares a fingerprint of that state, read straight from the engine's tables (no
+# cmdlets, no providers, about a millisecond), with the one taken when the state was last clean. Any
+# difference, or any table it cannot read, sends the reset down the full path. The tables are
+# internal members, read only while the worker is idle; a build without them always takes the full
+# path.
+# ---------------------------------------------------------------------------------------------------
+
+# Names the reset script leaves alone (engine-managed, or handled on their own like $Error).
+$script:AutomaticVariables = [System.Collections.Generic.HashSet[string]]::new([string[]]@('$', '^', '?', '_',
+        'PSItem', 'args', 'input', 'this', 'foreach', 'switch', 'MyInvocation', 'PSBoundParameters', 'PSCmdlet',
+        'PSCommandPath', 'PSScriptRoot', 'Error', 'PWD', 'ExecutionContext', 'Host', 'null', 'true', 'false'),
+    [System.StringComparer]::OrdinalIgnoreCase)
+
+# The engine's tables the fingerprint reads, found once (reflection on internal members).
+function Get-EngineTables {
+    if ($null -eq $script:EngineTables) {
+        $flags = [System.Reflection.BindingFlags]'NonPublic, Public, Instance'
+        $member = {
+            param($Target, [string]$Name)
+            $property = $Target.GetType().GetProperty($Name, $flags)
+            if ($null -eq $property) { throw "The engine has no member '$Name' on $($Target.GetType().Name)." }
+            return , $property
+        }
+        $scope = Get-GlobalScope
+        $internal = (& $member $script:WorkerSessionState 'Internal').GetValue($script:WorkerSessionState)
+        $context = (& $member $internal 'ExecutionContext').GetValue($internal)
+        $script:EngineTables = @{
+            Scope       = $scope
+            Context     = $context
+            Variables   = (& $member $scope 'Variables').GetValue($scope)
+            Functions   = (& $member $scope 'FunctionTable').GetValue($scope)
+            Aliases     = & $member $scope 'AliasTable'
+            Drives      = & $member $scope 'Drives'
+            Modules     = (& $member $internal 'ModuleTable').GetValue($internal)
+            TraceLevel  = & $member $context 'PSDebugTraceLevel'
+            TraceStep   = & $member $context 'PSDebugTraceStep'
+            Jobs        = (& $member $script:Worker 'JobRepository').GetValue($script:Worker)
+        }
+    }
+    return $script:EngineTables
+}
+
+# What a reset restores, as plain values and object references; one pass over each table. Items
+# of collections held by variables are kept one level deep, as the snapshot script keeps them.
+function Get-StateFingerprint {
+    $t = Get-EngineTables
+    $variables = [System.Collections.Generic.List[object]]::new()
+    foreach ($variable in $t.Variables.Values) {
+        if ($script:AutomaticVariables.Contains($variable.Name)) { continue }
+        $value = $variable.Value
+        $variables.Add($variable)
+        $variables.Add($value)
+        $variables.Add($variable.Options)
+        if ($value -is [System.Collections.IDictionary]) {
+            $variables.Add($value.Count)
+            foreach ($entry in $value.GetEnumerator()) { $variables.Add($entry.Key); $variables.Add($entry.Value) }
+        } elseif ($value -is [System.Collections.IList]) {
+            $variables.Add($value.Count)
+            foreach ($item in $value) { $variables.Add($item) }
+        } elseif ($null -ne $value -and $value.PSObject.BaseObject -is [System.Management.Automation.PSCustomObject]) {
+            foreach ($property in $value.PSObject.Properties) { $variables.Add($property.Name); $variables.Add($property.Value) }
+        }
+    }
+    foreach ($function in $t.Functions.Values) { $variables.Add($function); $variables.Add($function.ScriptBlock); $variables.Add($function.Options) }
+    foreach ($alias in $t.Aliases.GetValue($t.Scope)) { $variables.Add($alias.Name); $variables.Add($alias.Definition); $variables.Add($alias.Options) }
+    foreach ($drive in $t.Drives.GetValue($t.Scope)) { $variables.Add($drive) }
+    foreach ($module in $t.Modules.Values) { $variables.Add($module) }
+    $variables.Add($script:WorkerSessionState.Path.CurrentLocation.Path)
+    $variables.Add($script:StrictModeProperty.GetValue($t.Scope))
+    $variables.Add($t.TraceLevel.GetValue($t.Context))
+    $variables.Add($t.TraceStep.GetValue($t.Context))
+    $variables.Add($t.Jobs.Jobs.Count)
+    $variables.Add(@($script:Worker.Events.Subscribers).Count)
+    $variables.Add($script:Worker.Events.ReceivedEvents.Count)
+    $variables.Add($script:Worker.Debugger.GetBreakpoints().Count)
+    $variables.Add($PSStyle.OutputRendering)
+    return , $variables
+}
+
+# True when nothing a reset restores differs from the clean fingerprint: the same objects, or equal
+# strings and value types (which are boxed anew on each read).
+function Test-StateUnchanged([System.Collections.Generic.List[object]]$Clean) {
+    $now = Get-StateFingerprint
+    if ($now.Count -ne $Clean.Count) { return $false }
+    for ($i = 0; $i -lt $now.Count; $i++) {
+        $left = $now[$i]
+        $right = $Clean[$i]
+        if ([object]::ReferenceEquals($left, $right)) { continue }
+        if ($null -eq $left -or $null -eq $right) { return $false }
+        if (($left -is [string] -or $left -is [System.ValueType]) -and $left.Equals($right)) { continue }
+        return $false
+    }
+    return $true
+}
+
+# The fingerprint of the clean state, or null when the engine's tables cannot be read (every reset
+# then takes the full path; said once).
+function Save-CleanFingerprint {
+    if ($script:FastResetBroken) { return }
+    try {
+        $script:CleanFingerprint = Get-StateFingerprint
+    } catch {
+        $script:FastResetBroken = $true
+        $script:CleanFingerprint = $null
+        Write-Diag "every reset takes the full path: $((Get-InnerException $_.Exception).Message)"
+    }
+}
+
 function Get-GlobalStrictMode {
     try {
         $scope = Get-GlobalScope
@@ -784,23 +897,43 @@ function Invoke-Startup($Id, [hashtable]$Params) {
     $script:Snapshot = Invoke-WorkerScript $SnapshotScript @(, (Get-GlobalAlias))
     $script:StrictMode = Get-GlobalStrictMode
     $script:EnvSnapshot = Get-EnvSnapshot
+    Save-CleanFingerprint
     Send-Response $Id ([ordered]@{ modules = $modules; durationMs = $watch.ElapsedMilliseconds })
 }
 
 function Invoke-Reset($Id) {
     $watch = [System.Diagnostics.Stopwatch]::StartNew()
+    # Where the time goes, per step, for the profile in bench/ (ms, cumulative).
+    $spans = [ordered]@{}
+    $path = 'full'
     try {
         if ($null -eq $script:Snapshot) { throw 'There is no snapshot to return to: startup has not run.' }
-        $result = Invoke-WorkerScript $ResetScript @(, $script:Snapshot)
-        Restore-GlobalItem @($result['Restore'])
-        Restore-GlobalStrictMode $script:StrictMode
+        $unchanged = $false
+        if ($null -ne $script:CleanFingerprint) {
+            try { $unchanged = Test-StateUnchanged $script:CleanFingerprint } catch { $unchanged = $false }
+        }
+        $spans['check'] = $watch.Elapsed.TotalMilliseconds
+        if ($unchanged) {
+            $path = 'fast'
+            $errors = $script:WorkerSessionState.PSVariable.GetValue('Error')
+            if ($errors -is [System.Collections.IList] -and $errors.Count -gt 0) { $errors.Clear() }
+        } else {
+            $result = Invoke-WorkerScript $ResetScript @(, $script:Snapshot)
+            $spans['script'] = $watch.Elapsed.TotalMilliseconds
+            Restore-GlobalItem @($result['Restore'])
+            $spans['functionsAndAliases'] = $watch.Elapsed.TotalMilliseconds
+            Restore-GlobalStrictMode $script:StrictMode
+            Save-CleanFingerprint
+            $spans['fingerprint'] = $watch.Elapsed.TotalMilliseconds
+        }
         Restore-Environment
+        $spans['environment'] = $watch.Elapsed.TotalMilliseconds
     } catch {
         $record = Get-ErrorRecord (Get-InnerException $_.Exception)
         Send-Failure $Id 'reset' $record.ToString() (ConvertTo-ErrorInfo $record $true)
         return
     }
-    Send-Response $Id ([ordered]@{ durationMs = $watch.ElapsedMilliseconds })
+    Send-Response $Id ([ordered]@{ durationMs = $watch.ElapsedMilliseconds; path = $path; spans = $spans })
 }
 
 function New-Credential($Value) {

@@ -96,6 +96,15 @@ export interface InvokeResult {
   durationMs: number;
 }
 
+/** Result of `reset` (protocol §4.5). */
+export interface ResetResult {
+  durationMs: number;
+  /** `fast` when nothing the reset restores had changed, `full` when the reset script ran. */
+  path?: "fast" | "full";
+  /** Milliseconds since the reset began, at the end of each step. */
+  spans?: Record<string, number>;
+}
+
 /** Parameters of `invoke`. */
 export interface InvokeParams {
   command: string;
@@ -337,8 +346,8 @@ export class Worker implements AsyncDisposable {
   }
 
   /** Restores the post-startup snapshot. */
-  reset(): Promise<{ durationMs: number }> {
-    return this.#request("reset", {}, this.#stopTimeoutMs * 6) as Promise<{ durationMs: number }>;
+  reset(): Promise<ResetResult> {
+    return this.#request("reset", {}, this.#stopTimeoutMs * 6) as Promise<ResetResult>;
   }
 
   /**

@@ -359,3 +359,31 @@ pwshTest("type data a startup script adds in the worker runspace shapes the outp
   const { result } = await invoke(worker, "Get-Probe");
   assert.deepEqual(result.output, [{ Value: 21, Doubled: 42 }]);
 });
+
+pwshTest(
+  "reset takes the fast path when a call changed nothing, and the full one when it did",
+  async (worker) => {
+    await invoke(worker, "Get-Date");
+    assert.equal((await worker.reset()).path, "fast", "Get-Date changes nothing");
+    const failed = await invoke(worker, "Get-Variable", { Name: ["no-such-variable"] });
+    assert.ok(failed.result.errors.length > 0);
+    assert.equal((await worker.reset()).path, "fast", "an error only adds to $Error");
+    const errors = await invoke(worker, "Get-Variable", { Name: ["Error"] });
+    assert.deepEqual((errors.result.output[0] as { Value: unknown[] }).Value, [], "$Error cleared");
+    await worker.reset();
+    for (
+      const [command, parameters] of [
+        ["Set-Variable", { Name: "leak", Value: 1 }],
+        ["Set-Variable", { Name: "ErrorActionPreference", Value: "Stop" }],
+        ["Set-Location", { Path: Deno.build.os === "windows" ? "C:\\" : "/" }],
+        ["Set-Alias", { Name: "leak-alias", Value: "Get-Date" }],
+        ["Set-StrictMode", { Version: "Latest" }],
+      ] as const
+    ) {
+      await invoke(worker, command, parameters);
+      assert.equal((await worker.reset()).path, "full", `${command} changed the state`);
+      await invoke(worker, "Get-Date");
+      assert.equal((await worker.reset()).path, "fast", `clean again after ${command}`);
+    }
+  },
+);
