@@ -9,6 +9,11 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { StartupError, WorkerError } from "./errors.ts";
 import HOST_SCRIPT from "./host.ps1" with { type: "text" };
+import HOST_DISCOVERY from "./host/discovery.ps1" with { type: "text" };
+import HOST_OPERATIONS from "./host/operations.ps1" with { type: "text" };
+import HOST_PROTOCOL from "./host/protocol.ps1" with { type: "text" };
+import HOST_RESET from "./host/reset.ps1" with { type: "text" };
+import HOST_RUNSPACE_STATE from "./host/runspace_state.ps1" with { type: "text" };
 import { logger } from "./log.ts";
 
 const log = logger("worker");
@@ -200,10 +205,18 @@ interface Pending {
   reject: (error: Error) => void;
 }
 
-/** The PowerShell side of the protocol, embedded so a bundle carries it (ARCHITECTURE Decision 10). */
-function hostScript(): string {
-  return HOST_SCRIPT;
-}
+/**
+ * The PowerShell side of the protocol, embedded so a bundle carries it (ARCHITECTURE Decision 10):
+ * `host.ps1` and the parts it dot-sources from `host/`, by path relative to the worker's directory.
+ */
+const HOST_FILES: Record<string, string> = {
+  "host.ps1": HOST_SCRIPT,
+  "host/discovery.ps1": HOST_DISCOVERY,
+  "host/operations.ps1": HOST_OPERATIONS,
+  "host/protocol.ps1": HOST_PROTOCOL,
+  "host/reset.ps1": HOST_RESET,
+  "host/runspace_state.ps1": HOST_RUNSPACE_STATE,
+};
 
 /**
  * A running PowerShell worker. Requests run one at a time; `invoke` can be stopped by time limit or
@@ -250,7 +263,10 @@ export class Worker implements AsyncDisposable {
     let listener: Deno.Listener | undefined;
     let worker: Worker | undefined;
     try {
-      await Deno.writeTextFile(`${dir}/host.ps1`, hostScript());
+      await Deno.mkdir(`${dir}/host`);
+      for (const [path, text] of Object.entries(HOST_FILES)) {
+        await Deno.writeTextFile(`${dir}/${path}`, text);
+      }
       let endpoint: string;
       if (IS_WINDOWS) {
         const tcp = Deno.listen({ hostname: "127.0.0.1", port: 0 });

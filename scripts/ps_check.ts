@@ -8,7 +8,7 @@
  * 3. where a real pwsh is found (`SVC_TEST_PWSH`, then `pwsh` on `PATH`), PowerShell's own parser
  *    reads every file too, since the grammar is an approximation of it.
  *
- * Usage: `deno run -A scripts/ps_check.ts [file ...]` (default: lib/host.ps1 and every .ps1/.psm1
+ * Usage: `deno run -A scripts/ps_check.ts [file ...]` (default: lib/host.ps1, lib/host/*.ps1 and every .ps1/.psm1
  * under tests/fixtures). Exit 0 when clean, 1 on any problem.
  *
  * @module
@@ -41,6 +41,9 @@ interface CmdletFacts {
 
 async function defaultFiles(): Promise<string[]> {
   const files = ["lib/host.ps1"];
+  for await (const entry of Deno.readDir(new URL("lib/host/", root))) {
+    if (/\.ps1$/i.test(entry.name)) files.push(`lib/host/${entry.name}`);
+  }
   const walk = async (dir: string): Promise<void> => {
     for await (const entry of Deno.readDir(new URL(dir, root))) {
       const path = `${dir}${entry.name}`;

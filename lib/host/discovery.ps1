@@ -1,0 +1,209 @@
+# svc worker, part of lib/host.ps1 (dot-sourced by it): the discovery scripts that run inside the worker runspace
+# (sent and compiled like those of runspace_state.ps1).
+
+$CommandsScript = {
+    param($Names, $Modules, $Patterns)
+
+    Set-StrictMode -Off
+    $ErrorActionPreference = 'Stop'
+    $found = [System.Collections.Generic.List[object]]::new()
+    $missing = [System.Collections.Generic.List[string]]::new()
+
+    # Helpers are script blocks in variables, not functions: a function defined here would shadow a
+    # user command of the same name and show up in Get-Command's own answers.
+    $addFound = {
+        param($Command, [string]$Source, [string]$Via)
+        $found.Add([ordered]@{
+                name        = $Command.Name
+                module      = if ($Command.ModuleName) { $Command.ModuleName } else { $null }
+                commandType = [string]$Command.CommandType
+                source      = $Source
+                via         = $Via
+            })
+    }
+
+    # -ErrorAction Ignore: an unknown name is an answer ("missing"), and Ignore keeps it out of $Error.
+    foreach ($item in $Names) {
+        $name = [string]$item
+        $hits = @(Microsoft.PowerShell.Core\Get-Command -Name ([System.Management.Automation.WildcardPattern]::Escape($name)) -All -ErrorAction Ignore)
+        if ($hits.Count -eq 0) { $missing.Add($name) }
+        foreach ($command in $hits) { & $addFound $command 'name' $name }
+    }
+    # Each module entry arrives as @{ Name; Via }: the module name to ask for and the entry as configured.
+    foreach ($item in $Modules) {
+        $via = [string]$item.Via
+        foreach ($command in @(Microsoft.PowerShell.Core\Get-Command -Module ([string]$item.Name) -CommandType @('Cmdlet', 'Function') -ErrorAction Ignore)) { & $addFound $command 'module' $via }
+    }
+    foreach ($item in $Patterns) {
+        $pattern = [string]$item
+        foreach ($command in @(Microsoft.PowerShell.Core\Get-Command -Name $pattern -CommandType @('Cmdlet', 'Function') -ErrorAction Ignore)) { & $addFound $command 'pattern' $pattern }
+    }
+    [ordered]@{ commands = $found; missing = $missing }
+}
+
+$DescribeScript = {
+    param($Names, $WithHelp)
+
+    Set-StrictMode -Off
+    $ErrorActionPreference = 'Stop'
+
+    # Helpers are script blocks in variables, not functions: a function defined here would shadow a
+    # user command of the same name for Get-Command and Get-Help.
+    $typeName = {
+        param($Type)
+        if ($null -eq $Type) { return $null }
+        if ($Type.FullName) { return $Type.FullName }
+        return $Type.ToString()
+    }
+
+    $bound = {
+        param($Value)
+        if ($null -eq $Value) { return $null }
+        foreach ($numeric in @([byte], [sbyte], [int16], [uint16], [int], [uint32], [long], [uint64], [single], [double], [decimal])) {
+            if ($Value -is $numeric) { return $Value }
+        }
+        return [string]$Value
+    }
+
+    # Help text arrives as an array of paragraph objects with a Text property (or plain strings).
+    $joinText = {
+        param($Value)
+        $parts = [System.Collections.Generic.List[string]]::new()
+        foreach ($item in @($Value)) {
+            if ($null -eq $item) { continue }
+            $text = if ($item -is [string]) { $item } else { [string]$item.Text }
+            if ($text.Trim()) { $parts.Add($text.Trim()) }
+        }
+        if ($parts.Count -eq 0) { return $null }
+        return $parts -join "`n`n"
+    }
+
+    $paramMeta = {
+        param($Parameter)
+        $type = $Parameter.ParameterType
+        $element = if ($type.IsArray) { $type.GetElementType() } else { $null }
+        $valueType = if ($null -ne $element) { $element } else { $type }
+        $underlying = [System.Nullable]::GetUnderlyingType($valueType)
+        if ($null -ne $underlying) { $valueType = $underlying }
+        $meta = [ordered]@{
+            name                        = $Parameter.Name
+            type                        = & $typeName $type
+            elementType                 = & $typeName $element
+            isMandatory                 = $Parameter.IsMandatory
+            position                    = if ($Parameter.Position -eq [int]::MinValue) { $null } else { $Parameter.Position }
+            valueFromPipeline           = $Parameter.ValueFromPipeline
+            valueFromRemainingArguments = $Parameter.ValueFromRemainingArguments
+            helpMessage                 = if ($Parameter.HelpMessage) { $Parameter.HelpMessage } else { $null }
+            aliases                     = @($Parameter.Aliases)
+            isSwitch                    = $type -eq [System.Management.Automation.SwitchParameter]
+            isCredential                = $type -eq [System.Management.Automation.PSCredential]
+            enumValues                  = if ($valueType.IsEnum) { [string[]][System.Enum]::GetNames($valueType) } else { $null }
+            validateSet                 = $null
+            validateRange               = $null
+            validateLength              = $null
+            validatePattern             = $null
+            validateCount               = $null
+            validateNotNullOrEmpty      = $false
+            isDynamic                   = $Parameter.IsDynamic
+        }
+        foreach ($attribute in $Parameter.Attributes) {
+            # One unreadable attribute (e.g. a throwing ValidValues generator) must not hide the command.
+            try {
+                if ($attribute -is [System.Management.Automation.ValidateSetAttribute]) {
+                    if ($null -eq $meta['validateSet']) { $meta['validateSet'] = [string[]]@($attribute.ValidValues) }
+                } elseif ($attribute -is [System.Management.Automation.ValidateRangeAttribute]) {
+                    $min = $attribute.MinRange
+                    $max = $attribute.MaxRange
+                    if ($null -eq $min -and $null -eq $max) {
+                        # [ValidateRange('Positive')] etc. keep the kind in an internal property only.
+                        $property = $attribute.GetType().GetProperty('RangeKind', [System.Reflection.BindingFlags]'NonPublic, Instance')
+                        $kind = if ($null -ne $property) { [string]$property.GetValue($attribute) } else { '' }
+                        if ($kind -in @('Positive', 'NonNegative')) { $min = 0 }
+                        if ($kind -in @('Negative', 'NonPositive')) { $max = 0 }
+                    }
+                    $meta['validateRange'] = [ordered]@{ min = & $bound $min; max = & $bound $max }
+                } elseif ($attribute -is [System.Management.Automation.ValidateLengthAttribute]) {
+                    $meta['validateLength'] = [ordered]@{ min = $attribute.MinLength; max = $attribute.MaxLength }
+                } elseif ($attribute -is [System.Management.Automation.ValidatePatternAttribute]) {
+                    $meta['validatePattern'] = $attribute.RegexPattern
+                } elseif ($attribute -is [System.Management.Automation.ValidateCountAttribute]) {
+                    $meta['validateCount'] = [ordered]@{ min = $attribute.MinLength; max = $attribute.MaxLength }
+                } elseif ($attribute -is [System.Management.Automation.ValidateNotNullOrEmptyAttribute] -or
+                    $attribute.GetType().FullName -eq 'System.Management.Automation.ValidateNotNullOrWhiteSpaceAttribute') {
+                    $meta['validateNotNullOrEmpty'] = $true
+                }
+            } catch {
+                [Console]::Error.WriteLine("host.ps1: skipped an attribute of parameter '$($Parameter.Name)': $($_.Exception.Message)")
+            }
+        }
+        $meta
+    }
+
+    $helpMeta = {
+        param($Command)
+        $help = @(Microsoft.PowerShell.Core\Get-Help -Name $Command.Name -ErrorAction Stop)[0]
+        if ($null -eq $help) { return $null }
+        # Without a help file Get-Help invents a synopsis from the syntax; that is not help text.
+        if ($help.PSObject.TypeNames -contains 'ExtendedCmdletHelpInfo') {
+            return [ordered]@{ synopsis = $null; description = $null; parameters = [ordered]@{} }
+        }
+        $parameters = [ordered]@{}
+        foreach ($p in @($help.parameters.parameter)) {
+            if ($null -eq $p) { continue }
+            $text = & $joinText $p.description
+            if ($text) { $parameters[[string]$p.name] = $text }
+        }
+        $synopsis = ([string]$help.Synopsis).Trim()
+        return [ordered]@{
+            synopsis    = if ($synopsis) { $synopsis } else { $null }
+            description = & $joinText $help.description
+            parameters  = $parameters
+        }
+    }
+
+    $commands = [System.Collections.Generic.List[object]]::new()
+    $missing = [System.Collections.Generic.List[string]]::new()
+    foreach ($item in $Names) {
+        $name = [string]$item
+        try {
+            $command = @(Microsoft.PowerShell.Core\Get-Command -Name ([System.Management.Automation.WildcardPattern]::Escape($name)) -ErrorAction Ignore)[0]
+            if ($command -is [System.Management.Automation.AliasInfo]) { $command = $command.ResolvedCommand }
+            if ($null -eq $command) { $missing.Add($name); continue }
+            $metadata = $null
+            try { $metadata = [System.Management.Automation.CommandMetadata]::new($command) } catch { $metadata = $null }
+            $sets = [System.Collections.Generic.List[object]]::new()
+            $default = $null
+            foreach ($set in $command.ParameterSets) {
+                # Only a named set can be flagged default; a lone __AllParameterSets never is.
+                if ($set.IsDefault) { $default = $set.Name }
+                $sets.Add([ordered]@{
+                        name       = $set.Name
+                        isDefault  = $set.IsDefault
+                        syntax     = $set.ToString()
+                        parameters = @(foreach ($p in $set.Parameters) { & $paramMeta $p })
+                    })
+            }
+            $help = $null
+            if ($WithHelp) {
+                try { $help = & $helpMeta $command } catch { $help = $null }
+            }
+            $commands.Add([ordered]@{
+                    name                  = $command.Name
+                    commandType           = [string]$command.CommandType
+                    module                = if ($command.ModuleName) { $command.ModuleName } else { $null }
+                    moduleVersion         = if ($null -ne $command.Module) { [string]$command.Module.Version } else { $null }
+                    verb                  = if ($command.Verb) { $command.Verb } else { $null }
+                    noun                  = if ($command.Noun) { $command.Noun } else { $null }
+                    defaultParameterSet   = $default
+                    supportsShouldProcess = $null -ne $metadata -and $metadata.SupportsShouldProcess
+                    outputTypes           = @(foreach ($type in $command.OutputType) { $type.Name })
+                    parameterSets         = $sets
+                    help                  = $help
+                })
+        } catch {
+            [Console]::Error.WriteLine("host.ps1: cannot describe '$name': $($_.Exception.Message)")
+            $missing.Add($name)
+        }
+    }
+    [ordered]@{ commands = $commands; missing = $missing }
+}
