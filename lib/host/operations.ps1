@@ -6,6 +6,10 @@ function New-WorkerRunspace {
     # gets DefaultHost, whose prompts (Read-Host, Get-Credential, confirmations) fail at once.
     $iss = [System.Management.Automation.Runspaces.InitialSessionState]::CreateDefault2()
     $runspace = [System.Management.Automation.Runspaces.RunspaceFactory]::CreateRunspace($iss)
+    # One pipeline thread for the runspace's life rather than a new thread per invocation: a no-op
+    # call 2.98 -> 2.15 ms on pwsh 7.6.5. A call that ignores Stop blocks that thread, but such a
+    # worker is killed anyway.
+    $runspace.ThreadOptions = [System.Management.Automation.Runspaces.PSThreadOptions]::ReuseThread
     $runspace.Open()
     # Verbose and debug records are kept only under Continue (nothing is printed without a host UI);
     # TypeScript decides what to show. Progress records are never reported, so do not store them.
