@@ -12,7 +12,7 @@ import { formatDoctorText, runDoctor } from "./lib/doctor.ts";
 import { ConfigError, exitCodeOf } from "./lib/errors.ts";
 import { serveHttp } from "./lib/http.ts";
 import { configureLogging, flushLogging, logger } from "./lib/log.ts";
-import { resolvePwsh } from "./lib/shell.ts";
+import { resolvePwsh } from "./lib/pwsh_path.ts";
 import { serveStdio } from "./lib/stdio.ts";
 import project from "./deno.json" with { type: "json" };
 

@@ -20,7 +20,7 @@ import type {
   ModuleStatus,
   ParameterSetMeta,
   ParamMeta,
-} from "./shell.ts";
+} from "./worker_protocol.ts";
 
 /** A JSON Schema object (the subset svc emits). */
 export type JsonSchema = Record<string, unknown>;

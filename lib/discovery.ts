@@ -16,7 +16,7 @@ import {
 } from "./catalog.ts";
 import type { ShellSettings } from "./config.ts";
 import { logger } from "./log.ts";
-import type { CommandMeta, CommandsResult, ModuleStatus } from "./shell.ts";
+import type { CommandMeta, CommandsResult, ModuleStatus } from "./worker_protocol.ts";
 
 const log = logger("catalog");
 

@@ -14,7 +14,10 @@ import { ANONYMOUS, Authenticator } from "./auth.ts";
 import { replacementOf, type Settings, type SettingSource } from "./config.ts";
 import { discoverCatalog } from "./discovery.ts";
 import { StartupError } from "./errors.ts";
-import { RemoteError, resolvePwsh, type StartupResult, Worker } from "./shell.ts";
+import { RemoteError } from "./errors.ts";
+import { resolvePwsh } from "./pwsh_path.ts";
+import { Worker } from "./shell.ts";
+import type { StartupResult } from "./worker_protocol.ts";
 
 /** One worker started by doctor. */
 export interface DoctorWorker {

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { ErrorInfo } from "./worker_protocol.ts";
 
 /** Codes of {@linkcode ConfigError}. */
 export type ConfigErrorCode = "INVALID_VALUE" | "UNREADABLE_FILE" | "INVALID_FILE" | "BAD_FLAG";
@@ -76,4 +77,19 @@ export function exitCodeOf(error: unknown): 2 | 3 | 4 {
   if (error instanceof ConfigError) return 2;
   if (error instanceof StartupError) return 3;
   return 4;
+}
+
+/** An error the worker itself reported (protocol error frame). */
+export class RemoteError extends WorkerError {
+  override name = "RemoteError";
+  /** The protocol error kind (`startup`, `reset`, `busy`, ...). */
+  readonly kind: string;
+  /** The PowerShell error record, when there is one. */
+  readonly record: ErrorInfo | null;
+  /** Builds the error from an error frame. */
+  constructor(kind: string, message: string, record: ErrorInfo | null) {
+    super("REMOTE", message);
+    this.kind = kind;
+    this.record = record;
+  }
 }

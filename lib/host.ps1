@@ -26,6 +26,7 @@ $script:Worker = $null
 $script:Reader = $null
 $script:Writer = $null
 $script:Running = $null
+$script:Preload = $null
 $script:Snapshot = $null
 $script:EnvSnapshot = $null
 $script:StrictMode = $null
@@ -56,6 +57,7 @@ $exitCode = 0
 $hardExit = $false
 try {
     $script:Worker = New-WorkerRunspace
+    Start-WorkerPreload
     $stream = Connect-Endpoint $Endpoint
     $utf8 = [System.Text.UTF8Encoding]::new($false)
     # Full-arity constructors: each matches one overload with no optional parameters to fill in.

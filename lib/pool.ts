@@ -10,7 +10,8 @@
  */
 import type { PoolSettings, ShellSettings } from "./config.ts";
 import { logger } from "./log.ts";
-import { type StartupResult, Worker } from "./shell.ts";
+import { Worker } from "./shell.ts";
+import type { StartupResult } from "./worker_protocol.ts";
 
 const log = logger("pool");
 

@@ -8,7 +8,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { ToolDescriptor } from "./catalog.ts";
 import { WorkerError } from "./errors.ts";
-import type { ErrorInfo, InvokeOutcome } from "./shell.ts";
+import type { ErrorInfo, InvokeOutcome } from "./worker_protocol.ts";
 
 /** Options of {@linkcode toCallToolResult}. */
 export interface ShapeOptions {

@@ -6,181 +6,33 @@
  *
  * @module
  */
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { StartupError, WorkerError } from "./errors.ts";
-import HOST_SCRIPT from "./host.ps1" with { type: "text" };
-import HOST_DISCOVERY from "./host/discovery.ps1" with { type: "text" };
-import HOST_OPERATIONS from "./host/operations.ps1" with { type: "text" };
-import HOST_PROTOCOL from "./host/protocol.ps1" with { type: "text" };
-import HOST_RESET from "./host/reset.ps1" with { type: "text" };
-import HOST_RUNSPACE_STATE from "./host/runspace_state.ps1" with { type: "text" };
+import { randomBytes } from "node:crypto";
+import { RemoteError, WorkerError } from "./errors.ts";
+import { writeHostFiles } from "./host_files.ts";
+import { killTree } from "./process_tree.ts";
+import { acceptHello } from "./worker_hello.ts";
 import { logger } from "./log.ts";
+import type {
+  CommandsResult,
+  DescribeResult,
+  ErrorInfo,
+  Interruption,
+  InvokeOutcome,
+  InvokeParams,
+  InvokeResult,
+  ResetResult,
+  StartupParams,
+  StartupResult,
+  WorkerInfo,
+} from "./worker_protocol.ts";
 
 const log = logger("worker");
 const IS_WINDOWS = Deno.build.os === "windows";
 const MAX_FRAME_CHARS = 256 * 1024 * 1024;
-const PROTOCOL_VERSION = 1;
-const MIN_PS_VERSION = [7, 4] as const;
-
-/** Metadata of one parameter, as the worker reports it (protocol §4.3). */
-export interface ParamMeta {
-  name: string;
-  type: string;
-  elementType: string | null;
-  isMandatory: boolean;
-  position: number | null;
-  valueFromPipeline: boolean;
-  valueFromRemainingArguments: boolean;
-  helpMessage: string | null;
-  aliases: string[];
-  isSwitch: boolean;
-  isCredential: boolean;
-  enumValues: string[] | null;
-  validateSet: string[] | null;
-  validateRange: { min: number | string; max: number | string } | null;
-  validateLength: { min: number; max: number } | null;
-  validatePattern: string | null;
-  validateCount: { min: number; max: number } | null;
-  validateNotNullOrEmpty: boolean;
-  isDynamic: boolean;
-}
-
-/** One parameter set of a command. */
-export interface ParameterSetMeta {
-  name: string;
-  isDefault: boolean;
-  syntax: string;
-  parameters: ParamMeta[];
-}
-
-/** Help text of a command, when Get-Help found any. */
-export interface HelpMeta {
-  synopsis: string | null;
-  description: string | null;
-  parameters: Record<string, string>;
-}
-
-/** Metadata of one command (protocol §4.3). */
-export interface CommandMeta {
-  name: string;
-  commandType: string;
-  module: string | null;
-  moduleVersion: string | null;
-  verb: string | null;
-  noun: string | null;
-  defaultParameterSet: string | null;
-  supportsShouldProcess: boolean;
-  outputTypes: string[];
-  parameterSets: ParameterSetMeta[];
-  help: HelpMeta | null;
-}
-
-/** A PowerShell error record, flattened (protocol §4.4). */
-export interface ErrorInfo {
-  message: string;
-  fullyQualifiedErrorId: string | null;
-  category: string | null;
-  targetName: string | null;
-  targetType: string | null;
-  exceptionType: string | null;
-  scriptStackTrace: string | null;
-  terminating: boolean;
-  position: { scriptName: string | null; line: number; column: number; text: string | null } | null;
-}
-
-/** Result of `invoke` (protocol §4.4). */
-export interface InvokeResult {
-  output: unknown[];
-  errors: ErrorInfo[];
-  warnings: string[];
-  verbose: string[];
-  debug: string[];
-  information: { message: string; tags: string[]; source: string | null }[];
-  hadErrors: boolean;
-  stopped: boolean;
-  durationMs: number;
-}
-
-/** Result of `reset` (protocol §4.5). */
-export interface ResetResult {
-  durationMs: number;
-  /** `fast` when nothing the reset restores had changed, `full` when the reset script ran. */
-  path?: "fast" | "full";
-  /** Milliseconds since the reset began, at the end of each step. */
-  spans?: Record<string, number>;
-}
-
-/** Parameters of `invoke`. */
-export interface InvokeParams {
-  command: string;
-  parameters: Record<string, unknown>;
-  credentials: string[];
-  depth: number;
-}
-
-/** One module's import outcome from `startup`. */
-export interface ModuleStatus {
-  name: string;
-  found: boolean;
-  version: string | null;
-  path: string | null;
-  error: string | null;
-}
-
-/** Result of `startup`. */
-export interface StartupResult {
-  modules: ModuleStatus[];
-  durationMs: number;
-}
-
-/** Parameters of `startup`. */
-export interface StartupParams {
-  modules: string[];
-  scriptPath: string | null;
-  script: string | null;
-}
-
-/** One candidate command from `commands`. */
-export interface CommandCandidate {
-  name: string;
-  module: string | null;
-  commandType: string;
-  source: "name" | "module" | "pattern";
-  via: string;
-}
-
-/** Result of `commands`. */
-export interface CommandsResult {
-  commands: CommandCandidate[];
-  missing: string[];
-}
-
-/** Result of `describe`. */
-export interface DescribeResult {
-  commands: CommandMeta[];
-  missing: string[];
-}
-
-/** Facts from the worker's hello frame. */
-export interface WorkerInfo {
-  pid: number;
-  psVersion: string;
-  edition: string;
-  os: string;
-}
-
-/** How an `invoke` ended when it did not simply complete. */
-export type Interruption = "timeout" | "cancelled";
-
-/** The outcome of {@linkcode Worker.invoke}: the result, and whether it was stopped and why. */
-export interface InvokeOutcome {
-  result: InvokeResult;
-  interrupted: Interruption | null;
-}
 
 /** Options of {@linkcode Worker.start}. */
 export interface WorkerOptions {
-  /** Absolute path of the pwsh executable (see {@linkcode resolvePwsh}). */
+  /** Absolute path of the pwsh executable (see `resolvePwsh` in `lib/pwsh_path.ts`). */
   pwsh: string;
   /** Time for the process to connect and say hello, in ms. @default 30000 */
   helloTimeoutMs?: number;
@@ -204,19 +56,6 @@ interface Pending {
   resolve: (result: unknown) => void;
   reject: (error: Error) => void;
 }
-
-/**
- * The PowerShell side of the protocol, embedded so a bundle carries it (ARCHITECTURE Decision 10):
- * `host.ps1` and the parts it dot-sources from `host/`, by path relative to the worker's directory.
- */
-const HOST_FILES: Record<string, string> = {
-  "host.ps1": HOST_SCRIPT,
-  "host/discovery.ps1": HOST_DISCOVERY,
-  "host/operations.ps1": HOST_OPERATIONS,
-  "host/protocol.ps1": HOST_PROTOCOL,
-  "host/reset.ps1": HOST_RESET,
-  "host/runspace_state.ps1": HOST_RUNSPACE_STATE,
-};
 
 /**
  * A running PowerShell worker. Requests run one at a time; `invoke` can be stopped by time limit or
@@ -263,10 +102,7 @@ export class Worker implements AsyncDisposable {
     let listener: Deno.Listener | undefined;
     let worker: Worker | undefined;
     try {
-      await Deno.mkdir(`${dir}/host`);
-      for (const [path, text] of Object.entries(HOST_FILES)) {
-        await Deno.writeTextFile(`${dir}/${path}`, text);
-      }
+      await writeHostFiles(dir);
       let endpoint: string;
       if (IS_WINDOWS) {
         const tcp = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -483,34 +319,7 @@ export class Worker implements AsyncDisposable {
         { exitCode: frame.code },
       );
     }
-    if (
-      frame.type !== "hello" || typeof frame.token !== "string" || !sameSecret(frame.token, token)
-    ) {
-      throw new WorkerError("BAD_HELLO", "PowerShell worker's first frame was not a valid hello");
-    }
-    if (frame.protocol !== PROTOCOL_VERSION) {
-      throw new WorkerError(
-        "BAD_HELLO",
-        `PowerShell worker speaks protocol ${
-          JSON.stringify(frame.protocol)
-        }, expected ${PROTOCOL_VERSION}`,
-      );
-    }
-    const psVersion = String(frame.psVersion ?? "");
-    this.#info = {
-      pid: Number(frame.pid ?? this.pid),
-      psVersion,
-      edition: String(frame.edition ?? ""),
-      os: String(frame.os ?? ""),
-    };
-    if (!versionAtLeast(psVersion, MIN_PS_VERSION)) {
-      throw new StartupError(
-        "PWSH_TOO_OLD",
-        `PowerShell ${
-          psVersion || "(unknown version)"
-        } is too old: svc needs PowerShell 7.4 or later (install it from https://aka.ms/powershell or point svc at it with --pwsh)`,
-      );
-    }
+    this.#info = acceptHello(frame, token, this.pid);
   }
 
   async #readFrames(conn: Deno.Conn): Promise<void> {
@@ -721,21 +530,6 @@ export class Worker implements AsyncDisposable {
   }
 }
 
-/** An error the worker itself reported (protocol error frame). */
-export class RemoteError extends WorkerError {
-  override name = "RemoteError";
-  /** The protocol error kind (`startup`, `reset`, `busy`, ...). */
-  readonly kind: string;
-  /** The PowerShell error record, when there is one. */
-  readonly record: ErrorInfo | null;
-  /** Builds the error from an error frame. */
-  constructor(kind: string, message: string, record: ErrorInfo | null) {
-    super("REMOTE", message);
-    this.kind = kind;
-    this.record = record;
-  }
-}
-
 /** Marks the process exit in races against the handshake. */
 class Died {
   constructor(readonly code: number) {}
@@ -773,113 +567,4 @@ function delay(ms: number): Promise<void> {
     // A pending grace timer must not keep the process alive on shutdown.
     Deno.unrefTimer(timer);
   });
-}
-
-function sameSecret(a: string, b: string): boolean {
-  const digest = (s: string) => createHash("sha256").update(s).digest();
-  return timingSafeEqual(digest(a), digest(b));
-}
-
-/** True when a version string like "7.4.6" or "7.5.0-preview.2" is at least `min`. */
-export function versionAtLeast(version: string, min: readonly [number, number]): boolean {
-  const match = /^(\d+)\.(\d+)/.exec(version);
-  if (!match) return false;
-  const major = Number(match[1]);
-  const minor = Number(match[2]);
-  return major > min[0] || (major === min[0] && minor >= min[1]);
-}
-
-/** Kills a process and all its descendants with SIGKILL (taskkill /T on Windows). */
-async function killTree(child: Deno.ChildProcess): Promise<void> {
-  const pid = child.pid;
-  if (IS_WINDOWS) {
-    await new Deno.Command("taskkill", {
-      args: ["/PID", String(pid), "/T", "/F"],
-      stdout: "null",
-      stderr: "null",
-    })
-      .output()
-      .catch(() => {});
-  } else {
-    const descendants = await descendantsOf(pid);
-    try {
-      Deno.kill(-pid, "SIGKILL");
-    } catch { /* group already gone */ }
-    for (const p of descendants) {
-      try {
-        Deno.kill(p, "SIGKILL");
-      } catch { /* already gone */ }
-    }
-  }
-  try {
-    child.kill("SIGKILL");
-  } catch { /* already exited */ }
-}
-
-/** Every descendant pid of `root`, from one `ps` listing (Linux and macOS). */
-async function descendantsOf(root: number): Promise<number[]> {
-  try {
-    const { stdout } = await new Deno.Command("ps", {
-      args: ["-A", "-o", "pid=", "-o", "ppid="],
-      stdout: "piped",
-      stderr: "null",
-    }).output();
-    const children = new Map<number, number[]>();
-    for (const line of new TextDecoder().decode(stdout).split("\n")) {
-      const [pid, ppid] = line.trim().split(/\s+/).map(Number);
-      if (!pid || ppid === undefined || Number.isNaN(ppid)) continue;
-      children.set(ppid, [...(children.get(ppid) ?? []), pid]);
-    }
-    const found: number[] = [];
-    const stack = [root];
-    while (stack.length > 0) {
-      for (const child of children.get(stack.pop()!) ?? []) {
-        found.push(child);
-        stack.push(child);
-      }
-    }
-    return found;
-  } catch {
-    return [];
-  }
-}
-
-/** Options of {@linkcode resolvePwsh}. */
-export interface ResolvePwshOptions {
-  /** Environment whose PATH (and PATHEXT on Windows) is searched. @default Deno.env.toObject() */
-  env?: Record<string, string>;
-}
-
-/**
- * Finds the pwsh executable: the configured value (`--pwsh`, `SVC_PWSH`, `ShellConfiguration:PwshPath`)
- * if given, else `pwsh` on PATH. Throws a `PWSH_NOT_FOUND` StartupError with guidance when absent.
- */
-export async function resolvePwsh(
-  configured: string | null,
-  options: ResolvePwshOptions = {},
-): Promise<string> {
-  const { env = Deno.env.toObject() } = options;
-  const name = configured ?? "pwsh";
-  const hasSeparator = name.includes("/") || (IS_WINDOWS && name.includes("\\"));
-  const candidates: string[] = [];
-  const extensions = IS_WINDOWS ? ["", ...(env["PATHEXT"] ?? ".EXE;.CMD;.BAT").split(";")] : [""];
-  if (hasSeparator) {
-    candidates.push(...extensions.map((ext) => name + ext));
-  } else {
-    const dirs = (env["PATH"] ?? env["Path"] ?? "").split(IS_WINDOWS ? ";" : ":").filter(Boolean);
-    for (const dir of dirs) candidates.push(...extensions.map((ext) => `${dir}/${name}${ext}`));
-  }
-  for (const candidate of candidates) {
-    try {
-      const stat = await Deno.stat(candidate);
-      if (stat.isFile && (IS_WINDOWS || ((stat.mode ?? 0) & 0o111) !== 0)) return candidate;
-    } catch { /* not there */ }
-  }
-  const given = configured === null
-    ? ""
-    : ` ('${configured}' was configured but is not an executable file)`;
-  throw new StartupError(
-    "PWSH_NOT_FOUND",
-    `PowerShell 7.4 or later was not found${given}: svc looked at --pwsh, SVC_PWSH, ShellConfiguration:PwshPath and 'pwsh' on PATH; install PowerShell 7.4+ (https://aka.ms/powershell) or point svc at it with --pwsh <path>`,
-  );
 }

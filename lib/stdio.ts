@@ -17,7 +17,9 @@ import type { Settings } from "./config.ts";
 import { StartupError } from "./errors.ts";
 import { logger } from "./log.ts";
 import { createMcpServer, type ToolRunner } from "./mcp.ts";
-import { RemoteError, type StartupResult, Worker } from "./shell.ts";
+import { RemoteError } from "./errors.ts";
+import { Worker } from "./shell.ts";
+import type { StartupResult } from "./worker_protocol.ts";
 import { jsonRpcLineFilter } from "./stdio_lines.ts";
 
 const log = logger("stdio");

@@ -10,7 +10,7 @@ import {
 } from "../lib/catalog.ts";
 import { catalogStillValid, readCachedCatalog, writeCachedCatalog } from "../lib/discovery.ts";
 import type { ShellSettings } from "../lib/config.ts";
-import type { CommandMeta, ParamMeta } from "../lib/shell.ts";
+import type { CommandMeta, ParamMeta } from "../lib/worker_protocol.ts";
 import { cmdletMeta } from "./support/cmdlet_data.ts";
 
 function param(name: string, type: string, extra: Partial<ParamMeta> = {}): ParamMeta {

@@ -6,7 +6,8 @@
  * commands through an MCP client.
  */
 import assert from "node:assert/strict";
-import { RemoteError, Worker } from "../lib/shell.ts";
+import { RemoteError } from "../lib/errors.ts";
+import { Worker } from "../lib/shell.ts";
 import { FIXTURE_MODULE } from "./support/harness.ts";
 import {
   needsRealPwsh,

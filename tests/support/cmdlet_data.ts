@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { CommandMeta } from "../../lib/shell.ts";
+import type { CommandMeta } from "../../lib/worker_protocol.ts";
 import { cmdletFromData, describeCommand, loadCmdletData } from "./fake_pwsh_metadata.ts";
 
 const data = loadCmdletData();

@@ -1,0 +1,33 @@
+/**
+ * The worker's PowerShell side (`lib/host.ps1` and the parts it dot-sources), embedded as text so a
+ * bundle or a compiled binary carries it (ARCHITECTURE Decision 10).
+ *
+ * @module
+ */
+import HOST_SCRIPT from "./host.ps1" with { type: "text" };
+import HOST_DISCOVERY from "./host/discovery.ps1" with { type: "text" };
+import HOST_OPERATIONS from "./host/operations.ps1" with { type: "text" };
+import HOST_PROTOCOL from "./host/protocol.ps1" with { type: "text" };
+import HOST_RESET from "./host/reset.ps1" with { type: "text" };
+import HOST_RUNSPACE_STATE from "./host/runspace_state.ps1" with { type: "text" };
+
+/**
+ * The PowerShell side of the protocol, embedded so a bundle carries it (ARCHITECTURE Decision 10):
+ * `host.ps1` and the parts it dot-sources from `host/`, by path relative to the worker's directory.
+ */
+const HOST_FILES: Record<string, string> = {
+  "host.ps1": HOST_SCRIPT,
+  "host/discovery.ps1": HOST_DISCOVERY,
+  "host/operations.ps1": HOST_OPERATIONS,
+  "host/protocol.ps1": HOST_PROTOCOL,
+  "host/reset.ps1": HOST_RESET,
+  "host/runspace_state.ps1": HOST_RUNSPACE_STATE,
+};
+
+/** Writes `host.ps1` and its parts into `dir` (a worker's private directory). */
+export async function writeHostFiles(dir: string): Promise<void> {
+  await Deno.mkdir(`${dir}/host`, { recursive: true });
+  for (const [path, text] of Object.entries(HOST_FILES)) {
+    await Deno.writeTextFile(`${dir}/${path}`, text);
+  }
+}

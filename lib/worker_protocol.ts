@@ -1,0 +1,162 @@
+/**
+ * The shapes of what a worker answers (docs/worker-protocol.md): command metadata, call results,
+ * startup and reset results. Types only; `lib/shell.ts` speaks the protocol.
+ *
+ * @module
+ */
+
+/** Metadata of one parameter, as the worker reports it (protocol §4.3). */
+export interface ParamMeta {
+  name: string;
+  type: string;
+  elementType: string | null;
+  isMandatory: boolean;
+  position: number | null;
+  valueFromPipeline: boolean;
+  valueFromRemainingArguments: boolean;
+  helpMessage: string | null;
+  aliases: string[];
+  isSwitch: boolean;
+  isCredential: boolean;
+  enumValues: string[] | null;
+  validateSet: string[] | null;
+  validateRange: { min: number | string; max: number | string } | null;
+  validateLength: { min: number; max: number } | null;
+  validatePattern: string | null;
+  validateCount: { min: number; max: number } | null;
+  validateNotNullOrEmpty: boolean;
+  isDynamic: boolean;
+}
+
+/** One parameter set of a command. */
+export interface ParameterSetMeta {
+  name: string;
+  isDefault: boolean;
+  syntax: string;
+  parameters: ParamMeta[];
+}
+
+/** Help text of a command, when Get-Help found any. */
+export interface HelpMeta {
+  synopsis: string | null;
+  description: string | null;
+  parameters: Record<string, string>;
+}
+
+/** Metadata of one command (protocol §4.3). */
+export interface CommandMeta {
+  name: string;
+  commandType: string;
+  module: string | null;
+  moduleVersion: string | null;
+  verb: string | null;
+  noun: string | null;
+  defaultParameterSet: string | null;
+  supportsShouldProcess: boolean;
+  outputTypes: string[];
+  parameterSets: ParameterSetMeta[];
+  help: HelpMeta | null;
+}
+
+/** A PowerShell error record, flattened (protocol §4.4). */
+export interface ErrorInfo {
+  message: string;
+  fullyQualifiedErrorId: string | null;
+  category: string | null;
+  targetName: string | null;
+  targetType: string | null;
+  exceptionType: string | null;
+  scriptStackTrace: string | null;
+  terminating: boolean;
+  position: { scriptName: string | null; line: number; column: number; text: string | null } | null;
+}
+
+/** Result of `invoke` (protocol §4.4). */
+export interface InvokeResult {
+  output: unknown[];
+  errors: ErrorInfo[];
+  warnings: string[];
+  verbose: string[];
+  debug: string[];
+  information: { message: string; tags: string[]; source: string | null }[];
+  hadErrors: boolean;
+  stopped: boolean;
+  durationMs: number;
+}
+
+/** Result of `reset` (protocol §4.5). */
+export interface ResetResult {
+  durationMs: number;
+  /** `fast` when nothing the reset restores had changed, `full` when the reset script ran. */
+  path?: "fast" | "full";
+  /** Milliseconds since the reset began, at the end of each step. */
+  spans?: Record<string, number>;
+}
+
+/** Parameters of `invoke`. */
+export interface InvokeParams {
+  command: string;
+  parameters: Record<string, unknown>;
+  credentials: string[];
+  depth: number;
+}
+
+/** One module's import outcome from `startup`. */
+export interface ModuleStatus {
+  name: string;
+  found: boolean;
+  version: string | null;
+  path: string | null;
+  error: string | null;
+}
+
+/** Result of `startup`. */
+export interface StartupResult {
+  modules: ModuleStatus[];
+  durationMs: number;
+}
+
+/** Parameters of `startup`. */
+export interface StartupParams {
+  modules: string[];
+  scriptPath: string | null;
+  script: string | null;
+}
+
+/** One candidate command from `commands`. */
+export interface CommandCandidate {
+  name: string;
+  module: string | null;
+  commandType: string;
+  source: "name" | "module" | "pattern";
+  via: string;
+}
+
+/** Result of `commands`. */
+export interface CommandsResult {
+  commands: CommandCandidate[];
+  missing: string[];
+}
+
+/** Result of `describe`. */
+export interface DescribeResult {
+  commands: CommandMeta[];
+  missing: string[];
+}
+
+/** Facts from the worker's hello frame. */
+export interface WorkerInfo {
+  pid: number;
+  psVersion: string;
+  edition: string;
+  os: string;
+}
+
+/** How an `invoke` ended when it did not simply complete. */
+export type Interruption = "timeout" | "cancelled";
+
+/** The outcome of `Worker.invoke`: the result, and whether it was stopped and why. */
+export interface InvokeOutcome {
+  result: InvokeResult;
+  interrupted: Interruption | null;
+}
