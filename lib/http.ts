@@ -21,6 +21,7 @@ import { Authenticator, type Principal } from "./auth.ts";
 import type { HttpSettings, Settings } from "./config.ts";
 import { CatalogStore } from "./discovery.ts";
 import { SseTransport } from "./legacy_sse.ts";
+import { correlationIdFor } from "./correlation.ts";
 import { logger } from "./log.ts";
 import { BodyTooLarge, isJsonContentType, readBodyText } from "./http_body.ts";
 import { checkCanListen, listen } from "./http_listen.ts";
@@ -62,7 +63,6 @@ interface Session {
 
 const UNSUPPORTED_MEDIA_TYPE = "Unsupported Media Type: Content-Type must be application/json";
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
-const CORRELATION_ID = /^[\x21-\x7e]{1,128}$/;
 
 /** Picks the response format from `Accept`: JSON only, SSE only, or either (`auto`). */
 export function responseModeOf(accept: string): ResponseMode {
@@ -82,28 +82,6 @@ function jsonResponse(status: number, body: unknown, headers: HeadersInit = {}):
 
 function rpcError(status: number, code: number, message: string): Response {
   return jsonResponse(status, { jsonrpc: "2.0", error: { code, message }, id: null });
-}
-
-const CORRELATION_PREFIX = Array.from(
-  crypto.getRandomValues(new Uint8Array(2)),
-  (b) => b.toString(16).padStart(2, "0"),
-)
-  .join("");
-let correlationCounter = 0;
-let correlationStamp = { second: -1, text: "" };
-
-/** `yyyyMMdd-HHmmss-<8 hex>`: a per-process random prefix and a counter, cheap enough for every request. */
-function newCorrelationId(): string {
-  const now = Date.now();
-  const second = Math.floor(now / 1000);
-  if (second !== correlationStamp.second) {
-    const text = new Date(now).toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
-    correlationStamp = { second, text };
-  }
-  correlationCounter = (correlationCounter + 1) & 0xffff;
-  return `${correlationStamp.text}-${CORRELATION_PREFIX}${
-    correlationCounter.toString(16).padStart(4, "0")
-  }`;
 }
 
 /** Hostname of a Host header value (`example.com:8080` → `example.com`, `[::1]:80` → `[::1]`). */
@@ -178,7 +156,7 @@ class HttpFront {
   /** Handles one request, tagging it (and its log lines) with a correlation id. */
   handle(req: Request): Promise<Response> {
     const given = req.headers.get("x-correlation-id");
-    const correlationId = given && CORRELATION_ID.test(given) ? given : newCorrelationId();
+    const correlationId = correlationIdFor(given);
     return withContext({ CorrelationId: correlationId }, async () => {
       let response: Response;
       try {
