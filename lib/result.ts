@@ -69,9 +69,10 @@ export function toCallToolResult(
 
 /**
  * PowerShell hands each stderr line of a native program to a hosted runspace as an error record
- * (`NativeCommandError`, `NativeCommandErrorMessage`), yet since 7.2 such lines neither set `$?` nor
- * obey `$ErrorActionPreference`: they are a program's diagnostics, not failures. Reporting them as
- * errors would make every `git` or `curl` call an error, so they become `stderr` lines.
+ * (`NativeCommandError`, `NativeCommandErrorMessage`), yet since 7.2 such lines do not obey
+ * `$ErrorActionPreference`, and a native program's success is its exit code: they are its
+ * diagnostics, not failures. Reporting them as errors would make every `git` or `curl` call an
+ * error, so they become `stderr` lines.
  */
 function splitNativeStderr(records: ErrorInfo[]): { errors: ErrorInfo[]; stderr: string[] } {
   const errors: ErrorInfo[] = [];
