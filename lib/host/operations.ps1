@@ -38,8 +38,8 @@ function Complete-WorkerPreload {
     $preload.PowerShell.Dispose()
 }
 
-# Runs one of the scripts above in the worker runspace (useLocalScope: its variables stay out of the
-# global scope) and returns the object it ends with.
+# Runs one of the worker scripts (runspace_state.ps1, discovery.ps1) in the worker runspace, in a
+# local scope so its variables stay out of the global scope, and returns the object it ends with.
 function Invoke-WorkerScript([scriptblock]$Script, [object[]]$ArgumentList) {
     # Script text given to AddScript is parsed and compiled again on every run (15 ms for the reset
     # script on pwsh 7.6); a script block made once in the worker runspace is compiled once.
