@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import {
   type CallResult,
+  isAlive,
   post,
   startHttpSvc,
   startSvc,
@@ -101,13 +102,6 @@ function textOf(result: CallResult): string {
 
 function structured(result: CallResult): Record<string, unknown> & { output: unknown[] } {
   return result.structuredContent as Record<string, unknown> & { output: unknown[] };
-}
-
-function processGone(pid: number): boolean {
-  const ps = new Deno.Command("ps", { args: ["-o", "stat=", "-p", String(pid)], stdout: "piped" })
-    .outputSync();
-  const stat = new TextDecoder().decode(ps.stdout).trim();
-  return stat === "" || stat.startsWith("Z");
 }
 
 Deno.test({
@@ -286,7 +280,7 @@ Deno.test({
         assert.match(textOf(result), /timed out/);
         assert.ok(Date.now() - started < 15_000, `${Date.now() - started} ms`);
         const sleeper = Number((await Deno.readTextFile(pidFile)).trim());
-        assert.ok(processGone(sleeper), `sleep ${sleeper} is gone`);
+        assert.ok(!isAlive(sleeper), `sleep ${sleeper} is gone`);
         const after = await call(svc, "write_output", { InputObject: ["next"] });
         assert.deepEqual(structured(after).output, ["next"]);
       },

@@ -21,20 +21,21 @@ export const FAKE_PWSH = `${root}tests/support/fake-pwsh`;
 /** Absolute path of the fixture module manifest. */
 export const FIXTURE_MODULE = `${root}tests/fixtures/SvcFixture/SvcFixture.psd1`;
 
-/** `SVC_TEST_PWSH`, unless it is unset, empty or names the stand-in. */
-function configuredRealPwsh(): string | undefined {
-  const configured = Deno.env.get("SVC_TEST_PWSH");
-  if (!configured) return undefined;
+/** `SVC_TEST_PWSH`, or null when it is unset or empty. */
+const CONFIGURED_PWSH = Deno.env.get("SVC_TEST_PWSH") || null;
+
+/** True when `SVC_TEST_PWSH` names the stand-in, to run the end-to-end tests on it regardless. */
+const STAND_IN_FORCED = CONFIGURED_PWSH !== null && (() => {
   try {
-    if (Deno.realPathSync(configured) === Deno.realPathSync(FAKE_PWSH)) return undefined;
-  } catch { /* a bare command name: not the stand-in */ }
-  return configured;
-}
+    return Deno.realPathSync(CONFIGURED_PWSH) === Deno.realPathSync(FAKE_PWSH);
+  } catch {
+    return false; // a bare command name: not the stand-in
+  }
+})();
 
 /** A real pwsh: `SVC_TEST_PWSH` (unless it names the stand-in), else `pwsh` on PATH, else null. */
 export function findRealPwsh(): string | null {
-  const configured = configuredRealPwsh();
-  if (configured) return configured;
+  if (CONFIGURED_PWSH !== null && !STAND_IN_FORCED) return CONFIGURED_PWSH;
   for (const dir of (Deno.env.get("PATH") ?? "").split(Deno.build.os === "windows" ? ";" : ":")) {
     for (const name of Deno.build.os === "windows" ? ["pwsh.exe"] : ["pwsh"]) {
       try {
@@ -44,10 +45,6 @@ export function findRealPwsh(): string | null {
   }
   return null;
 }
-
-/** True when `SVC_TEST_PWSH` names the stand-in, to run the end-to-end tests on it regardless. */
-const STAND_IN_FORCED = Deno.env.get("SVC_TEST_PWSH") !== undefined &&
-  Deno.env.get("SVC_TEST_PWSH") !== "" && configuredRealPwsh() === undefined;
 
 /**
  * The worker executable every end-to-end test uses: the real pwsh {@linkcode findRealPwsh} finds,
