@@ -13,16 +13,22 @@ function Get-GlobalAlias {
     }
 }
 
+# A property of an engine object by name, internal ones included; throws when this build lacks it.
+function Get-InternalProperty($Target, [string]$Name) {
+    $property = $Target.GetType().GetProperty($Name, [System.Reflection.BindingFlags]'NonPublic, Public, Instance')
+    if ($null -eq $property) { throw "The engine has no member '$Name' on $($Target.GetType().Name)." }
+    return $property
+}
+
 # The strict mode of the worker's global scope (Set-StrictMode in a call) has no public getter or
 # setter outside that scope, so it is read and written through the engine's own (internal) members.
 # A build without them keeps working: strict mode is then not restored, and the log says so once.
 function Get-GlobalScope {
     if ($null -eq $script:GlobalScope) {
-        $flags = [System.Reflection.BindingFlags]'NonPublic, Instance'
         $state = $script:WorkerSessionState
-        $internal = [System.Management.Automation.SessionState].GetProperty('Internal', $flags).GetValue($state)
-        $scope = $internal.GetType().GetProperty('GlobalScope', $flags).GetValue($internal)
-        $script:StrictModeProperty = $scope.GetType().GetProperty('StrictModeVersion', $flags)
+        $internal = (Get-InternalProperty $state 'Internal').GetValue($state)
+        $scope = (Get-InternalProperty $internal 'GlobalScope').GetValue($internal)
+        $script:StrictModeProperty = Get-InternalProperty $scope 'StrictModeVersion'
         $script:GlobalScope = $scope
     }
     return $script:GlobalScope
@@ -37,7 +43,8 @@ function Get-GlobalScope {
 # path.
 # ---------------------------------------------------------------------------------------------------
 
-# Names the reset script leaves alone (engine-managed, or handled on their own like $Error).
+# Variable names both reset paths leave alone: per-pipeline automatics, constants, $Error (cleared
+# on its own) and $PWD (follows the location).
 $script:AutomaticVariables = [System.Collections.Generic.HashSet[string]]::new([string[]]@('$', '^', '?', '_',
         'PSItem', 'args', 'input', 'this', 'foreach', 'switch', 'MyInvocation', 'PSBoundParameters', 'PSCmdlet',
         'PSCommandPath', 'PSScriptRoot', 'Error', 'PWD', 'ExecutionContext', 'Host', 'null', 'true', 'false'),
@@ -46,27 +53,21 @@ $script:AutomaticVariables = [System.Collections.Generic.HashSet[string]]::new([
 # The engine's tables the fingerprint reads, found once (reflection on internal members).
 function Get-EngineTables {
     if ($null -eq $script:EngineTables) {
-        $flags = [System.Reflection.BindingFlags]'NonPublic, Public, Instance'
-        $member = {
-            param($Target, [string]$Name)
-            $property = $Target.GetType().GetProperty($Name, $flags)
-            if ($null -eq $property) { throw "The engine has no member '$Name' on $($Target.GetType().Name)." }
-            return , $property
-        }
         $scope = Get-GlobalScope
-        $internal = (& $member $script:WorkerSessionState 'Internal').GetValue($script:WorkerSessionState)
-        $context = (& $member $internal 'ExecutionContext').GetValue($internal)
+        $state = $script:WorkerSessionState
+        $internal = (Get-InternalProperty $state 'Internal').GetValue($state)
+        $context = (Get-InternalProperty $internal 'ExecutionContext').GetValue($internal)
         $script:EngineTables = @{
-            Scope       = $scope
-            Context     = $context
-            Variables   = (& $member $scope 'Variables').GetValue($scope)
-            Functions   = (& $member $scope 'FunctionTable').GetValue($scope)
-            Aliases     = & $member $scope 'AliasTable'
-            Drives      = & $member $scope 'Drives'
-            Modules     = (& $member $internal 'ModuleTable').GetValue($internal)
-            TraceLevel  = & $member $context 'PSDebugTraceLevel'
-            TraceStep   = & $member $context 'PSDebugTraceStep'
-            Jobs        = (& $member $script:Worker 'JobRepository').GetValue($script:Worker)
+            Scope      = $scope
+            Context    = $context
+            Variables  = (Get-InternalProperty $scope 'Variables').GetValue($scope)
+            Functions  = (Get-InternalProperty $scope 'FunctionTable').GetValue($scope)
+            Aliases    = Get-InternalProperty $scope 'AliasTable'
+            Drives     = Get-InternalProperty $scope 'Drives'
+            Modules    = (Get-InternalProperty $internal 'ModuleTable').GetValue($internal)
+            TraceLevel = Get-InternalProperty $context 'PSDebugTraceLevel'
+            TraceStep  = Get-InternalProperty $context 'PSDebugTraceStep'
+            Jobs       = (Get-InternalProperty $script:Worker 'JobRepository').GetValue($script:Worker)
         }
     }
     return $script:EngineTables
@@ -239,7 +240,7 @@ function Invoke-Reset($Id) {
             $errors = $script:WorkerSessionState.PSVariable.GetValue('Error')
             if ($errors -is [System.Collections.IList] -and $errors.Count -gt 0) { $errors.Clear() }
         } else {
-            $result = Invoke-WorkerScript $ResetScript @(, $script:Snapshot)
+            $result = Invoke-WorkerScript $ResetScript @($script:Snapshot, $script:AutomaticVariables)
             $spans['script'] = $watch.Elapsed.TotalMilliseconds
             Restore-GlobalItem @($result['Restore'])
             $spans['functionsAndAliases'] = $watch.Elapsed.TotalMilliseconds

@@ -54,7 +54,8 @@ $SnapshotScript = {
 }
 
 $ResetScript = {
-    param($Snapshot)
+    # $Automatic: the engine-managed variable names to leave alone (the host's AutomaticVariables).
+    param($Snapshot, $Automatic)
 
     Set-StrictMode -Off
     $ErrorActionPreference = 'Stop'
@@ -168,22 +169,17 @@ $ResetScript = {
             }
         }
     }
-    # Engine-managed names: per-pipeline automatics, constants, $Error (cleared below) and $PWD
-    # (follows the location restored above).
-    $automatic = @('$', '^', '?', '_', 'PSItem', 'args', 'input', 'this', 'foreach', 'switch', 'MyInvocation',
-        'PSBoundParameters', 'PSCmdlet', 'PSCommandPath', 'PSScriptRoot', 'Error', 'PWD', 'ExecutionContext',
-        'Host', 'null', 'true', 'false')
     $variables = @{}
     foreach ($v in @(Microsoft.PowerShell.Utility\Get-Variable -Scope Global)) { $variables[$v.Name] = $v }
     foreach ($name in @($variables.Keys)) {
-        if ($automatic -notcontains $name -and -not $Snapshot.Variables.ContainsKey($name)) {
+        if (-not $Automatic.Contains($name) -and -not $Snapshot.Variables.ContainsKey($name)) {
             # -Name takes wildcards; a new Constant variable fails here and fails the reset.
             Microsoft.PowerShell.Utility\Remove-Variable -Name ([System.Management.Automation.WildcardPattern]::Escape($name)) -Scope Global -Force
         }
     }
     foreach ($entry in $Snapshot.Variables.GetEnumerator()) {
         $saved = $entry.Value
-        if ($automatic -contains $entry.Key) { continue }
+        if ($Automatic.Contains($entry.Key)) { continue }
         if ($saved.Options.HasFlag([System.Management.Automation.ScopedItemOptions]::ReadOnly) -or
             $saved.Options.HasFlag([System.Management.Automation.ScopedItemOptions]::Constant)) { continue }
         $current = $variables[$entry.Key]
