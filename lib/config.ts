@@ -74,6 +74,11 @@ export interface PoolSettings {
   shutdownDrainTimeoutMs: number;
   /** Interval of the replenishment check. @default 5000 (`ReplenishCheckInterval`, "00:00:05") */
   replenishCheckIntervalMs: number;
+  /**
+   * Workers (runspaces) one pwsh process serves. 1 gives every worker a process of its own: the
+   * strongest isolation, at a process's memory and start time per worker. @default 8 (`RunspacesPerProcess`)
+   */
+  runspacesPerProcess: number;
 }
 
 /** HTTP session mode (`McpServer:HttpTransportMode`). */
@@ -405,6 +410,7 @@ function readPool(read: Reader): PoolSettings {
     stopTimeoutMs: read.timeSpan(key("StopTimeout"), 5_000),
     shutdownDrainTimeoutMs: read.timeSpan(key("ShutdownDrainTimeout"), 30_000),
     replenishCheckIntervalMs: read.timeSpan(key("ReplenishCheckInterval"), 5_000),
+    runspacesPerProcess: read.integer(key("RunspacesPerProcess"), 8, 1),
   };
   if (pool.minPoolSize > pool.maxPoolSize) {
     throw read.invalid(

@@ -83,6 +83,10 @@ const runspacePool = z.object({
     timeSpan,
     "Interval of the replenishment check. Default 00:00:05.",
   ),
+  RunspacesPerProcess: describe(
+    integer,
+    "Workers (runspaces) per pwsh process; 1 = a process per worker. Default 8.",
+  ),
 }).partial();
 
 const apiKey = z.object({

@@ -108,7 +108,10 @@ const DEFAULT_CONFIG_TEXT =
       // Time in-flight calls get after SIGTERM or SIGINT.
       "ShutdownDrainTimeout": "00:00:30",
       // How often the pool tops itself up to MinPoolSize.
-      "ReplenishCheckInterval": "00:00:05"
+      "ReplenishCheckInterval": "00:00:05",
+      // Workers (runspaces) one pwsh process serves: more share a process's memory and start cost;
+      // 1 gives every worker a process of its own (environment variables and .NET state unshared).
+      "RunspacesPerProcess": 8
     }
   },
   // Authentication of HTTP callers (stdio has none).

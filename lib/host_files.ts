@@ -10,6 +10,7 @@ import HOST_OPERATIONS from "./host/operations.ps1" with { type: "text" };
 import HOST_PROTOCOL from "./host/protocol.ps1" with { type: "text" };
 import HOST_RESET from "./host/reset.ps1" with { type: "text" };
 import HOST_RUNSPACE_STATE from "./host/runspace_state.ps1" with { type: "text" };
+import HOST_SLOT from "./host/slot.ps1" with { type: "text" };
 
 /**
  * The PowerShell side of the protocol, embedded so a bundle carries it (ARCHITECTURE Decision 10):
@@ -22,6 +23,7 @@ const HOST_FILES: Record<string, string> = {
   "host/protocol.ps1": HOST_PROTOCOL,
   "host/reset.ps1": HOST_RESET,
   "host/runspace_state.ps1": HOST_RUNSPACE_STATE,
+  "host/slot.ps1": HOST_SLOT,
 };
 
 /** Writes `host.ps1` and its parts into `dir` (a worker's private directory). */

@@ -6,6 +6,9 @@
  *
  * States: creating → warm → leased → resetting → warm; any of them → evicted.
  *
+ * Workers are runspaces; up to `RunspacesPerProcess` of them share one pwsh process. A new worker
+ * opens in a process with room (a fraction of a second) before a new process is spawned (seconds).
+ *
  * @module
  */
 import type { PoolSettings, ShellSettings } from "./config.ts";
@@ -101,6 +104,8 @@ export class WorkerPool implements AsyncDisposable {
   readonly #timers: ReturnType<typeof setInterval>[] = [];
   #nextId = 0;
   #draining = false;
+  /** A process being spawned that will have room for more workers once it has said hello. */
+  #spawning: Promise<Worker> | null = null;
 
   private constructor(options: WorkerPoolOptions) {
     this.#options = options;
@@ -320,13 +325,9 @@ export class WorkerPool implements AsyncDisposable {
       lastActive: Date.now(),
     };
     this.#slots.add(slot);
-    const { pwsh, pool, shell } = this.#options;
+    const { pool, shell } = this.#options;
     try {
-      slot.worker = await Worker.start({
-        pwsh,
-        stopTimeoutMs: pool.stopTimeoutMs,
-        label: `worker ${slot.id}`,
-      });
+      slot.worker = await this.#startWorker(slot);
       slot.startup = await slot.worker.startup({
         modules: shell.modules,
         scriptPath: shell.startupScriptPath,
@@ -356,6 +357,43 @@ export class WorkerPool implements AsyncDisposable {
       Total: this.#slots.size,
     });
     this.#grow();
+  }
+
+  /** A worker in a process with room, else in a new process (whose room the next creations use). */
+  async #startWorker(slot: Slot): Promise<Worker> {
+    const { pwsh, pool } = this.#options;
+    const label = `worker ${slot.id}`;
+    while (true) {
+      const host = this.#workerWithRoom();
+      if (host) return slot.worker = await host.openSibling(label);
+      if (!this.#spawning || pool.runspacesPerProcess === 1) break;
+      await this.#spawning.catch(() => {});
+    }
+    const start = Worker.start({
+      pwsh,
+      stopTimeoutMs: pool.stopTimeoutMs,
+      runspacesPerProcess: pool.runspacesPerProcess,
+      label,
+    });
+    this.#spawning = start;
+    try {
+      // Set before the spawn is marked done, so creations waiting on it find this process.
+      return slot.worker = await start;
+    } finally {
+      if (this.#spawning === start) this.#spawning = null;
+    }
+  }
+
+  /** A live worker whose process can take one more, preferring a warm one (its loop is idle). */
+  #workerWithRoom(): Worker | null {
+    let found: Worker | null = null;
+    for (const slot of this.#slots) {
+      const worker = slot.worker;
+      if (!worker?.alive || !worker.process.hasRoom) continue;
+      if (slot.state === "warm") return worker;
+      found ??= worker;
+    }
+    return found;
   }
 
   #makeWarm(slot: Slot): void {

@@ -1,17 +1,14 @@
 /**
- * One worker = one `pwsh` process running `host.ps1`, driven over the protocol of
- * `docs/worker-protocol.md`: spawn, private socket, hello, requests, stop, time limits, crash detection
- * and process-tree kill. This module knows nothing about tools or MCP; it is the only place that speaks
- * the worker protocol.
+ * One worker = one runspace of a `pwsh` process running `host.ps1` (its slot), driven over the
+ * protocol of `docs/worker-protocol.md`: requests, stop, time limits, crash detection and kill. The
+ * process itself (spawn, hello, process-tree kill) is `lib/worker_process.ts`. This module knows
+ * nothing about tools or MCP; it is the only place that sends requests.
  *
  * @module
  */
-import { randomBytes } from "node:crypto";
 import { RemoteError, WorkerError } from "./errors.ts";
-import { writeHostFiles } from "./host_files.ts";
-import { killTree } from "./process_tree.ts";
-import { acceptHello } from "./worker_hello.ts";
 import { logger } from "./log.ts";
+import { type SlotConnection, WorkerProcess } from "./worker_process.ts";
 import type {
   CommandsResult,
   DescribeResult,
@@ -27,7 +24,6 @@ import type {
 } from "./worker_protocol.ts";
 
 const log = logger("worker");
-const IS_WINDOWS = Deno.build.os === "windows";
 const MAX_FRAME_CHARS = 256 * 1024 * 1024;
 
 /** Options of {@linkcode Worker.start}. */
@@ -38,6 +34,8 @@ export interface WorkerOptions {
   helloTimeoutMs?: number;
   /** Grace period after a stop or exit request before the process tree is killed, in ms. @default 5000 (`McpServer:RunspacePool:StopTimeout`) */
   stopTimeoutMs?: number;
+  /** Most workers (runspaces) the process may serve; more are added with {@linkcode Worker.openSibling}. @default 1 */
+  runspacesPerProcess?: number;
   /** Label used in log lines. @default "worker" */
   label?: string;
 }
@@ -62,122 +60,103 @@ interface Pending {
  * signal. An exiting process is noticed at once and fails the request in flight.
  */
 export class Worker implements AsyncDisposable {
-  readonly #child: Deno.ChildProcess;
-  readonly #dir: string;
+  readonly #process: WorkerProcess;
+  readonly #conn: Deno.Conn;
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #info: WorkerInfo;
   readonly #label: string;
   readonly #stopTimeoutMs: number;
-  #conn: Deno.Conn | null = null;
-  #writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
+  readonly #helloTimeoutMs: number;
+  readonly #ended: Promise<void>;
   #pending: Pending | null = null;
   #queue: Promise<unknown> = Promise.resolve();
   #nextId = 0;
-  #exitCode: number | null = null;
-  #exited: Promise<number>;
   #closing = false;
   #disconnected = false;
-  #hello: ((frame: Record<string, unknown>) => void) | null = null;
-  #diagnostics: string[] = [];
-  #info: WorkerInfo | null = null;
+  #released = false;
 
-  private constructor(child: Deno.ChildProcess, dir: string, label: string, stopTimeoutMs: number) {
-    this.#child = child;
-    this.#dir = dir;
-    this.#label = label;
-    this.#stopTimeoutMs = stopTimeoutMs;
-    this.#exited = child.status.then((status) => {
-      this.#exitCode = status.code;
-      this.#onExit(status.code);
-      return status.code;
-    });
-    this.#drain(child.stdout, "stdout");
-    this.#drain(child.stderr, "stderr");
+  private constructor(
+    process: WorkerProcess,
+    connection: SlotConnection,
+    options: { label: string; stopTimeoutMs: number; helloTimeoutMs: number },
+  ) {
+    this.#process = process;
+    this.#conn = connection.conn;
+    this.#writer = connection.conn.writable.getWriter();
+    this.#info = connection.info;
+    this.#label = options.label;
+    this.#stopTimeoutMs = options.stopTimeoutMs;
+    this.#helloTimeoutMs = options.helloTimeoutMs;
+    process.exited.then((code) => this.#onExit(code));
+    this.#ended = this.#readFrames(connection);
   }
 
   /** Spawns pwsh with the host script, waits for its hello and checks token and version. */
   static async start(options: WorkerOptions): Promise<Worker> {
-    const { pwsh, helloTimeoutMs = 30_000, stopTimeoutMs = 5_000, label = "worker" } = options;
-    const dir = await Deno.makeTempDir({ prefix: "svc-" });
-    if (!IS_WINDOWS) await Deno.chmod(dir, 0o700);
-    const token = randomBytes(32).toString("hex");
-    let listener: Deno.Listener | undefined;
-    let worker: Worker | undefined;
-    try {
-      await writeHostFiles(dir);
-      let endpoint: string;
-      if (IS_WINDOWS) {
-        const tcp = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-        endpoint = `tcp:127.0.0.1:${tcp.addr.port}`;
-        listener = tcp;
-      } else {
-        const path = `${dir}/w.sock`;
-        listener = Deno.listen({ transport: "unix", path });
-        endpoint = `unix:${path}`;
-      }
-      const args = ["-NoLogo", "-NoProfile", "-NonInteractive"];
-      if (IS_WINDOWS) args.push("-ExecutionPolicy", "Bypass");
-      args.push("-File", `${dir}/host.ps1`, "-Endpoint", endpoint);
-      let child: Deno.ChildProcess;
-      try {
-        child = new Deno.Command(pwsh, {
-          args,
-          stdin: "null",
-          stdout: "piped",
-          stderr: "piped",
-          // Its own process group, so the whole tree can be killed with one signal.
-          detached: !IS_WINDOWS,
-          env: {
-            SVC_WORKER_TOKEN: token,
-            POWERSHELL_TELEMETRY_OPTOUT: "1",
-            POWERSHELL_UPDATECHECK: "Off",
-            NO_COLOR: "1",
-          },
-        }).spawn();
-      } catch (error) {
-        throw new WorkerError(
-          "SPAWN_FAILED",
-          `Cannot start PowerShell worker '${pwsh}': ${
-            error instanceof Error ? error.message : String(error)
-          }`,
-          { cause: error },
-        );
-      }
-      worker = new Worker(child, dir, label, stopTimeoutMs);
-      await worker.#connect(listener, token, helloTimeoutMs);
-      return worker;
-    } catch (error) {
-      if (worker) await worker.kill();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-      throw error;
-    } finally {
-      try {
-        listener?.close();
-      } catch { /* already closed */ }
-    }
+    const {
+      pwsh,
+      helloTimeoutMs = 30_000,
+      stopTimeoutMs = 5_000,
+      runspacesPerProcess = 1,
+      label = "worker",
+    } = options;
+    const { process, first } = await WorkerProcess.start({
+      pwsh,
+      helloTimeoutMs,
+      stopTimeoutMs,
+      capacity: runspacesPerProcess,
+      label,
+    });
+    return new Worker(process, first, { label, stopTimeoutMs, helloTimeoutMs });
+  }
+
+  /**
+   * Opens another worker in this worker's process (a runspace of its own, a fraction of a process's
+   * start cost and memory). Works while this worker runs a call. Check `process.hasRoom` first.
+   */
+  async openSibling(label = this.#label): Promise<Worker> {
+    const { slot, connected } = this.#process.reserveSlot();
+    await this.#notify({ op: "open", params: { slot } });
+    const connection = await connected;
+    return new Worker(this.#process, connection, {
+      label,
+      stopTimeoutMs: this.#stopTimeoutMs,
+      helloTimeoutMs: this.#helloTimeoutMs,
+    });
+  }
+
+  /** The process this worker runs in, shared with its siblings. */
+  get process(): WorkerProcess {
+    return this.#process;
   }
 
   /** The worker's process id. */
   get pid(): number {
-    return this.#child.pid;
+    return this.#process.pid;
   }
 
   /** Facts from the hello frame (PowerShell version, edition, OS). */
   get info(): WorkerInfo {
-    return this.#info!;
+    return this.#info;
   }
 
-  /** True until the process has exited or the worker is being closed. */
+  /**
+   * True until the process has exited, the worker is being closed, its connection ended, or its
+   * process retires (a sibling was lost: it takes no new calls then).
+   */
   get alive(): boolean {
-    return this.#exitCode === null && !this.#closing && !this.#disconnected;
+    return this.#process.exitCode === null && !this.#process.retiring && !this.#closing &&
+      !this.#disconnected;
   }
 
   /** Exit code once the process has exited, else null. */
   get exitCode(): number | null {
-    return this.#exitCode;
+    return this.#process.exitCode;
   }
 
-  /** Resolves with the exit code when the process exits. */
-  get exited(): Promise<number> {
-    return this.#exited;
+  /** Resolves when the worker is gone: its connection ended or its process exited. */
+  get exited(): Promise<void> {
+    return Promise.race([this.#ended, this.#process.exited.then(() => {})]);
   }
 
   /** Imports modules, runs the startup script and records the reset snapshot. */
@@ -228,13 +207,17 @@ export class Worker implements AsyncDisposable {
           delay(this.#stopTimeoutMs).then(() => null),
         ]);
         if (stopped) return { result: { ...stopped, stopped: true }, interrupted: reason };
+        const alone = this.#process.slots <= 1;
         await this.kill();
         const what = reason === "timeout" ? "timed out" : "was cancelled";
+        const ended = alone
+          ? "its worker process tree was killed"
+          : "its runspace was discarded and its process is killed once its other calls end";
         throw new WorkerError(
           reason === "timeout" ? "TIMEOUT" : "CANCELLED",
           `Command '${params.command}' ${what} and did not stop within ${
             this.#stopTimeoutMs / 1000
-          } s, so its worker process tree was killed`,
+          } s, so ${ended}`,
         );
       } finally {
         interruption.dispose();
@@ -243,9 +226,12 @@ export class Worker implements AsyncDisposable {
     }) as Promise<InvokeOutcome>;
   }
 
-  /** Asks the worker to exit; kills its process tree if it has not exited within the stop timeout. */
+  /**
+   * Asks the worker to exit; kills it if it has not gone within the stop timeout. When it was the
+   * last worker of its process, waits for the process to end too.
+   */
   async close(): Promise<void> {
-    if (this.#exitCode === null && !this.#closing) {
+    if (this.#process.exitCode === null && !this.#closing) {
       this.#closing = true;
       // Closing does not wait for a running call: it is stopped, and fails instead of hanging.
       const running = this.#pending;
@@ -257,22 +243,29 @@ export class Worker implements AsyncDisposable {
         const { response } = this.#send("exit", {});
         await Promise.race([response.catch(() => {}), delay(this.#stopTimeoutMs)]);
       } catch { /* connection already gone */ }
-      const exited = await Promise.race([
-        this.#exited.then(() => true),
+      const gone = await Promise.race([
+        this.exited.then(() => true),
         delay(this.#stopTimeoutMs).then(() => false),
       ]);
-      if (!exited) await this.kill();
+      if (!gone) return await this.kill();
     }
-    await this.#exited;
-    await this.#cleanup();
+    this.#release();
+    if (this.#process.slots === 0) await this.#process.exited;
   }
 
-  /** Kills the worker's whole process tree at once and waits for the process to be reaped. */
+  /**
+   * Ends the worker at once. Alone in its process, the whole process tree is killed and reaped. With
+   * siblings, they may be mid-call: the process retires instead (no new calls or workers) and is
+   * killed when its last worker closes, so a runspace that ignores Stop never costs another call.
+   */
   async kill(): Promise<void> {
     this.#closing = true;
-    if (this.#exitCode === null) await killTree(this.#child);
-    await this.#exited;
-    await this.#cleanup();
+    const process = this.#process;
+    if (process.exitCode === null) {
+      if (process.slots <= 1) await process.kill();
+      else process.retire();
+    }
+    this.#release();
   }
 
   /** Closes the worker (see {@linkcode Worker.close}). */
@@ -280,74 +273,52 @@ export class Worker implements AsyncDisposable {
     return this.close();
   }
 
-  async #connect(listener: Deno.Listener, token: string, timeoutMs: number): Promise<void> {
-    const timeout = delay(timeoutMs);
-    const died = this.#exited.then((code) => new Died(code));
-    const accepted = await Promise.race([
-      listener.accept(),
-      died,
-      timeout.then(() => "timeout" as const),
-    ]);
-    if (accepted === "timeout") {
-      throw new WorkerError(
-        "HELLO_TIMEOUT",
-        `PowerShell worker did not connect within ${timeoutMs / 1000} s${this.#diagnosticTail()}`,
-      );
-    }
-    if (accepted instanceof Died) {
-      throw new WorkerError(
-        "EXITED",
-        `PowerShell worker exited with code ${accepted.code} before connecting${this.#diagnosticTail()}`,
-        { exitCode: accepted.code },
-      );
-    }
-    this.#conn = accepted;
-    this.#writer = accepted.writable.getWriter();
-    const hello = new Promise<Record<string, unknown>>((resolve) => (this.#hello = resolve));
-    this.#readFrames(accepted);
-    const frame = await Promise.race([hello, died, timeout.then(() => "timeout" as const)]);
-    if (frame === "timeout") {
-      throw new WorkerError(
-        "HELLO_TIMEOUT",
-        `PowerShell worker sent no hello within ${timeoutMs / 1000} s`,
-      );
-    }
-    if (frame instanceof Died) {
-      throw new WorkerError(
-        "EXITED",
-        `PowerShell worker exited with code ${frame.code} during its handshake${this.#diagnosticTail()}`,
-        { exitCode: frame.code },
-      );
-    }
-    this.#info = acceptHello(frame, token, this.pid);
+  /** Closes the connection and tells the process this slot is gone, once. */
+  #release(): void {
+    if (this.#released) return;
+    this.#released = true;
+    try {
+      this.#conn.close();
+    } catch { /* already closed */ }
+    this.#process.slotClosed();
   }
 
-  async #readFrames(conn: Deno.Conn): Promise<void> {
+  async #readFrames(connection: SlotConnection): Promise<void> {
     const decoder = new TextDecoder();
     let parts: string[] = [];
     let size = 0;
+    const take = (text: string): boolean => {
+      let newline = text.indexOf("\n");
+      while (newline >= 0) {
+        parts.push(text.slice(0, newline));
+        const line = parts.join("");
+        parts = [];
+        size = 0;
+        this.#onFrame(line);
+        text = text.slice(newline + 1);
+        newline = text.indexOf("\n");
+      }
+      if (text) {
+        parts.push(text);
+        size += text.length;
+        if (size > MAX_FRAME_CHARS) {
+          this.#fail(new WorkerError("PROTOCOL", "PowerShell worker sent a frame over 256 MiB"));
+          return false;
+        }
+      }
+      return true;
+    };
     try {
-      for await (const chunk of conn.readable) {
-        let text = decoder.decode(chunk, { stream: true });
-        let newline = text.indexOf("\n");
-        while (newline >= 0) {
-          parts.push(text.slice(0, newline));
-          const line = parts.join("");
-          parts = [];
-          size = 0;
-          this.#onFrame(line);
-          text = text.slice(newline + 1);
-          newline = text.indexOf("\n");
+      let ok = take(decoder.decode(connection.rest, { stream: true }));
+      if (ok) {
+        for await (const chunk of connection.conn.readable) {
+          ok = take(decoder.decode(chunk, { stream: true }));
+          if (!ok) break;
         }
-        if (text) {
-          parts.push(text);
-          size += text.length;
-          if (size > MAX_FRAME_CHARS) {
-            this.#fail(new WorkerError("PROTOCOL", "PowerShell worker sent a frame over 256 MiB"));
-            await this.kill();
-            return;
-          }
-        }
+      }
+      if (!ok) {
+        await this.kill();
+        return;
       }
     } catch (error) {
       if (!this.#closing) {
@@ -357,8 +328,8 @@ export class Worker implements AsyncDisposable {
     // The socket ended: the worker is gone or broken, and no new request may be given to it even
     // before its exit is reaped. Wait briefly for the exit code to name it.
     this.#disconnected = true;
-    if (!this.#closing && this.#exitCode === null) {
-      const code = await Promise.race([this.#exited, delay(500).then(() => null)]);
+    if (!this.#closing && this.#process.exitCode === null) {
+      const code = await Promise.race([this.#process.exited, delay(500).then(() => null)]);
       if (code === null) {
         this.#fail(
           new WorkerError("CLOSED", "PowerShell worker closed its connection unexpectedly"),
@@ -382,10 +353,8 @@ export class Worker implements AsyncDisposable {
       );
       return;
     }
-    if (this.#hello) {
-      const hello = this.#hello;
-      this.#hello = null;
-      hello(frame);
+    if (frame.type === "slot-failed" && typeof frame.slot === "number") {
+      this.#process.slotFailed(frame.slot, String(frame.message ?? "unknown error"));
       return;
     }
     const pending = this.#pending;
@@ -412,30 +381,15 @@ export class Worker implements AsyncDisposable {
   }
 
   #onExit(code: number): void {
-    // Processes the worker started (native commands, Start-Process) are in its process group; when
-    // the worker dies, however it died, they go with it instead of living on as orphans.
-    if (!IS_WINDOWS) {
-      try {
-        Deno.kill(-this.pid, "SIGKILL");
-      } catch { /* the group is already empty */ }
-    }
-    if (!this.#closing) {
-      log.warning("PowerShell worker {Pid} exited with code {Code}.", {
-        Pid: this.pid,
-        Code: code,
-      });
-    }
     this.#fail(
       new WorkerError(
         "EXITED",
-        `PowerShell worker exited with code ${code}${this.#diagnosticTail()}`,
-        {
-          exitCode: code,
-        },
+        `PowerShell worker exited with code ${code}${this.#process.diagnosticTail()}`,
+        { exitCode: code },
       ),
     );
     try {
-      this.#conn?.close();
+      this.#conn.close();
     } catch { /* already closed */ }
   }
 
@@ -471,14 +425,11 @@ export class Worker implements AsyncDisposable {
 
   #send(op: string, params: unknown): { id: number; response: Promise<unknown> } {
     const id = ++this.#nextId;
-    if (this.#exitCode !== null) {
-      const error = new WorkerError(
-        "EXITED",
-        `PowerShell worker exited with code ${this.#exitCode}`,
-        {
-          exitCode: this.#exitCode,
-        },
-      );
+    const exitCode = this.#process.exitCode;
+    if (exitCode !== null) {
+      const error = new WorkerError("EXITED", `PowerShell worker exited with code ${exitCode}`, {
+        exitCode,
+      });
       return { id, response: Promise.reject(error) };
     }
     const response = new Promise<unknown>((resolve, reject) => {
@@ -495,44 +446,9 @@ export class Worker implements AsyncDisposable {
   }
 
   #write(frame: unknown): Promise<void> {
-    if (!this.#writer) return Promise.reject(new Error("not connected"));
     return this.#writer.write(new TextEncoder().encode(JSON.stringify(frame) + "\n"));
   }
 
-  async #drain(stream: ReadableStream<Uint8Array>, name: string): Promise<void> {
-    const decoder = new TextDecoder();
-    try {
-      for await (const chunk of stream) {
-        const text = decoder.decode(chunk, { stream: true });
-        this.#diagnostics.push(text);
-        if (this.#diagnostics.length > 64) this.#diagnostics.shift();
-        log.debug("{Label} {Pid} {Stream}: {Text}", {
-          Label: this.#label,
-          Pid: this.pid,
-          Stream: name,
-          Text: text.trimEnd(),
-        });
-      }
-    } catch { /* process gone */ }
-  }
-
-  #diagnosticTail(): string {
-    const text = this.#diagnostics.join("").trim().split("\n").slice(-3).join(" | ").slice(-600);
-    return text ? ` (worker output: ${text})` : "";
-  }
-
-  async #cleanup(): Promise<void> {
-    try {
-      this.#conn?.close();
-    } catch { /* already closed */ }
-    this.#conn = null;
-    await Deno.remove(this.#dir, { recursive: true }).catch(() => {});
-  }
-}
-
-/** Marks the process exit in races against the handshake. */
-class Died {
-  constructor(readonly code: number) {}
 }
 
 function interruptionOf(options: InvokeOptions): {

@@ -86,6 +86,7 @@ Deno.test("defaultConfigText() holds every setting svc has", () => {
     "McpServer:RunspacePool:MaxPoolSize",
     "McpServer:RunspacePool:MinPoolSize",
     "McpServer:RunspacePool:ReplenishCheckInterval",
+    "McpServer:RunspacePool:RunspacesPerProcess",
     "McpServer:RunspacePool:ShutdownDrainTimeout",
     "McpServer:RunspacePool:StopTimeout",
     "McpServer:RunspacePool:SweepInterval",
@@ -225,6 +226,7 @@ Deno.test("createConfig() writes the defaults the README documents", async () =>
       stopTimeoutMs: 5_000,
       shutdownDrainTimeoutMs: 30_000,
       replenishCheckIntervalMs: 5_000,
+      runspacesPerProcess: 8,
     });
     for (const pattern of ["Remove-*", "Disable-*", "*-Credential", "Format-*"]) {
       assert.ok(settings.shell.excludePatterns.includes(pattern), pattern);

@@ -213,6 +213,7 @@ Deno.test("loadSettings() reads the pool and HTTP settings with their defaults a
       stopTimeoutMs: 5_000,
       shutdownDrainTimeoutMs: 30_000,
       replenishCheckIntervalMs: 5_000,
+      runspacesPerProcess: 8,
     });
     assert.equal(settings.http.host, "127.0.0.1");
     assert.equal(settings.http.port, 8080);

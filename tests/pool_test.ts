@@ -46,6 +46,8 @@ function poolSettings(extra: Partial<PoolSettings> = {}): PoolSettings {
     stopTimeoutMs: 2_000,
     shutdownDrainTimeoutMs: 5_000,
     replenishCheckIntervalMs: 60_000,
+    // A process per worker unless a test says otherwise: most tests here count processes.
+    runspacesPerProcess: 1,
     ...extra,
   };
 }
@@ -341,10 +343,14 @@ Deno.test("http: an exhausted pool answers an isError result over MCP and 503 wi
 });
 
 Deno.test("http: a worker that crashes mid-call affects only its own call", async () => {
+  // A crash ends a process with every runspace in it: a process per worker is what makes the
+  // promise below hold for calls running at the same moment.
   await using svc = await startHttpSvc({
     config: {
       ...fixtureConfig(),
-      McpServer: { RunspacePool: { MinPoolSize: 2, EagerWarmCount: 2, MaxPoolSize: 4 } },
+      McpServer: {
+        RunspacePool: { MinPoolSize: 2, EagerWarmCount: 2, MaxPoolSize: 4, RunspacesPerProcess: 1 },
+      },
     },
   });
   const others = Array.from(
@@ -413,6 +419,112 @@ Deno.test({
     Deno.kill(worker.pid, "SIGKILL");
     await assert.rejects(call, { name: "WorkerError", code: "EXITED" });
     assert.ok(await eventually(() => !isAlive(child)), "the command's child outlived its worker");
+    await Deno.remove(pidFile);
+  },
+});
+
+Deno.test("WorkerPool with RunspacesPerProcess: workers share processes, never their state", async () => {
+  await using pool = await WorkerPool.start({
+    pwsh: TEST_PWSH,
+    shell,
+    pool: poolSettings({
+      eagerWarmCount: 2,
+      minPoolSize: 2,
+      maxPoolSize: 6,
+      runspacesPerProcess: 3,
+      acquisitionTimeoutMs: 20_000,
+    }),
+  });
+  assert.equal(pool.stats().warm, 2);
+  const leases = await Promise.all(Array.from({ length: 6 }, () => pool.lease()));
+  assert.equal(pool.stats().total, 6);
+  const pids = new Set(leases.map((l) => l.worker.pid));
+  assert.equal(pids.size, 2, "six workers in two processes of three");
+  // Each worker has its own runspace: a variable set in one is not seen by its siblings.
+  await Promise.all(leases.map((lease, i) =>
+    lease.worker.invoke({
+      command: "Set-Variable",
+      parameters: { Name: "mine", Value: i },
+      credentials: [],
+      depth: 4,
+    })
+  ));
+  const seen = await Promise.all(leases.map(async (lease) => {
+    const { result } = await lease.worker.invoke({
+      command: "Get-Variable",
+      parameters: { Name: ["mine"], ValueOnly: true },
+      credentials: [],
+      depth: 4,
+    });
+    return result.output[0];
+  }));
+  assert.deepEqual(seen, [0, 1, 2, 3, 4, 5]);
+  for (const lease of leases) lease.release();
+  assert.ok(await eventually(() => pool.stats().warm === 6));
+  const again = await pool.lease();
+  const { result } = await again.worker.invoke({
+    command: "Get-Variable",
+    parameters: { Name: ["mine"] },
+    credentials: [],
+    depth: 4,
+  });
+  assert.ok(result.errors.length > 0, "the reset removed the variable");
+  again.release();
+});
+
+Deno.test({
+  name: "WorkerPool with RunspacesPerProcess: a call that ignores Stop costs its siblings nothing",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    await using pool = await WorkerPool.start({
+      pwsh: TEST_PWSH,
+      shell,
+      pool: poolSettings({
+        eagerWarmCount: 2,
+        minPoolSize: 2,
+        maxPoolSize: 2,
+        runspacesPerProcess: 2,
+        stopTimeoutMs: 500,
+      }),
+    });
+    const [stuck, sibling] = [await pool.lease(), await pool.lease()];
+    assert.equal(stuck.worker.pid, sibling.worker.pid, "both runspaces in one process");
+    const processId = stuck.worker.pid;
+    const pidFile = await Deno.makeTempFile();
+    const sleeping = sibling.worker.invoke({
+      command: "Start-Sleep",
+      parameters: { Milliseconds: 1_500 },
+      credentials: [],
+      depth: 4,
+    });
+    const call = stuck.worker.invoke(
+      {
+        command: "Invoke-FixtureStuck",
+        parameters: { Seconds: 60, PidFile: pidFile },
+        credentials: [],
+        depth: 4,
+      },
+      { timeoutMs: 100 },
+    );
+    await assert.rejects(call, (error: Error & { code?: string }) => {
+      assert.equal(error.code, "TIMEOUT");
+      assert.match(error.message, /its process is killed once its other calls end/);
+      return true;
+    });
+    assert.ok(!stuck.worker.alive && !sibling.worker.alive, "the process takes no new calls");
+    const child = Number((await Deno.readTextFile(pidFile)).trim());
+    assert.ok(isAlive(processId), "the sibling's call still runs");
+    const { result, interrupted } = await sleeping;
+    assert.equal(interrupted, null);
+    assert.equal(result.errors.length, 0, "the sibling's call ended normally");
+    stuck.release();
+    sibling.release();
+    assert.ok(await eventually(() => !isAlive(processId) && !isAlive(child), 10_000));
+    // The pool replaces both with a new process.
+    const next = await pool.lease();
+    assert.notEqual(next.worker.pid, processId);
+    assert.deepEqual((await invokeGreeting(next, "again")).result.output, ["Hello, again!"]);
+    next.release();
     await Deno.remove(pidFile);
   },
 });

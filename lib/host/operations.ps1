@@ -257,6 +257,38 @@ function Complete-Invoke {
     }
 }
 
+# Starts another slot of this process (lib/host/slot.ps1) in a runspace of its own; it connects and
+# says hello by itself. Handled while a call runs, like stop: svc asks whichever slot it has.
+function Open-Slot([int]$Slot) {
+    $runs = $script:Process['Runs']
+    # Slots that have ended are freed here, the one place that adds them.
+    foreach ($ended in @($runs.Keys)) {
+        $run = $runs[$ended]
+        if ($null -eq $run -or -not $run.Handle.IsCompleted) { continue }
+        if (-not $runs.TryRemove($ended, [ref]$run)) { continue }
+        try { $null = $run.PowerShell.EndInvoke($run.Handle) } catch { Write-Diag "slot ${ended} failed: $((Get-InnerException $_.Exception).Message)" }
+        $run.PowerShell.Dispose()
+        $run.Runspace.Dispose()
+    }
+    $runspace = $null
+    $ps = $null
+    try {
+        $runspace = [System.Management.Automation.Runspaces.RunspaceFactory]::CreateRunspace(
+            [System.Management.Automation.Runspaces.InitialSessionState]::CreateDefault2())
+        $runspace.Open()
+        $ps = [powershell]::Create($runspace)
+        $null = $ps.AddCommand($script:Process['SlotScript']).AddParameter('Process', $script:Process).AddParameter('Slot', $Slot)
+        $handle = $ps.BeginInvoke()
+        $runs[$Slot] = [pscustomobject]@{ PowerShell = $ps; Runspace = $runspace; Handle = $handle }
+    } catch {
+        $message = (Get-InnerException $_.Exception).Message
+        Write-Diag "opening slot $Slot failed: $message"
+        if ($null -ne $ps) { $ps.Dispose() }
+        if ($null -ne $runspace) { $runspace.Dispose() }
+        Send-Frame (ConvertTo-Json -Compress -InputObject ([ordered]@{ type = 'slot-failed'; slot = $Slot; message = $message }))
+    }
+}
+
 function Invoke-Frame([string]$Line) {
     $frame = $null
     try { $frame = ConvertFrom-FrameJson $Line } catch { $frame = $null }
@@ -276,6 +308,11 @@ function Invoke-Frame([string]$Line) {
     if ($op -ceq 'stop') {
         $target = if ($params -is [hashtable]) { $params['id'] } else { $null }
         if ($null -ne $script:Running -and $null -ne $target -and $target -eq $script:Running.Id) { Stop-Running }
+        return
+    }
+    if ($op -ceq 'open') {
+        $slot = if ($params -is [hashtable]) { $params['slot'] } else { $null }
+        if ($slot -is [int] -and $slot -gt 0) { Open-Slot $slot } else { Write-Diag 'dropped an open frame without a positive integer slot' }
         return
     }
     if (-not ($id -is [int] -or $id -is [long])) {

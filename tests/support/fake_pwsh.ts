@@ -199,7 +199,7 @@ function osDescription(): string {
 class FrameChannel {
   private tail: Promise<void> = Promise.resolve();
 
-  constructor(private readonly conn: Deno.Conn) {}
+  constructor(private readonly conn: Deno.Conn, private readonly onGone: () => void) {}
 
   /** Queues one frame; frames are written whole and in order. */
   send(frame: unknown): Promise<void> {
@@ -211,8 +211,8 @@ class FrameChannel {
       let offset = 0;
       while (offset < bytes.length) offset += await this.conn.write(bytes.subarray(offset));
     }).catch(() => {
-      // The peer is gone: a worker never outlives its connection (protocol §5).
-      Deno.exit(0);
+      // The peer is gone: a slot never outlives its connection (protocol §5).
+      this.onGone();
     });
     return this.tail;
   }
@@ -297,6 +297,8 @@ class Worker {
     private readonly session: Session,
     private readonly logFile: string | undefined,
     private readonly knobs: Pick<Knobs, "resetDelayMs" | "resetFail">,
+    /** Starts another slot of this process (protocol §4.8). */
+    private readonly openSlot: (slot: number) => void,
   ) {}
 
   onFrame(bytes: Uint8Array) {
@@ -320,6 +322,12 @@ class Worker {
       : {};
     if (op === "stop") {
       this.stop(paramsObject.id);
+      return;
+    }
+    if (op === "open") {
+      const slot = paramsObject.slot;
+      if (typeof slot === "number" && Number.isInteger(slot) && slot > 0) this.openSlot(slot);
+      else diagnostic("dropped an open frame without a positive integer slot");
       return;
     }
     if (typeof id !== "number" || !Number.isInteger(id)) {
@@ -406,7 +414,7 @@ class Worker {
     const id = this.running?.id ?? null;
     await this.channel.send({ id, ok: true, result: {} });
     this.channel.close();
-    Deno.exit(0);
+    return await new Promise<never>(() => {});
   }
 
   // -- startup (§4.1) ---------------------------------------------------------------------------
@@ -645,13 +653,14 @@ async function connect(endpoint: Endpoint): Promise<Deno.Conn> {
   }
 }
 
-async function sendHello(channel: FrameChannel, knobs: Knobs) {
+async function sendHello(channel: FrameChannel, knobs: Knobs, slot: number) {
   const token = Deno.env.get("SVC_WORKER_TOKEN") ?? "";
   if (token === "") diagnostic("SVC_WORKER_TOKEN is not set");
   const hello = {
     type: "hello",
     token,
     protocol: 1,
+    slot,
     pid: Deno.pid,
     psVersion: knobs.psVersion,
     edition: "Core",
@@ -700,17 +709,30 @@ async function main() {
     Deno.exit(70);
   }
   const table = new CommandTable([...builtinCommands(data), ...fixtureCommands()]);
-  const session = new Session(Deno.cwd());
-
+  const home = Deno.cwd();
   if (knobs.delayMs > 0) await new Promise((done) => setTimeout(done, knobs.delayMs));
-  const conn = await connect(cli.endpoint);
-  const channel = new FrameChannel(conn);
-  await sendHello(channel, knobs);
 
-  const worker = new Worker(channel, table, session, knobs.logFile, knobs);
-  for await (const line of channel.lines()) worker.onFrame(line);
-  // End of file: svc closed the connection or died. Stop everything and leave (protocol §5).
-  Deno.exit(0);
+  // Each slot is a connection with a session of its own; the process ends with its last slot.
+  let live = 0;
+  const runSlot = async (slot: number) => {
+    live++;
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      if (--live === 0) Deno.exit(0);
+    };
+    const conn = await connect(cli.endpoint);
+    const channel = new FrameChannel(conn, end);
+    await sendHello(channel, knobs, slot);
+    const worker = new Worker(channel, table, new Session(home), knobs.logFile, knobs, (next) => {
+      runSlot(next).catch((e) => diagnostic(`slot ${next} failed: ${e}`));
+    });
+    for await (const line of channel.lines()) worker.onFrame(line);
+    // End of file: svc closed the connection or died. This slot stops (protocol §5).
+    end();
+  };
+  await runSlot(0);
 }
 
 if (import.meta.main) await main();

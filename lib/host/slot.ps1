@@ -1,0 +1,115 @@
+# svc worker, part of lib/host.ps1: one slot, that is one connection to svc and the worker runspace it
+# drives. lib/host.ps1 runs slot 0 itself; each further slot runs this script in a runspace of its own
+# (Open-Slot in operations.ps1), so the slots of one process run side by side on their own threads.
+[CmdletBinding()]
+param(
+    # What the slots of this process share: Endpoint, Token, SlotScript, Slots and Stuck (see host.ps1).
+    [Parameter(Mandatory)][hashtable]$Process,
+    [Parameter(Mandatory)][int]$Slot
+)
+
+Set-StrictMode -Version 3.0
+$ErrorActionPreference = 'Stop'
+$ProgressPreference = 'SilentlyContinue'
+
+# The parts, each one concern; dot-sourcing keeps their functions and script variables in this
+# script's scope, so every slot has its own.
+. (Join-Path $PSScriptRoot 'protocol.ps1')
+. (Join-Path $PSScriptRoot 'runspace_state.ps1')
+. (Join-Path $PSScriptRoot 'discovery.ps1')
+. (Join-Path $PSScriptRoot 'reset.ps1')
+. (Join-Path $PSScriptRoot 'operations.ps1')
+
+# ---------------------------------------------------------------------------------------------------
+# Slot state (this slot's host runspace only).
+# ---------------------------------------------------------------------------------------------------
+
+$script:Process = $Process
+$script:Slot = $Slot
+$script:Worker = $null
+$script:Reader = $null
+$script:Writer = $null
+$script:Running = $null
+$script:Preload = $null
+$script:Snapshot = $null
+$script:EnvSnapshot = $null
+$script:StrictMode = $null
+# Host script block -> the same script compiled once in the worker runspace.
+$script:CompiledScripts = [System.Collections.Generic.Dictionary[scriptblock, scriptblock]]::new()
+$script:WorkerSessionState = $null
+$script:EngineTables = $null
+$script:CleanFingerprint = $null
+$script:FastResetBroken = $false
+$script:GlobalScope = $null
+$script:StrictModeProperty = $null
+# Module entry as given to startup (a name or a path) -> name of the module imported from it.
+$script:ModuleNames = [System.Collections.Generic.Dictionary[string, string]]::new([System.StringComparer]::Ordinal)
+$script:Quit = $false
+
+# ---------------------------------------------------------------------------------------------------
+# Main.
+# ---------------------------------------------------------------------------------------------------
+
+$Process['Live'][$Slot] = $true
+try {
+    $script:Worker = New-WorkerRunspace
+    Start-WorkerPreload
+    $stream = Connect-Endpoint $Process['Endpoint']
+    $utf8 = [System.Text.UTF8Encoding]::new($false)
+    # Full-arity constructors: each matches one overload with no optional parameters to fill in.
+    $script:Reader = [System.IO.StreamReader]::new($stream, $utf8, $false, 65536, $false)
+    $script:Writer = [System.IO.StreamWriter]::new($stream, $utf8, 65536, $false)
+    $script:Writer.NewLine = "`n"
+    $script:Writer.AutoFlush = $true
+
+    Send-Frame (ConvertTo-Json -Compress -InputObject ([ordered]@{
+                type      = 'hello'
+                token     = $Process['Token']
+                protocol  = 1
+                slot      = $Slot
+                pid       = $PID
+                psVersion = [string]$PSVersionTable['PSVersion']
+                edition   = [string]$PSVersionTable['PSEdition']
+                os        = [string]$PSVersionTable['OS']
+            }))
+
+    # One pending read is kept across turns (a second ReadLineAsync while one is pending throws). The
+    # loop waits on it and on the running invoke together, so a stop frame is seen while a command runs.
+    $pending = $script:Reader.ReadLineAsync()
+    while (-not $script:Quit) {
+        $waitOn = if ($null -ne $script:Running) { @($pending, $script:Running.Task) } else { @($pending) }
+        $null = [System.Threading.Tasks.Task]::WaitAny([System.Threading.Tasks.Task[]]$waitOn, 1000)
+        if ($null -ne $script:Running -and $script:Running.Task.IsCompleted) { Complete-Invoke }
+        if (-not $pending.IsCompleted) { continue }
+        if ($pending.Status -ne [System.Threading.Tasks.TaskStatus]::RanToCompletion) {
+            $why = if ($pending.IsFaulted) { $pending.Exception.GetBaseException().Message } else { [string]$pending.Status }
+            Write-Diag "slot ${Slot}: reading the socket failed: $why"
+            break
+        }
+        $line = $pending.Result
+        if ($null -eq $line) { break }
+        $pending = $script:Reader.ReadLineAsync()
+        try { Invoke-Frame $line } catch { Write-Diag "slot ${Slot}: frame handling failed: $((Get-InnerException $_.Exception).Message)" }
+    }
+} catch {
+    Write-Diag "slot ${Slot}: fatal: $((Get-InnerException $_.Exception).Message)"
+    $Process['Failed'] = $true
+}
+
+# The connection is gone (or exit was requested): stop what runs. A pipeline thread that ignores the
+# stop keeps the process alive after every script has ended, so host.ps1 is told to end it hard.
+$stuck = $false
+if ($null -ne $script:Running) {
+    Stop-Running
+    $finished = [System.Threading.Tasks.Task]::WaitAny([System.Threading.Tasks.Task[]]@($script:Running.Task), 5000)
+    if ($finished -lt 0) { $stuck = $true; $Process['Stuck'] = $true }
+}
+# Disposing the writer closes the stream and the socket it owns.
+if ($null -ne $script:Writer) { try { $script:Writer.Dispose() } catch { Write-Diag "slot ${Slot}: closing the socket failed: $($_.Exception.Message)" } }
+# The worker runspace is freed only while the process goes on serving other slots: closing runs
+# module OnRemove handlers, and a process about to end need not wait for them.
+$others = $Process['Live'].Count - 1
+$null = $Process['Live'].TryRemove($Slot, [ref]$null)
+if ($null -ne $script:Worker -and -not $stuck -and $others -gt 0) {
+    try { $script:Worker.Dispose() } catch { Write-Diag "slot ${Slot}: closing the worker runspace failed: $($_.Exception.Message)" }
+}

@@ -1,0 +1,407 @@
+/**
+ * One `pwsh` process running `host.ps1` (protocol §1): spawn, the private listener it connects to, the
+ * hellos of its slots, its diagnostics, and the kill of its whole tree. A process serves one or more
+ * slots; each slot is a connection of its own with a runspace of its own, driven by a `Worker`
+ * (`lib/shell.ts`). This module knows the process, not the requests.
+ *
+ * @module
+ */
+import { randomBytes } from "node:crypto";
+import { WorkerError } from "./errors.ts";
+import { writeHostFiles } from "./host_files.ts";
+import { logger } from "./log.ts";
+import { killTree } from "./process_tree.ts";
+import { acceptHello } from "./worker_hello.ts";
+import type { WorkerInfo } from "./worker_protocol.ts";
+
+const log = logger("worker");
+const IS_WINDOWS = Deno.build.os === "windows";
+const MAX_HELLO_BYTES = 64 * 1024;
+
+/** Options of {@linkcode WorkerProcess.start}. */
+export interface WorkerProcessOptions {
+  /** Absolute path of the pwsh executable (see `resolvePwsh` in `lib/pwsh_path.ts`). */
+  pwsh: string;
+  /** Time for a slot to connect and say hello, in ms. @default 30000 */
+  helloTimeoutMs?: number;
+  /** Grace period for a process whose last slot has closed to exit before its tree is killed, in ms. @default 5000 */
+  stopTimeoutMs?: number;
+  /** Most slots the process serves at once. @default 1 */
+  capacity?: number;
+  /** Label used in log lines. @default "worker" */
+  label?: string;
+}
+
+/** A slot's connection, after its hello was checked. */
+export interface SlotConnection {
+  /** Slot number: 0 for the first, then as given to {@linkcode WorkerProcess.reserveSlot}. */
+  slot: number;
+  conn: Deno.Conn;
+  /** Bytes that arrived after the hello, to be read before the connection's stream. */
+  rest: Uint8Array;
+  info: WorkerInfo;
+}
+
+interface Waiter {
+  resolve: (connection: SlotConnection) => void;
+  reject: (error: Error) => void;
+}
+
+/** A running worker process and its slots (see the module documentation). */
+export class WorkerProcess {
+  readonly #child: Deno.ChildProcess;
+  readonly #dir: string;
+  readonly #token: string;
+  readonly #listener: Deno.Listener;
+  readonly #options: Required<WorkerProcessOptions>;
+  readonly #waiters = new Map<number, Waiter>();
+  readonly #exited: Promise<number>;
+  #exitCode: number | null = null;
+  #diagnostics: string[] = [];
+  #nextSlot = 0;
+  #reserved = 0;
+  #retiring = false;
+  #ending = false;
+
+  private constructor(
+    child: Deno.ChildProcess,
+    dir: string,
+    token: string,
+    listener: Deno.Listener,
+    options: Required<WorkerProcessOptions>,
+  ) {
+    this.#child = child;
+    this.#dir = dir;
+    this.#token = token;
+    this.#listener = listener;
+    this.#options = options;
+    this.#exited = child.status.then((status) => {
+      this.#exitCode = status.code;
+      this.#onExit(status.code);
+      return status.code;
+    });
+    this.#drain(child.stdout, "stdout");
+    this.#drain(child.stderr, "stderr");
+    this.#acceptSlots();
+  }
+
+  /** Spawns pwsh with the host script and waits for slot 0's hello. Kills the process on failure. */
+  static async start(
+    options: WorkerProcessOptions,
+  ): Promise<{ process: WorkerProcess; first: SlotConnection }> {
+    const settings: Required<WorkerProcessOptions> = {
+      helloTimeoutMs: 30_000,
+      stopTimeoutMs: 5_000,
+      capacity: 1,
+      label: "worker",
+      ...options,
+    };
+    const dir = await Deno.makeTempDir({ prefix: "svc-" });
+    if (!IS_WINDOWS) await Deno.chmod(dir, 0o700);
+    const token = randomBytes(32).toString("hex");
+    let listener: Deno.Listener | undefined;
+    let process: WorkerProcess | undefined;
+    try {
+      await writeHostFiles(dir);
+      let endpoint: string;
+      if (IS_WINDOWS) {
+        const tcp = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+        endpoint = `tcp:127.0.0.1:${tcp.addr.port}`;
+        listener = tcp;
+      } else {
+        const path = `${dir}/w.sock`;
+        listener = Deno.listen({ transport: "unix", path });
+        endpoint = `unix:${path}`;
+      }
+      const args = ["-NoLogo", "-NoProfile", "-NonInteractive"];
+      if (IS_WINDOWS) args.push("-ExecutionPolicy", "Bypass");
+      args.push("-File", `${dir}/host.ps1`, "-Endpoint", endpoint);
+      let child: Deno.ChildProcess;
+      try {
+        child = new Deno.Command(settings.pwsh, {
+          args,
+          stdin: "null",
+          stdout: "piped",
+          stderr: "piped",
+          // Its own process group, so the whole tree can be killed with one signal.
+          detached: !IS_WINDOWS,
+          env: {
+            SVC_WORKER_TOKEN: token,
+            POWERSHELL_TELEMETRY_OPTOUT: "1",
+            POWERSHELL_UPDATECHECK: "Off",
+            NO_COLOR: "1",
+          },
+        }).spawn();
+      } catch (error) {
+        throw new WorkerError(
+          "SPAWN_FAILED",
+          `Cannot start PowerShell worker '${settings.pwsh}': ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+          { cause: error },
+        );
+      }
+      process = new WorkerProcess(child, dir, token, listener, settings);
+      process.#reserved = 1;
+      const first = await process.#awaitSlot(0, "connect");
+      return { process, first };
+    } catch (error) {
+      if (process) await process.kill();
+      else {
+        try {
+          listener?.close();
+        } catch { /* already closed */ }
+        await Deno.remove(dir, { recursive: true }).catch(() => {});
+      }
+      throw error;
+    }
+  }
+
+  /** The process id. */
+  get pid(): number {
+    return this.#child.pid;
+  }
+
+  /** Exit code once the process has exited, else null. */
+  get exitCode(): number | null {
+    return this.#exitCode;
+  }
+
+  /** Resolves with the exit code when the process exits. */
+  get exited(): Promise<number> {
+    return this.#exited;
+  }
+
+  /** True once a slot was lost: the process takes no new slots and ends when its last slot closes. */
+  get retiring(): boolean {
+    return this.#retiring;
+  }
+
+  /** Slots connected or on their way. */
+  get slots(): number {
+    return this.#reserved;
+  }
+
+  /** True while the process can take one more slot. */
+  get hasRoom(): boolean {
+    return !this.#retiring && !this.#ending && this.#exitCode === null &&
+      this.#reserved < this.#options.capacity;
+  }
+
+  /**
+   * Takes a slot number for a new slot and starts waiting for its hello. The caller then asks a
+   * connected slot to open it (an `open` frame) and awaits `connected`.
+   */
+  reserveSlot(): { slot: number; connected: Promise<SlotConnection> } {
+    const slot = ++this.#nextSlot;
+    this.#reserved++;
+    const connected = this.#awaitSlot(slot, "open").catch((error) => {
+      this.#reserved--;
+      // A slot that never said hello may still be starting inside the process: take no more there.
+      if (error instanceof WorkerError && error.code === "HELLO_TIMEOUT") this.retire();
+      throw error;
+    });
+    return { slot, connected };
+  }
+
+  /** The process could not open `slot` (a `slot-failed` frame from one of its slots). */
+  slotFailed(slot: number, message: string): void {
+    const waiter = this.#waiters.get(slot);
+    if (!waiter) return;
+    this.#waiters.delete(slot);
+    waiter.reject(
+      new WorkerError("SPAWN_FAILED", `PowerShell worker ${this.pid} could not open a runspace: ${message}`),
+    );
+  }
+
+  /** A slot has closed. When it was the last, the process ends (and its tree is killed if it does not). */
+  slotClosed(): void {
+    this.#reserved = Math.max(0, this.#reserved - 1);
+    if (this.#reserved > 0 || this.#ending) return;
+    this.#ending = true;
+    void (async () => {
+      // A retiring process holds a stuck pipeline: killing it at once is the point.
+      const exited = this.#retiring ? false : await Promise.race([
+        this.#exited.then(() => true),
+        delay(this.#options.stopTimeoutMs).then(() => false),
+      ]);
+      if (!exited) await this.kill();
+      else await this.#cleanup();
+    })();
+  }
+
+  /** Takes no new slots; the process is killed when its last slot closes. */
+  retire(): void {
+    this.#retiring = true;
+  }
+
+  /** Kills the whole process tree at once and waits for the process to be reaped. */
+  async kill(): Promise<void> {
+    this.#ending = true;
+    if (this.#exitCode === null) await killTree(this.#child);
+    await this.#exited;
+    await this.#cleanup();
+  }
+
+  /** The last lines the process printed, for error messages (empty when it printed nothing). */
+  diagnosticTail(): string {
+    const text = this.#diagnostics.join("").trim().split("\n").slice(-3).join(" | ").slice(-600);
+    return text ? ` (worker output: ${text})` : "";
+  }
+
+  /** Waits for the hello of `slot`, failing on time-out or process exit. */
+  #awaitSlot(slot: number, what: "connect" | "open"): Promise<SlotConnection> {
+    const { helloTimeoutMs } = this.#options;
+    return new Promise<SlotConnection>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#waiters.delete(slot);
+        reject(
+          new WorkerError(
+            "HELLO_TIMEOUT",
+            `PowerShell worker did not ${
+              what === "connect" ? "connect" : "open a runspace"
+            } within ${helloTimeoutMs / 1000} s${this.diagnosticTail()}`,
+          ),
+        );
+      }, helloTimeoutMs);
+      Deno.unrefTimer(timer);
+      this.#waiters.set(slot, {
+        resolve: (connection) => {
+          clearTimeout(timer);
+          resolve(connection);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      });
+    });
+  }
+
+  async #acceptSlots(): Promise<void> {
+    try {
+      for await (const conn of this.#listener) void this.#greet(conn);
+    } catch { /* listener closed */ }
+  }
+
+  /** Reads a connection's first line and hands it to the waiter of the slot its hello names. */
+  async #greet(conn: Deno.Conn): Promise<void> {
+    const { line, rest } = await readFirstLine(conn, this.#options.helloTimeoutMs);
+    let frame: Record<string, unknown> | null = null;
+    try {
+      frame = line === null ? null : JSON.parse(line);
+    } catch { /* not JSON: a bad hello */ }
+    const slot = typeof frame?.slot === "number" ? frame.slot : 0;
+    try {
+      if (frame === null || typeof frame !== "object") {
+        throw new WorkerError("BAD_HELLO", "PowerShell worker's first frame was not a valid hello");
+      }
+      const info = acceptHello(frame, this.#token, this.pid);
+      const waiter = this.#waiters.get(slot);
+      if (!waiter) throw new WorkerError("BAD_HELLO", `nobody waits for slot ${slot}`);
+      this.#waiters.delete(slot);
+      waiter.resolve({ slot, conn, rest, info });
+    } catch (error) {
+      try {
+        conn.close();
+      } catch { /* already closed */ }
+      const waiter = this.#waiters.get(slot) ?? this.#waiters.get(0);
+      if (waiter) {
+        this.#waiters.delete(slot);
+        this.#waiters.delete(0);
+        waiter.reject(error as Error);
+      } else {
+        log.warning("Worker {Pid} sent a connection svc did not ask for: {Error}", {
+          Pid: this.pid,
+          Error: error instanceof Error ? error.message : String(error),
+        });
+      }
+    }
+  }
+
+  #onExit(code: number): void {
+    // Processes the worker started (native commands, Start-Process) are in its process group; when
+    // the worker dies, however it died, they go with it instead of living on as orphans.
+    if (!IS_WINDOWS) {
+      try {
+        Deno.kill(-this.pid, "SIGKILL");
+      } catch { /* the group is already empty */ }
+    }
+    if (!this.#ending) {
+      log.warning("PowerShell worker {Pid} exited with code {Code}.", { Pid: this.pid, Code: code });
+    }
+    const error = new WorkerError(
+      "EXITED",
+      `PowerShell worker exited with code ${code}${this.diagnosticTail()}`,
+      { exitCode: code },
+    );
+    for (const waiter of this.#waiters.values()) waiter.reject(error);
+    this.#waiters.clear();
+    try {
+      this.#listener.close();
+    } catch { /* already closed */ }
+  }
+
+  async #drain(stream: ReadableStream<Uint8Array>, name: string): Promise<void> {
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of stream) {
+        const text = decoder.decode(chunk, { stream: true });
+        this.#diagnostics.push(text);
+        if (this.#diagnostics.length > 64) this.#diagnostics.shift();
+        log.debug("{Label} {Pid} {Stream}: {Text}", {
+          Label: this.#options.label,
+          Pid: this.pid,
+          Stream: name,
+          Text: text.trimEnd(),
+        });
+      }
+    } catch { /* process gone */ }
+  }
+
+  async #cleanup(): Promise<void> {
+    try {
+      this.#listener.close();
+    } catch { /* already closed */ }
+    await Deno.remove(this.#dir, { recursive: true }).catch(() => {});
+  }
+}
+
+/** Reads up to the first LF; what came after it is returned as `rest`. Null line on EOF or time-out. */
+async function readFirstLine(
+  conn: Deno.Conn,
+  timeoutMs: number,
+): Promise<{ line: string | null; rest: Uint8Array }> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const buffer = new Uint8Array(16 * 1024);
+  const deadline = delay(timeoutMs).then(() => null);
+  while (size <= MAX_HELLO_BYTES) {
+    const n = await Promise.race([conn.read(buffer).catch(() => null), deadline]);
+    if (n === null) return { line: null, rest: new Uint8Array() };
+    const chunk = buffer.slice(0, n);
+    const newline = chunk.indexOf(10);
+    if (newline < 0) {
+      chunks.push(chunk);
+      size += n;
+      continue;
+    }
+    chunks.push(chunk.subarray(0, newline));
+    const all = new Uint8Array(size + newline);
+    let at = 0;
+    for (const part of chunks) {
+      all.set(part, at);
+      at += part.length;
+    }
+    return { line: new TextDecoder().decode(all), rest: chunk.slice(newline + 1) };
+  }
+  return { line: null, rest: new Uint8Array() };
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    // A pending grace timer must not keep the process alive on shutdown.
+    Deno.unrefTimer(timer);
+  });
+}
