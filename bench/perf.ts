@@ -755,6 +755,17 @@ function sampleMemory(target: string, phase: string, pid: number): MemoryRow {
   };
 }
 
+/** Workers (runspaces, which may share a process) svc's `/health` counts; null if it says nothing. */
+async function healthWorkers(base: string): Promise<number | null> {
+  try {
+    const text = await (await fetch(`${base}/health`)).text();
+    const m = text.match(/(\d+) warm, (\d+) leased, (\d+) creating/);
+    return m ? Number(m[1]) + Number(m[2]) + Number(m[3]) : null;
+  } catch {
+    return null;
+  }
+}
+
 async function p6(b: Bench): Promise<void> {
   const samples: MemoryRow[] = [];
   const notes: string[] = [
@@ -776,6 +787,7 @@ async function p6(b: Bench): Promise<void> {
           await sleep(1000);
           const after10 = sampleMemory("svc http", "after 10 calls", proc.pid);
           samples.push(after10);
+          const slots10 = await healthWorkers(proc.base);
           const sleepTool = (await b.tool(client, "sleepMs"))!;
           for (let round = 0; round < 3; round++) {
             await Promise.all(
@@ -788,8 +800,12 @@ async function p6(b: Bench): Promise<void> {
           await sleep(1000);
           const after = sampleMemory("svc http", "after 3 × 4 concurrent", proc.pid);
           samples.push(after);
+          const slots = await healthWorkers(proc.base);
           b.tracker.addTree(proc.pid);
-          const added = after.workers - after10.workers;
+          // Workers are runspaces, several to a process: count them as /health does when it can.
+          const added = slots !== null && slots10 !== null
+            ? slots - slots10
+            : after.workers - after10.workers;
           const table = processTable();
           const perWorker = descendants(proc.pid, table)
             .filter((pid) => table.find((r) => r.pid === pid)?.ppid === proc.pid)
@@ -798,9 +814,9 @@ async function p6(b: Bench): Promise<void> {
           notes.push(
             `svc http: one more worker costs ${
               added > 0 ? mb((after.total - after10.total) / added) : "–"
-            } MB (Δ total ÷ ${added} added workers); a worker's own RSS averages ${
+            } MB (Δ total ÷ ${added} added workers, ${slots ?? "?"} in ${after.workers} processes); a worker process's own RSS averages ${
               mb(mean)
-            } MB over ${perWorker.length} workers (${b.options.worker.kind}).`,
+            } MB over ${perWorker.length} processes (${b.options.worker.kind}).`,
           );
         } finally {
           await client.close();
