@@ -814,7 +814,9 @@ async function p6(b: Bench): Promise<void> {
           notes.push(
             `svc http: one more worker costs ${
               added > 0 ? mb((after.total - after10.total) / added) : "–"
-            } MB (Δ total ÷ ${added} added workers, ${slots ?? "?"} in ${after.workers} processes); a worker process's own RSS averages ${
+            } MB (Δ total ÷ ${added} added workers, ${
+              slots ?? "?"
+            } in ${after.workers} processes); a worker process's own RSS averages ${
               mb(mean)
             } MB over ${perWorker.length} processes (${b.options.worker.kind}).`,
           );

@@ -325,7 +325,7 @@ export class WorkerPool implements AsyncDisposable {
       lastActive: Date.now(),
     };
     this.#slots.add(slot);
-    const { pool, shell } = this.#options;
+    const { shell } = this.#options;
     try {
       slot.worker = await this.#startWorker(slot);
       slot.startup = await slot.worker.startup({

@@ -448,7 +448,6 @@ export class Worker implements AsyncDisposable {
   #write(frame: unknown): Promise<void> {
     return this.#writer.write(new TextEncoder().encode(JSON.stringify(frame) + "\n"));
   }
-
 }
 
 function interruptionOf(options: InvokeOptions): {

@@ -210,7 +210,10 @@ export class WorkerProcess {
     if (!waiter) return;
     this.#waiters.delete(slot);
     waiter.reject(
-      new WorkerError("SPAWN_FAILED", `PowerShell worker ${this.pid} could not open a runspace: ${message}`),
+      new WorkerError(
+        "SPAWN_FAILED",
+        `PowerShell worker ${this.pid} could not open a runspace: ${message}`,
+      ),
     );
   }
 
@@ -328,7 +331,10 @@ export class WorkerProcess {
       } catch { /* the group is already empty */ }
     }
     if (!this.#ending) {
-      log.warning("PowerShell worker {Pid} exited with code {Code}.", { Pid: this.pid, Code: code });
+      log.warning("PowerShell worker {Pid} exited with code {Code}.", {
+        Pid: this.pid,
+        Code: code,
+      });
     }
     const error = new WorkerError(
       "EXITED",
