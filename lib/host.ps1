@@ -20,14 +20,15 @@ $token = [string]$env:SVC_WORKER_TOKEN
 # Native programs started by user code are decoded with the console encoding; make it UTF-8.
 try { [Console]::OutputEncoding = [System.Text.UTF8Encoding]::new($false) } catch { [Console]::Error.WriteLine("host.ps1: cannot set the console encoding: $($_.Exception.Message)") }
 
-# What the slots share. Slots run on their own threads, hence the concurrent collections: Live holds
-# the slots still connected, Runs the runspace and pipeline of each slot this process opened.
+# What the slots share. Slots run on their own threads, hence synchronized tables (ConcurrentDictionary
+# would cost ~50 ms of type resolution at every start): Live holds the slots still connected, Runs the
+# runspace and pipeline of each slot this process opened (taken out under its lock, see Open-Slot).
 $process = [hashtable]::Synchronized(@{
         Endpoint   = $Endpoint
         Token      = $token
-        SlotScript = Join-Path $PSScriptRoot 'host/slot.ps1'
-        Live       = [System.Collections.Concurrent.ConcurrentDictionary[int, bool]]::new()
-        Runs       = [System.Collections.Concurrent.ConcurrentDictionary[int, object]]::new()
+        SlotScript = [System.IO.Path]::Combine($PSScriptRoot, 'host', 'slot.ps1')
+        Live       = [hashtable]::Synchronized(@{})
+        Runs       = [hashtable]::Synchronized(@{})
         Stuck      = $false
         Failed     = $false
     })
@@ -37,10 +38,13 @@ Remove-Variable -Name token
 
 # Slot 0 is gone; the others may serve on for a long time. Wait for each, then end the process.
 # A slot may open another while this waits, so go round until none is left.
-while ($process['Runs'].Count -gt 0) {
-    foreach ($slot in @($process['Runs'].Keys)) {
+$runs = $process['Runs']
+while ($runs.Count -gt 0) {
+    foreach ($slot in @($runs.Clone().Keys)) {
         $run = $null
-        if (-not $process['Runs'].TryRemove($slot, [ref]$run)) { continue }
+        [System.Threading.Monitor]::Enter($runs.SyncRoot)
+        try { $run = $runs[$slot]; $runs.Remove($slot) } finally { [System.Threading.Monitor]::Exit($runs.SyncRoot) }
+        if ($null -eq $run) { continue }
         try { $null = $run.PowerShell.EndInvoke($run.Handle) } catch { [Console]::Error.WriteLine("host.ps1: slot ${slot} failed: $($_.Exception.Message)") }
     }
 }

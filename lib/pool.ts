@@ -378,7 +378,11 @@ export class WorkerPool implements AsyncDisposable {
     this.#spawning = start;
     try {
       // Set before the spawn is marked done, so creations waiting on it find this process.
-      return slot.worker = await start;
+      slot.worker = await start;
+      // Let the creations waiting on this spawn send their `open` before this worker's startup:
+      // the process reads frames in order, and startup blocks its loop for a few hundred ms.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      return slot.worker;
     } finally {
       if (this.#spawning === start) this.#spawning = null;
     }
