@@ -260,6 +260,8 @@ export class Worker implements AsyncDisposable {
    */
   async kill(): Promise<void> {
     this.#closing = true;
+    // Already gone from its process: its siblings are none of this worker's business any more.
+    if (this.#released) return;
     const process = this.#process;
     if (process.exitCode === null) {
       if (process.slots <= 1) await process.kill();
