@@ -416,6 +416,13 @@ export class WorkerPool implements AsyncDisposable {
     slot.state = "resetting";
     const worker = slot.worker!;
     if (!worker.alive || this.#draining) {
+      // A retiring process ends when its last worker is closed: idle siblings would keep it (and
+      // the stuck call's native children) alive until their next lease, so they go now.
+      if (worker.process.retiring) {
+        for (const other of [...this.#warm]) {
+          if (other.worker?.process === worker.process) void this.#evict(other, "retired");
+        }
+      }
       await this.#evict(slot, worker.alive ? "shutdown" : "died");
       if (!this.#draining) this.#replenish();
       return;

@@ -530,3 +530,47 @@ Deno.test({
     await Deno.remove(pidFile);
   },
 });
+
+Deno.test({
+  name:
+    "WorkerPool with RunspacesPerProcess: idle siblings of a stuck call go at once, and its child with them",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    await using pool = await WorkerPool.start({
+      pwsh: TEST_PWSH,
+      shell,
+      pool: poolSettings({
+        eagerWarmCount: 3,
+        minPoolSize: 1,
+        maxPoolSize: 3,
+        runspacesPerProcess: 3,
+        stopTimeoutMs: 500,
+      }),
+    });
+    assert.equal(pool.stats().warm, 3);
+    const lease = await pool.lease();
+    const processId = lease.worker.pid;
+    const pidFile = await Deno.makeTempFile();
+    await assert.rejects(
+      lease.worker.invoke(
+        {
+          command: "Invoke-FixtureStuck",
+          parameters: { Seconds: 60, PidFile: pidFile },
+          credentials: [],
+          depth: 4,
+        },
+        { timeoutMs: 100 },
+      ),
+      { name: "WorkerError", code: "TIMEOUT" },
+    );
+    const child = Number((await Deno.readTextFile(pidFile)).trim());
+    lease.release();
+    // No further call comes: the two idle workers must not keep the process alive.
+    assert.ok(await eventually(() => !isAlive(processId) && !isAlive(child), 10_000));
+    assert.ok(await eventually(() => pool.stats().warm >= 1, 10_000), JSON.stringify(pool.stats()));
+    const next = await pool.lease();
+    assert.notEqual(next.worker.pid, processId);
+    next.release();
+    await Deno.remove(pidFile);
+  },
+});
