@@ -106,9 +106,40 @@ function ConvertFrom-JsonElement($Element) {
     return $null
 }
 
+# PowerShell 7.5 and later can keep such strings as they are (-DateKind String), and the cmdlet is
+# several times faster than the walk above (0.14 against 0.42-0.66 ms for an invoke frame on pwsh
+# 7.6.5). Its tables are case-sensitive, which is fine for the frame (svc spells every key); the
+# values of command parameters are made case-insensitive where they are used (Start-Invoke). The
+# host runspace runs no user code, so the command needs no module qualification here.
+# -DateKind does not exist in 7.4, hence the splatted table (null there) rather than a literal parameter.
+$script:FrameJsonParameters = if ($PSVersionTable.PSVersion -ge [version]'7.5') { @{ AsHashtable = $true; DateKind = 'String'; NoEnumerate = $true } } else { $null }
+
 function ConvertFrom-FrameJson([string]$Line) {
+    $parameters = $script:FrameJsonParameters
+    if ($null -ne $parameters) { return ConvertFrom-Json -InputObject $Line @parameters }
     $document = [System.Text.Json.JsonDocument]::Parse($Line)
     try { return ConvertFrom-JsonElement $document.RootElement } finally { $document.Dispose() }
+}
+
+# Tables become case-insensitive [hashtable]s and arrays object[], as ConvertFrom-JsonElement makes
+# them and as PowerShell's own tables are. Only containers are recursed into.
+function ConvertTo-PlainJsonValue($Value) {
+    if ($Value -is [System.Collections.IDictionary]) {
+        $table = [hashtable]::new($Value.Count, [System.StringComparer]::OrdinalIgnoreCase)
+        foreach ($entry in $Value.GetEnumerator()) {
+            $item = $entry.Value
+            if ($item -is [System.Collections.IDictionary] -or $item -is [object[]]) { $item = ConvertTo-PlainJsonValue $item }
+            $table[$entry.Key] = $item
+        }
+        return $table
+    }
+    $items = [object[]]::new($Value.Count)
+    for ($i = 0; $i -lt $items.Length; $i++) {
+        $item = $Value[$i]
+        if ($item -is [System.Collections.IDictionary] -or $item -is [object[]]) { $item = ConvertTo-PlainJsonValue $item }
+        $items[$i] = $item
+    }
+    return , $items
 }
 
 function Send-Frame([string]$Json) {
