@@ -366,8 +366,10 @@ export class WorkerPool implements AsyncDisposable {
     while (true) {
       const host = this.#workerWithRoom();
       if (host) return slot.worker = await host.openSibling(label);
-      if (!this.#spawning || pool.runspacesPerProcess === 1) break;
-      await this.#spawning.catch(() => {});
+      const spawning = this.#spawning;
+      if (!spawning || pool.runspacesPerProcess === 1) break;
+      // #spawning is cleared as soon as the spawn ends, before this resumes: no spin on a settled one.
+      await spawning.catch(() => {});
     }
     const start = Worker.start({
       pwsh,
@@ -377,15 +379,15 @@ export class WorkerPool implements AsyncDisposable {
     });
     this.#spawning = start;
     try {
-      // Set before the spawn is marked done, so creations waiting on it find this process.
+      // Set before the creations waiting on this spawn resume, so they find this process.
       slot.worker = await start;
-      // Let the creations waiting on this spawn send their `open` before this worker's startup:
-      // the process reads frames in order, and startup blocks its loop for a few hundred ms.
-      await new Promise((resolve) => setTimeout(resolve, 0));
-      return slot.worker;
     } finally {
       if (this.#spawning === start) this.#spawning = null;
     }
+    // Let the creations waiting on this spawn send their `open` before this worker's startup: the
+    // process reads frames in order, and startup blocks its loop for a few hundred ms.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    return slot.worker;
   }
 
   /** A live worker whose process can take one more, preferring a warm one (its loop is idle). */

@@ -574,3 +574,24 @@ Deno.test({
     await Deno.remove(pidFile);
   },
 });
+
+Deno.test("WorkerPool with RunspacesPerProcess: more eager workers than one process holds fill several processes", async () => {
+  await using pool = await WorkerPool.start({
+    pwsh: TEST_PWSH,
+    shell,
+    pool: poolSettings({
+      eagerWarmCount: 5,
+      minPoolSize: 5,
+      maxPoolSize: 5,
+      runspacesPerProcess: 2,
+    }),
+  });
+  assert.equal(pool.stats().warm, 5);
+  const leases = await Promise.all(Array.from({ length: 5 }, () => pool.lease()));
+  const perProcess = new Map<number, number>();
+  for (const lease of leases) {
+    perProcess.set(lease.worker.pid, (perProcess.get(lease.worker.pid) ?? 0) + 1);
+  }
+  assert.deepEqual([...perProcess.values()].sort(), [1, 2, 2], "three processes, at most two each");
+  for (const lease of leases) lease.release();
+});
