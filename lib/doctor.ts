@@ -319,7 +319,7 @@ export function formatDoctorText(report: DoctorReport): string {
     `  MaxPoolSize ${p.maxPoolSize}, MinPoolSize ${p.minPoolSize}, EagerWarmCount ${p.eagerWarmCount}, ` +
       `AcquisitionTimeout ${p.acquisitionTimeoutMs / 1000} s, StopTimeout ${
         p.stopTimeoutMs / 1000
-      } s`,
+      } s, RunspacesPerProcess ${p.runspacesPerProcess}`,
   );
   p.workers.forEach((w, i) =>
     lines.push(
