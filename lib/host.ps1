@@ -13,16 +13,19 @@ param([Parameter(Mandatory)][string]$Endpoint)
 Set-StrictMode -Version 3.0
 $ErrorActionPreference = 'Stop'
 
+. ([System.IO.Path]::Combine($PSScriptRoot, 'host', 'protocol.ps1'))
+. ([System.IO.Path]::Combine($PSScriptRoot, 'host', 'slot_runs.ps1'))
+
 # Take the token, then drop it from the process environment: user code and the native programs it
 # starts share this environment, and the token is not theirs to read.
 $token = [string]$env:SVC_WORKER_TOKEN
 [System.Environment]::SetEnvironmentVariable('SVC_WORKER_TOKEN', [NullString]::Value)
 # Native programs started by user code are decoded with the console encoding; make it UTF-8.
-try { [Console]::OutputEncoding = [System.Text.UTF8Encoding]::new($false) } catch { [Console]::Error.WriteLine("host.ps1: cannot set the console encoding: $($_.Exception.Message)") }
+try { [Console]::OutputEncoding = [System.Text.UTF8Encoding]::new($false) } catch { Write-Diag "cannot set the console encoding: $($_.Exception.Message)" }
 
 # What the slots share. Slots run on their own threads, hence synchronized tables (ConcurrentDictionary
 # would cost ~50 ms of type resolution at every start): Live holds the slots still connected, Runs the
-# runspace and pipeline of each slot this process opened (taken out under its lock, see Open-Slot).
+# runspace and pipeline of each slot this process opened (see Receive-SlotRun).
 $process = [hashtable]::Synchronized(@{
         Endpoint   = $Endpoint
         Token      = $token
@@ -40,13 +43,7 @@ Remove-Variable -Name token
 # A slot may open another while this waits, so go round until none is left.
 $runs = $process['Runs']
 while ($runs.Count -gt 0) {
-    foreach ($slot in @($runs.Clone().Keys)) {
-        $run = $null
-        [System.Threading.Monitor]::Enter($runs.SyncRoot)
-        try { $run = $runs[$slot]; $runs.Remove($slot) } finally { [System.Threading.Monitor]::Exit($runs.SyncRoot) }
-        if ($null -eq $run) { continue }
-        try { $null = $run.PowerShell.EndInvoke($run.Handle) } catch { [Console]::Error.WriteLine("host.ps1: slot ${slot} failed: $($_.Exception.Message)") }
-    }
+    foreach ($slot in @($runs.Clone().Keys)) { Receive-SlotRun $runs $slot }
 }
 # Pipeline threads are foreground threads: one that ignored its stop would keep the process alive
 # after this script ends. The worker runspaces are not closed (that runs module OnRemove handlers

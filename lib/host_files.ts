@@ -11,6 +11,7 @@ import HOST_PROTOCOL from "./host/protocol.ps1" with { type: "text" };
 import HOST_RESET from "./host/reset.ps1" with { type: "text" };
 import HOST_RUNSPACE_STATE from "./host/runspace_state.ps1" with { type: "text" };
 import HOST_SLOT from "./host/slot.ps1" with { type: "text" };
+import HOST_SLOT_RUNS from "./host/slot_runs.ps1" with { type: "text" };
 
 /**
  * The PowerShell side of the protocol, embedded so a bundle carries it (ARCHITECTURE Decision 10):
@@ -24,6 +25,7 @@ const HOST_FILES: Record<string, string> = {
   "host/reset.ps1": HOST_RESET,
   "host/runspace_state.ps1": HOST_RUNSPACE_STATE,
   "host/slot.ps1": HOST_SLOT,
+  "host/slot_runs.ps1": HOST_SLOT_RUNS,
 };
 
 /** Writes `host.ps1` and its parts into `dir` (a worker's private directory). */

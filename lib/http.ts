@@ -57,6 +57,8 @@ interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
   lastSeen: number;
+  /** Requests of the session being handled; a session is never idle while one runs. */
+  active: number;
   /** Who initialized the session; nobody else may use it. */
   owner: string;
 }
@@ -401,10 +403,23 @@ class HttpFront {
         return rpcError(403, -32000, "Forbidden: the session belongs to another caller");
       }
       session.lastSeen = Date.now();
-      return await session.transport.handleRequest(
-        withBothAccepts(req),
-        body === undefined ? { authInfo } : { parsedBody: body, authInfo },
-      );
+      session.active++;
+      const done = () => {
+        session.active--;
+        session.lastSeen = Date.now();
+      };
+      let response: Response;
+      try {
+        response = await session.transport.handleRequest(
+          withBothAccepts(req),
+          body === undefined ? { authInfo } : { parsedBody: body, authInfo },
+        );
+      } catch (e) {
+        done();
+        throw e;
+      }
+      // A streamed answer (SSE) is still running when handleRequest returns.
+      return onBodyEnd(response, done);
     }
     if (req.method !== "POST" || !isInitializeRequest(body)) {
       return rpcError(400, -32000, "Bad Request: Mcp-Session-Id header required");
@@ -414,7 +429,13 @@ class HttpFront {
       sessionIdGenerator: () => crypto.randomUUID(),
       enableJsonResponse: mode === "json",
       onsessioninitialized: (id) => {
-        this.#sessions.set(id, { transport, server, lastSeen: Date.now(), owner: principal.name });
+        this.#sessions.set(id, {
+          transport,
+          server,
+          lastSeen: Date.now(),
+          active: 0,
+          owner: principal.name,
+        });
         log.debug("Session {SessionId} started.", { SessionId: id });
       },
       onsessionclosed: (id) => {
@@ -429,7 +450,7 @@ class HttpFront {
   #expireSessions(): void {
     const limit = Date.now() - this.#http.idleSessionTimeoutMs;
     for (const [id, session] of this.#sessions) {
-      if (session.lastSeen >= limit) continue;
+      if (session.active > 0 || session.lastSeen >= limit) continue;
       this.#sessions.delete(id);
       log.debug("Session {SessionId} expired after {Seconds} s idle.", {
         SessionId: id,
@@ -581,4 +602,45 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
   const deadline = new Promise((r) => setTimeout(r, settings.pool.shutdownDrainTimeoutMs));
   await Promise.race([drained, deadline]);
   await pool.drain();
+}
+
+/** Calls `end` once, when the response body has been sent or abandoned (at once if there is none). */
+function onBodyEnd(response: Response, end: () => void): Response {
+  if (response.body === null) {
+    end();
+    return response;
+  }
+  let ended = false;
+  const once = () => {
+    if (!ended) {
+      ended = true;
+      end();
+    }
+  };
+  const reader = response.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          once();
+          controller.close();
+        } else {
+          controller.enqueue(value);
+        }
+      } catch (e) {
+        once();
+        controller.error(e);
+      }
+    },
+    cancel(reason) {
+      once();
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
 }

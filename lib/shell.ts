@@ -8,7 +8,7 @@
  */
 import { RemoteError, WorkerError } from "./errors.ts";
 import { logger } from "./log.ts";
-import { type SlotConnection, WorkerProcess } from "./worker_process.ts";
+import { delay, type SlotConnection, WorkerProcess } from "./worker_process.ts";
 import type {
   CommandsResult,
   DescribeResult,
@@ -66,7 +66,6 @@ export class Worker implements AsyncDisposable {
   readonly #info: WorkerInfo;
   readonly #label: string;
   readonly #stopTimeoutMs: number;
-  readonly #helloTimeoutMs: number;
   readonly #ended: Promise<void>;
   #pending: Pending | null = null;
   #queue: Promise<unknown> = Promise.resolve();
@@ -78,36 +77,25 @@ export class Worker implements AsyncDisposable {
   private constructor(
     process: WorkerProcess,
     connection: SlotConnection,
-    options: { label: string; stopTimeoutMs: number; helloTimeoutMs: number },
+    label: string,
   ) {
     this.#process = process;
     this.#conn = connection.conn;
     this.#writer = connection.conn.writable.getWriter();
     this.#info = connection.info;
-    this.#label = options.label;
-    this.#stopTimeoutMs = options.stopTimeoutMs;
-    this.#helloTimeoutMs = options.helloTimeoutMs;
+    this.#label = label;
+    this.#stopTimeoutMs = process.stopTimeoutMs;
     process.exited.then((code) => this.#onExit(code));
     this.#ended = this.#readFrames(connection);
   }
 
   /** Spawns pwsh with the host script, waits for its hello and checks token and version. */
   static async start(options: WorkerOptions): Promise<Worker> {
-    const {
-      pwsh,
-      helloTimeoutMs = 30_000,
-      stopTimeoutMs = 5_000,
-      runspacesPerProcess = 1,
-      label = "worker",
-    } = options;
-    const { process, first } = await WorkerProcess.start({
-      pwsh,
-      helloTimeoutMs,
-      stopTimeoutMs,
-      capacity: runspacesPerProcess,
-      label,
-    });
-    return new Worker(process, first, { label, stopTimeoutMs, helloTimeoutMs });
+    const { runspacesPerProcess, ...rest } = options;
+    const { process, first } = await WorkerProcess.start(
+      runspacesPerProcess === undefined ? rest : { ...rest, capacity: runspacesPerProcess },
+    );
+    return new Worker(process, first, process.label);
   }
 
   /**
@@ -117,12 +105,7 @@ export class Worker implements AsyncDisposable {
   async openSibling(label = this.#label): Promise<Worker> {
     const { slot, connected } = this.#process.reserveSlot();
     await this.#notify({ op: "open", params: { slot } });
-    const connection = await connected;
-    return new Worker(this.#process, connection, {
-      label,
-      stopTimeoutMs: this.#stopTimeoutMs,
-      helloTimeoutMs: this.#helloTimeoutMs,
-    });
+    return new Worker(this.#process, await connected, label);
   }
 
   /** The process this worker runs in, shared with its siblings. */
@@ -476,12 +459,4 @@ function interruptionOf(options: InvokeOptions): {
       if (signal && onAbort) signal.removeEventListener("abort", onAbort);
     },
   };
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    // A pending grace timer must not keep the process alive on shutdown.
-    Deno.unrefTimer(timer);
-  });
 }

@@ -177,6 +177,16 @@ export class WorkerProcess {
     return this.#retiring;
   }
 
+  /** Grace period of a stop or exit before the tree is killed, in ms (see {@linkcode WorkerProcessOptions}). */
+  get stopTimeoutMs(): number {
+    return this.#options.stopTimeoutMs;
+  }
+
+  /** Label used in log lines. */
+  get label(): string {
+    return this.#options.label;
+  }
+
   /** Slots connected or on their way. */
   get slots(): number {
     return this.#reserved;
@@ -404,7 +414,8 @@ async function readFirstLine(
   return { line: null, rest: new Uint8Array() };
 }
 
-function delay(ms: number): Promise<void> {
+/** Resolves after `ms`; the timer does not keep the process alive. */
+export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
     // A pending grace timer must not keep the process alive on shutdown.

@@ -254,7 +254,7 @@ Deno.test("http Stateful mode issues sessions, ends them on DELETE and expires i
   await using svc = await startHttpSvc({
     config: {
       ...fixtureConfig(),
-      McpServer: { HttpTransportMode: "Stateful", IdleSessionTimeoutSeconds: 1 },
+      McpServer: { HttpTransportMode: "Stateful", IdleSessionTimeoutSeconds: 2 },
     },
   });
 
@@ -308,12 +308,35 @@ Deno.test("http Stateful mode issues sessions, ends them on DELETE and expires i
   await t.step("a session idle longer than IdleSessionTimeoutSeconds is 404", async () => {
     const init = await post(svc.url, INIT("2025-11-25"));
     const id = init.headers.get("mcp-session-id")!;
-    await new Promise((r) => setTimeout(r, 1_800));
+    await new Promise((r) => setTimeout(r, 2_900));
     const late = await post(svc.url, { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }, {
       "mcp-session-id": id,
       "mcp-protocol-version": "2025-11-25",
     });
     assert.equal(late.status, 404);
+  });
+
+  await t.step("a call longer than IdleSessionTimeoutSeconds keeps its session", async () => {
+    const init = await post(svc.url, INIT("2025-11-25"));
+    const headers = {
+      "mcp-session-id": init.headers.get("mcp-session-id")!,
+      "mcp-protocol-version": "2025-11-25",
+    };
+    const call = await post(svc.url, {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "start_sleep_seconds", arguments: { Seconds: 3 } },
+    }, headers);
+    assert.equal(call.status, 200);
+    const next = await post(
+      svc.url,
+      { jsonrpc: "2.0", id: 3, method: "tools/list", params: {} },
+      headers,
+    );
+    assert.equal(next.status, 200, "the session outlived its long call");
+    const deleted = await fetch(svc.url, { method: "DELETE", headers });
+    await deleted.body?.cancel();
   });
 
   await t.step(

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import type { PoolSettings, ShellSettings } from "../lib/config.ts";
 import { type Lease, PoolError, WorkerPool } from "../lib/pool.ts";
+import type { InvokeOptions, Worker } from "../lib/shell.ts";
 import {
   eventually,
   FIXTURE_MODULE,
@@ -59,6 +60,19 @@ async function withEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): P
   } finally {
     for (const k of Object.keys(vars)) Deno.env.delete(k);
   }
+}
+
+/** Starts `Invoke-FixtureStuck` for 60 s: a call that ignores Stop, its child's pid in `pidFile`. */
+function invokeStuck(worker: Worker, pidFile: string, options: InvokeOptions = {}) {
+  return worker.invoke(
+    {
+      command: "Invoke-FixtureStuck",
+      parameters: { Seconds: 60, PidFile: pidFile },
+      credentials: [],
+      depth: 4,
+    },
+    options,
+  );
 }
 
 function invokeGreeting(lease: Lease, name: string) {
@@ -407,12 +421,7 @@ Deno.test({
     await using worker = await Worker.start({ pwsh: TEST_PWSH, stopTimeoutMs: 2_000 });
     await worker.startup({ modules: [FIXTURE_MODULE], scriptPath: null, script: null });
     const pidFile = await Deno.makeTempFile();
-    const call = worker.invoke({
-      command: "Invoke-FixtureStuck",
-      parameters: { Seconds: 60, PidFile: pidFile },
-      credentials: [],
-      depth: 4,
-    });
+    const call = invokeStuck(worker, pidFile);
     assert.ok(await eventually(async () => (await Deno.readTextFile(pidFile)).trim() !== ""));
     const child = Number((await Deno.readTextFile(pidFile)).trim());
     assert.ok(isAlive(child));
@@ -497,15 +506,7 @@ Deno.test({
       credentials: [],
       depth: 4,
     });
-    const call = stuck.worker.invoke(
-      {
-        command: "Invoke-FixtureStuck",
-        parameters: { Seconds: 60, PidFile: pidFile },
-        credentials: [],
-        depth: 4,
-      },
-      { timeoutMs: 100 },
-    );
+    const call = invokeStuck(stuck.worker, pidFile, { timeoutMs: 100 });
     await assert.rejects(call, (error: Error & { code?: string }) => {
       assert.equal(error.code, "TIMEOUT");
       assert.match(error.message, /its process is killed once its other calls end/);
@@ -551,18 +552,10 @@ Deno.test({
     const lease = await pool.lease();
     const processId = lease.worker.pid;
     const pidFile = await Deno.makeTempFile();
-    await assert.rejects(
-      lease.worker.invoke(
-        {
-          command: "Invoke-FixtureStuck",
-          parameters: { Seconds: 60, PidFile: pidFile },
-          credentials: [],
-          depth: 4,
-        },
-        { timeoutMs: 100 },
-      ),
-      { name: "WorkerError", code: "TIMEOUT" },
-    );
+    await assert.rejects(invokeStuck(lease.worker, pidFile, { timeoutMs: 100 }), {
+      name: "WorkerError",
+      code: "TIMEOUT",
+    });
     const child = Number((await Deno.readTextFile(pidFile)).trim());
     lease.release();
     // No further call comes: the two idle workers must not keep the process alive.

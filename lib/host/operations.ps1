@@ -269,21 +269,7 @@ function Complete-Invoke {
 function Open-Slot([int]$Slot) {
     $runs = $script:Process['Runs']
     # Slots that have ended are freed here, the one place that adds them.
-    # Clone and the take-out under the lock: host.ps1 may be taking runs out at the same time.
-    foreach ($ended in @($runs.Clone().Keys)) {
-        $run = $null
-        [System.Threading.Monitor]::Enter($runs.SyncRoot)
-        try {
-            $run = $runs[$ended]
-            if ($null -ne $run -and $run.Handle.IsCompleted) { $runs.Remove($ended) } else { $run = $null }
-        } finally {
-            [System.Threading.Monitor]::Exit($runs.SyncRoot)
-        }
-        if ($null -eq $run) { continue }
-        try { $null = $run.PowerShell.EndInvoke($run.Handle) } catch { Write-Diag "slot ${ended} failed: $((Get-InnerException $_.Exception).Message)" }
-        $run.PowerShell.Dispose()
-        $run.Runspace.Dispose()
-    }
+    foreach ($ended in @($runs.Clone().Keys)) { Receive-SlotRun $runs $ended -Ended }
     $runspace = $null
     $ps = $null
     try {

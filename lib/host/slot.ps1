@@ -20,6 +20,7 @@ $ProgressPreference = 'SilentlyContinue'
 . ([System.IO.Path]::Combine($PSScriptRoot, 'discovery.ps1'))
 . ([System.IO.Path]::Combine($PSScriptRoot, 'reset.ps1'))
 . ([System.IO.Path]::Combine($PSScriptRoot, 'operations.ps1'))
+. ([System.IO.Path]::Combine($PSScriptRoot, 'slot_runs.ps1'))
 
 # ---------------------------------------------------------------------------------------------------
 # Slot state (this slot's host runspace only).
