@@ -13,6 +13,8 @@ import type { JsonSchema, ToolDescriptor } from "./catalog.ts";
 export interface BoundArguments {
   parameters: Record<string, unknown>;
   credentials: string[];
+  /** The shaping arguments given (`_RequestedProperties`, `_AllProperties`, `_MaxResults`), by name. */
+  shaping: Record<string, unknown>;
 }
 
 /** The outcome of {@linkcode bindArguments}: bound arguments, or the reason they were refused. */
@@ -27,6 +29,7 @@ export function bindArguments(tool: ToolDescriptor, args: unknown): BindResult {
   const byName = new Map(tool.parameters.map((p) => [p.name.toLowerCase(), p]));
   const parameters: Record<string, unknown> = {};
   const credentials: string[] = [];
+  const shaping: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(given)) {
     const parameter = byName.get(key.toLowerCase());
     if (!parameter) {
@@ -44,6 +47,10 @@ export function bindArguments(tool: ToolDescriptor, args: unknown): BindResult {
         message: `Invalid argument '${parameter.name}' for tool '${tool.name}': ${checked.message}`,
       };
     }
+    if (parameter.kind === "shaping") {
+      shaping[parameter.name] = checked.value;
+      continue;
+    }
     parameters[parameter.name] = checked.value;
     if (parameter.kind === "credential") credentials.push(parameter.name);
   }
@@ -55,7 +62,7 @@ export function bindArguments(tool: ToolDescriptor, args: unknown): BindResult {
       };
     }
   }
-  return { ok: true, value: { parameters, credentials } };
+  return { ok: true, value: { parameters, credentials, shaping } };
 }
 
 type Checked = { ok: true; value: unknown } | { ok: false; message: string };

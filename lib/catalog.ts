@@ -25,8 +25,11 @@ import type {
 /** A JSON Schema object (the subset svc emits). */
 export type JsonSchema = Record<string, unknown>;
 
-/** How an argument is handed to PowerShell. */
-export type ParameterKind = "value" | "switch" | "credential";
+/**
+ * How an argument is handed to PowerShell; `shaping` arguments (`_RequestedProperties`,
+ * `_AllProperties`, `_MaxResults`) never reach the command, they shape its output.
+ */
+export type ParameterKind = "value" | "switch" | "credential" | "shaping";
 
 /** One tool parameter: its schema and how it binds. */
 export interface ToolParameter {
@@ -110,6 +113,44 @@ const COMMON_PARAMETERS = new Set(
 /** Types whose values cannot come from JSON: a mandatory one removes its set, an optional one is dropped. */
 const UNBINDABLE_TYPE =
   /^(System\.(IntPtr|UIntPtr|Delegate|MulticastDelegate|Type|Reflection\.Assembly|IO\.Stream|Threading\.WaitHandle)|System\.Management\.Automation\.(ScriptBlock|PowerShell|Runspaces\..*)|.*\*|.*&)$/;
+
+/**
+ * Arguments every tool accepts to shape its output, named as PoshMcp clients already send them.
+ * Shared objects: descriptors are read, never changed.
+ */
+const SHAPING_PARAMETERS: readonly ToolParameter[] = [
+  {
+    name: "_RequestedProperties",
+    schema: {
+      type: "array",
+      items: { type: "string" },
+      description:
+        "Output objects keep only these properties (names or wildcards such as *Time). Default: the properties PowerShell shows for the type.",
+    },
+    required: false,
+    kind: "shaping",
+  },
+  {
+    name: "_AllProperties",
+    schema: {
+      type: "boolean",
+      description: "true: output objects keep every property. Default false.",
+    },
+    required: false,
+    kind: "shaping",
+  },
+  {
+    name: "_MaxResults",
+    schema: {
+      type: "integer",
+      minimum: 1,
+      maximum: 2147483646,
+      description: "Most output items; the command stops after them. Default: all.",
+    },
+    required: false,
+    kind: "shaping",
+  },
+];
 
 const INTEGER_RANGES: Record<string, [number, number]> = {
   "System.Byte": [0, 255],
@@ -286,6 +327,11 @@ function buildTool(
         `Parameter set '${set.name}' of '${command.name}' is not offered: mandatory parameter '${param.name}' has type ${param.type}, which JSON cannot express`,
       );
       return null;
+    }
+  }
+  for (const shaping of SHAPING_PARAMETERS) {
+    if (!parameters.some((p) => p.name.toLowerCase() === shaping.name.toLowerCase())) {
+      parameters.push(shaping);
     }
   }
   const properties: Record<string, JsonSchema> = {};

@@ -22,6 +22,10 @@ export interface CommandOverride {
   toolCallTimeoutMs?: number;
   /** Roles of which a caller needs one to call this command (HTTP with authentication). */
   requiredRoles?: string[];
+  /** Properties output objects keep when the caller names none (`DefaultProperties`). */
+  defaultProperties?: string[];
+  /** Replaces `ShellConfiguration:UseDefaultDisplayProperties` for this command. */
+  useDefaultDisplayProperties?: boolean;
 }
 
 /** The shell section: which commands become tools and how calls run. */
@@ -46,6 +50,12 @@ export interface ShellSettings {
   maxResultBytes: number;
   /** `ConvertTo-Json -Depth` for output objects. @default 4 (`ShellConfiguration:SerializationDepth`) */
   serializationDepth: number;
+  /**
+   * Reduce output objects to what PowerShell shows for their type (DefaultDisplayPropertySet, else
+   * the first table or list view). @default true (`ShellConfiguration:UseDefaultDisplayProperties`,
+   * also PoshMcp's `ShellConfiguration:Performance:UseDefaultDisplayProperties`)
+   */
+  useDefaultDisplayProperties: boolean;
   /** Per-command overrides, keyed as written (matched case-insensitively). @default {} */
   commandOverrides: Record<string, CommandOverride>;
   /** Directory of the catalog cache. @default the user cache dir + "/svc" (`ShellConfiguration:CacheDirectory`, env `SVC_CACHE_DIR`) */
@@ -251,6 +261,10 @@ function resolveSettings(
     toolCallTimeoutMs: read.timeSpan("ShellConfiguration:ToolCallTimeout", 300_000),
     maxResultBytes: read.integer("ShellConfiguration:MaxResultBytes", 1_048_576, 1024),
     serializationDepth: read.integer("ShellConfiguration:SerializationDepth", 4, 1),
+    useDefaultDisplayProperties: read.boolean(
+      "ShellConfiguration:UseDefaultDisplayProperties",
+      read.boolean("ShellConfiguration:Performance:UseDefaultDisplayProperties", true),
+    ),
     commandOverrides: readOverrides(read),
     cacheDirectory: env["SVC_CACHE_DIR"] ??
       read.optionalString("ShellConfiguration:CacheDirectory"),
@@ -444,6 +458,16 @@ function readOverrides(read: Reader): Record<string, CommandOverride> {
     }
     const roles = lookup(read.tree, `${key}:RequiredRoles`);
     if (roles !== undefined) override.requiredRoles = read.strings(`${key}:RequiredRoles`);
+    if (lookup(read.tree, `${key}:DefaultProperties`) !== undefined) {
+      override.defaultProperties = read.strings(`${key}:DefaultProperties`);
+    }
+    const display = lookup(read.tree, `${key}:UseDefaultDisplayProperties`);
+    if (display !== undefined && display !== null && display !== "") {
+      override.useDefaultDisplayProperties = read.boolean(
+        `${key}:UseDefaultDisplayProperties`,
+        true,
+      );
+    }
     out[command] = override;
   }
   return out;

@@ -35,6 +35,14 @@ const commandOverride = z.object({
     strings,
     "Roles of which a caller needs one to call this command (HTTP with authentication).",
   ),
+  DefaultProperties: describe(
+    strings,
+    "Properties output objects of this command keep unless the caller asks otherwise.",
+  ),
+  UseDefaultDisplayProperties: describe(
+    boolean,
+    "Reduce this command's output objects to what PowerShell shows; replaces the shell setting.",
+  ),
 }).partial();
 
 const shellSection = z.object({
@@ -53,6 +61,16 @@ const shellSection = z.object({
     "Output text above this size is cut with a notice. Default 1048576.",
   ),
   SerializationDepth: describe(integer, "ConvertTo-Json -Depth for output objects. Default 4."),
+  UseDefaultDisplayProperties: describe(
+    boolean,
+    "Reduce output objects to the properties PowerShell shows for their type. Default true.",
+  ),
+  Performance: z.object({
+    UseDefaultDisplayProperties: describe(
+      boolean,
+      "PoshMcp's place for UseDefaultDisplayProperties.",
+    ),
+  }).partial(),
   PwshPath: describe(text, "PowerShell executable. Default: pwsh on PATH."),
   CacheDirectory: describe(text, "Directory of the catalog cache."),
   WorkerStartTimeout: describe(

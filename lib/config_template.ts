@@ -59,9 +59,12 @@ const DEFAULT_CONFIG_TEXT =
     "MaxResultBytes": 1048576,
     // ConvertTo-Json -Depth used for output objects.
     "SerializationDepth": 4,
-    // Per-command settings by command name; ToolCallTimeout replaces the one above.
+    // Output objects keep only what PowerShell shows for their type (callers can ask for more).
+    "UseDefaultDisplayProperties": true,
+    // Per-command settings by command name; ToolCallTimeout replaces the one above, and
+    // DefaultProperties are the properties output objects keep unless the caller names others.
     "CommandOverrides": {
-      // "Get-Process": { "ToolCallTimeout": "00:00:30", "RequiredRoles": ["reader"] }
+      // "Get-Process": { "ToolCallTimeout": "00:00:30", "RequiredRoles": ["reader"], "DefaultProperties": ["Id", "Name", "CPU"] }
     },
     // What runs in every worker before its first call.
     "Environment": {

@@ -7,6 +7,7 @@
 import HOST_SCRIPT from "./host.ps1" with { type: "text" };
 import HOST_DISCOVERY from "./host/discovery.ps1" with { type: "text" };
 import HOST_OPERATIONS from "./host/operations.ps1" with { type: "text" };
+import HOST_PROJECTION from "./host/projection.ps1" with { type: "text" };
 import HOST_PROTOCOL from "./host/protocol.ps1" with { type: "text" };
 import HOST_RESET from "./host/reset.ps1" with { type: "text" };
 import HOST_RUNSPACE_STATE from "./host/runspace_state.ps1" with { type: "text" };
@@ -21,6 +22,7 @@ const HOST_FILES: Record<string, string> = {
   "host.ps1": HOST_SCRIPT,
   "host/discovery.ps1": HOST_DISCOVERY,
   "host/operations.ps1": HOST_OPERATIONS,
+  "host/projection.ps1": HOST_PROJECTION,
   "host/protocol.ps1": HOST_PROTOCOL,
   "host/reset.ps1": HOST_RESET,
   "host/runspace_state.ps1": HOST_RUNSPACE_STATE,

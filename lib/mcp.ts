@@ -13,9 +13,15 @@ import { bindArguments } from "./arguments.ts";
 import type { ToolDescriptor } from "./catalog.ts";
 import { overrideFor, type ShellSettings } from "./config.ts";
 import { logger } from "./log.ts";
-import { failureResult, toCallToolResult, workerFailureMessage } from "./result.ts";
+import {
+  failureResult,
+  RESULT_OUTPUT_SCHEMA,
+  toCallToolResult,
+  workerFailureMessage,
+} from "./result.ts";
 import { PoolError } from "./pool.ts";
 import type { Worker } from "./shell.ts";
+import type { InvokeParams } from "./worker_protocol.ts";
 import { closestNames } from "./suggest.ts";
 
 const log = logger("mcp");
@@ -75,6 +81,7 @@ export function toMcpTool(tool: ToolDescriptor): Tool {
     title: tool.command,
     description: tool.description,
     inputSchema: tool.inputSchema as Tool["inputSchema"],
+    outputSchema: RESULT_OUTPUT_SCHEMA as unknown as Tool["outputSchema"],
     annotations: { ...tool.annotations },
   };
 }
@@ -145,10 +152,16 @@ export async function callTool(
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   try {
-    const { parameters, credentials } = bound.value;
+    const { parameters, credentials, shaping } = bound.value;
     const outcome = await runner.withWorker(signal, (worker) =>
       worker.invoke(
-        { command: tool.command, parameters, credentials, depth: shell.serializationDepth },
+        {
+          command: tool.command,
+          parameters,
+          credentials,
+          depth: shell.serializationDepth,
+          ...outputShaping(shell, tool.command, shaping),
+        },
         { signal, timeoutMs },
       ));
     const result = toCallToolResult(tool, outcome, {
@@ -192,6 +205,33 @@ export async function callTool(
     );
     return { kind: "result", result: failureResult(tool, message) };
   }
+}
+
+/**
+ * The `select` and `first` of an invoke, PoshMcp's order: `_AllProperties` keeps every property;
+ * else `_RequestedProperties`; else the command's `DefaultProperties`; else the display properties
+ * when `UseDefaultDisplayProperties` (the command's, else the shell's) is on.
+ */
+export function outputShaping(
+  shell: ShellSettings,
+  command: string,
+  shaping: Record<string, unknown>,
+): Pick<InvokeParams, "select" | "first"> {
+  const out: Pick<InvokeParams, "select" | "first"> = {};
+  if (typeof shaping["_MaxResults"] === "number") out.first = shaping["_MaxResults"];
+  if (shaping["_AllProperties"] === true) return out;
+  const requested = (shaping["_RequestedProperties"] as string[] | undefined ?? [])
+    .map((name) => name.trim())
+    .filter((name) => name !== "");
+  const override = overrideFor(shell, command);
+  if (requested.length > 0) {
+    out.select = { properties: requested, display: false };
+  } else if (override?.defaultProperties && override.defaultProperties.length > 0) {
+    out.select = { properties: override.defaultProperties, display: false };
+  } else if (override?.useDefaultDisplayProperties ?? shell.useDefaultDisplayProperties) {
+    out.select = { properties: null, display: true };
+  }
+  return out;
 }
 
 /** Argument values for the audit line: credentials and secret-looking names are redacted. */

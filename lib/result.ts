@@ -8,7 +8,8 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { ToolDescriptor } from "./catalog.ts";
 import { WorkerError } from "./errors.ts";
-import type { ErrorInfo, InvokeOutcome } from "./worker_protocol.ts";
+import type { ErrorInfo, InvokeOutcome, OutputShape } from "./worker_protocol.ts";
+import { fitOutput } from "./result_fit.ts";
 
 /** Options of {@linkcode toCallToolResult}. */
 export interface ShapeOptions {
@@ -18,7 +19,44 @@ export interface ShapeOptions {
   timeoutMs: number;
 }
 
-const encoder = new TextEncoder();
+/**
+ * Output JSON up to this many characters is carried both as text and in `structuredContent.output`
+ * (the MCP spec asks for both); above it, only the text block carries it and
+ * `structuredContent.outputInText` says so.
+ */
+export const STRUCTURED_OUTPUT_LIMIT = 65_536;
+
+const strings = { type: "array", items: { type: "string" } };
+
+/** `outputSchema` of every PowerShell tool: the shape of `structuredContent` on success. */
+export const RESULT_OUTPUT_SCHEMA = {
+  type: "object",
+  properties: {
+    output: { type: "array", description: "Pipeline output, one item per object written." },
+    outputInText: {
+      type: "boolean",
+      description: "true when the output is too large to repeat here: read it from the text block.",
+    },
+    truncated: {
+      type: "object",
+      description: "Present when the output exceeded MaxResultBytes: sizes and items kept.",
+    },
+    omitted: {
+      type: "object",
+      description:
+        "Properties left out per type, requested properties that matched nothing, and whether _MaxResults cut the output.",
+    },
+    warnings: strings,
+    verbose: strings,
+    information: { type: "array" },
+    stderr: strings,
+    errors: { type: "array" },
+    stopped: { type: "string", enum: ["timeout", "cancelled"] },
+  },
+} as const;
+
+/** Names listed in a text note before it says how many more there are. */
+const LISTED_NAMES = 12;
 
 /** Builds the MCP result of a finished (or stopped) call. */
 export function toCallToolResult(
@@ -30,8 +68,12 @@ export function toCallToolResult(
   const { errors, stderr } = splitNativeStderr(result.errors);
   const structured: Record<string, unknown> = {};
   const { text, kept, truncated } = fitOutput(result.output, options.maxResultBytes);
-  structured.output = kept;
+  // Past this size the text block alone carries the output, so a large answer is not sent twice.
+  if (text.length <= STRUCTURED_OUTPUT_LIMIT) structured.output = kept;
+  else structured.outputInText = true;
   if (truncated) structured.truncated = truncated;
+  const omitted = omissions(result.shape);
+  if (omitted) structured.omitted = omitted;
   if (result.warnings.length > 0) structured.warnings = result.warnings;
   if (result.information.length > 0) structured.information = result.information;
   if (result.verbose.length > 0) structured.verbose = result.verbose;
@@ -57,6 +99,7 @@ export function toCallToolResult(
   }
   content.push({ type: "text", text });
   const notes = [
+    ...(result.shape ? shapeNotes(result.shape) : []),
     ...result.warnings.map((w) => `WARNING: ${w}`),
     ...result.information.map((i) => `INFO: ${i.message}`),
     ...stderr.map((line) => `STDERR: ${line}`),
@@ -90,6 +133,47 @@ function splitNativeStderr(records: ErrorInfo[]): { errors: ErrorInfo[]; stderr:
   return { errors, stderr };
 }
 
+/** `structuredContent.omitted`: what projection and `_MaxResults` left out; null when nothing. */
+function omissions(shape: OutputShape | undefined): Record<string, unknown> | null {
+  if (!shape) return null;
+  const out: Record<string, unknown> = {};
+  const types = (shape.types ?? []).filter((t) => t.omitted.length > 0);
+  if (types.length > 0) out.properties = types;
+  if (shape.unknownProperties && shape.unknownProperties.length > 0) {
+    out.unknownProperties = shape.unknownProperties;
+  }
+  if (shape.moreResults) out.moreResults = true;
+  return Object.keys(out).length > 0 ? out : null;
+}
+
+/** One line per omission, telling the model how to ask for what was left out. */
+function shapeNotes(shape: OutputShape): string[] {
+  const notes: string[] = [];
+  for (const { type, shown, omitted } of shape.types ?? []) {
+    if (omitted.length === 0) continue;
+    const listed = omitted.slice(0, LISTED_NAMES).join(", ");
+    const more = omitted.length > LISTED_NAMES ? `, and ${omitted.length - LISTED_NAMES} more` : "";
+    notes.push(
+      `SHOWN: ${type} objects show ${
+        shown.join(", ") || "no properties"
+      }; left out: ${listed}${more}. Name properties in _RequestedProperties, or set _AllProperties to true.`,
+    );
+  }
+  if (shape.unknownProperties && shape.unknownProperties.length > 0) {
+    notes.push(
+      `SHOWN: no output object has a property matching ${
+        shape.unknownProperties.map((p) => `'${p}'`).join(", ")
+      }.`,
+    );
+  }
+  if (shape.moreResults) {
+    notes.push(
+      "SHOWN: more results exist than _MaxResults allowed; raise _MaxResults to see them.",
+    );
+  }
+  return notes;
+}
+
 /** Builds the `isError` result of a call that failed before or outside PowerShell. */
 export function failureResult(tool: ToolDescriptor | null, message: string): CallToolResult {
   void tool;
@@ -111,41 +195,6 @@ export function workerFailureMessage(tool: ToolDescriptor, error: unknown): stri
 
 function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
-}
-
-/** Serializes output; over the cap, keeps whole items that fit and cuts the text with a notice. */
-function fitOutput(output: unknown[], maxBytes: number): {
-  text: string;
-  kept: unknown[];
-  truncated: { bytes: number; limit: number; items: number; keptItems: number } | null;
-} {
-  const text = JSON.stringify(output);
-  const bytes = encoder.encode(text);
-  if (bytes.length <= maxBytes) return { text, kept: output, truncated: null };
-  let used = 2;
-  const kept: unknown[] = [];
-  for (const item of output) {
-    const size = encoder.encode(JSON.stringify(item) ?? "null").length + 1;
-    if (used + size > maxBytes) break;
-    used += size;
-    kept.push(item);
-  }
-  // Cut on a UTF-8 character boundary.
-  let end = maxBytes;
-  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
-  const cut = new TextDecoder().decode(bytes.subarray(0, end));
-  const notice =
-    `\n[svc: output truncated: ${bytes.length} bytes exceed ShellConfiguration:MaxResultBytes (${maxBytes}); ${kept.length} of ${output.length} item(s) kept in structuredContent]`;
-  return {
-    text: cut + notice,
-    kept,
-    truncated: {
-      bytes: bytes.length,
-      limit: maxBytes,
-      items: output.length,
-      keptItems: kept.length,
-    },
-  };
 }
 
 /** One readable paragraph per error record: message, category, target, id and script position. */

@@ -82,6 +82,26 @@ export interface InvokeResult {
   hadErrors: boolean;
   stopped: boolean;
   durationMs: number;
+  /** What `select` and `first` left out; present when either was given. */
+  shape?: OutputShape;
+}
+
+/** How the output was shaped (protocol §4.4): the properties each type showed and what was left out. */
+export interface OutputShape {
+  /** True when `first` cut the output and more items existed. */
+  moreResults: boolean;
+  /** Per projected type (first type name), the properties shown and those left out. */
+  types?: { type: string; shown: string[]; omitted: string[] }[];
+  /** Requested names (or wildcards) that matched no property of any item. */
+  unknownProperties?: string[];
+}
+
+/** Which properties of output objects to keep (protocol §4.4). */
+export interface OutputSelection {
+  /** Property names or wildcards; objects keep only these. Null: decided by `display`. */
+  properties: string[] | null;
+  /** Reduce objects to what PowerShell would show (display set, else format view). */
+  display: boolean;
 }
 
 /** Result of `reset` (protocol §4.5). */
@@ -99,6 +119,10 @@ export interface InvokeParams {
   parameters: Record<string, unknown>;
   credentials: string[];
   depth: number;
+  /** Projection of output objects; absent: every object whole. */
+  select?: OutputSelection;
+  /** Most output items; the command is stopped after one more. Absent: all. */
+  first?: number;
 }
 
 /** One module's import outcome from `startup`. */

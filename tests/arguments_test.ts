@@ -124,6 +124,7 @@ Deno.test("bindArguments() converts leniently where PowerShell would and collect
       Credential: { UserName: "alice", Password: "pw" },
     },
     credentials: ["Credential"],
+    shaping: {},
   });
 });
 
@@ -149,10 +150,11 @@ Deno.test("toCallToolResult() caps output at MaxResultBytes with a notice and ke
   );
   assert.equal(result.isError, undefined);
   const text = (result.content[0] as { text: string }).text;
-  assert.ok(new TextEncoder().encode(text.split("\n[svc:")[0]!).length <= 2048);
+  assert.ok(new TextEncoder().encode(text).length <= 2048);
+  assert.deepEqual(JSON.parse(text.split("\n[svc:")[0]!), ["small"]);
   assert.match(
     text,
-    /output truncated: 6012 bytes exceed ShellConfiguration:MaxResultBytes \(2048\); 1 of 2/,
+    /output truncated: 6012 bytes exceed ShellConfiguration:MaxResultBytes \(2048\); the first 1 of 2 item\(s\) are kept whole, 1 dropped/,
   );
   assert.deepEqual((result.structuredContent as Record<string, unknown>).output, ["small"]);
   assert.deepEqual((result.structuredContent as Record<string, unknown>).warnings, ["careful"]);

@@ -75,6 +75,7 @@ const shell = (extra: Partial<ShellSettings> = {}): ShellSettings => ({
   toolCallTimeoutMs: 300_000,
   maxResultBytes: 1_048_576,
   serializationDepth: 4,
+  useDefaultDisplayProperties: true,
   commandOverrides: {},
   cacheDirectory: null,
   workerStartTimeoutMs: 120_000,

@@ -102,6 +102,7 @@ Deno.test("defaultConfigText() holds every setting svc has", () => {
     "ShellConfiguration:PwshPath",
     "ShellConfiguration:SerializationDepth",
     "ShellConfiguration:ToolCallTimeout",
+    "ShellConfiguration:UseDefaultDisplayProperties",
     "ShellConfiguration:WorkerStartTimeout",
   ]);
 });
@@ -164,6 +165,7 @@ Deno.test("createConfig() writes every setting svc reads, leaving out only depre
         "McpServer:SessionRunspaceWarmStandbyCount",
         "ShellConfiguration:CommandNames",
         "ShellConfiguration:FunctionOverrides",
+        "ShellConfiguration:Performance:UseDefaultDisplayProperties",
       ].sort(),
     );
   });

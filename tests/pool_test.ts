@@ -31,6 +31,7 @@ const shell: ShellSettings = {
   toolCallTimeoutMs: 30_000,
   maxResultBytes: 1_048_576,
   serializationDepth: 4,
+  useDefaultDisplayProperties: true,
   commandOverrides: {},
   cacheDirectory: null,
   workerStartTimeoutMs: 30_000,

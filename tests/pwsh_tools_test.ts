@@ -153,9 +153,9 @@ Deno.test({
       async () => {
         const result = await call(svc, "get_process_id", { Id: [Deno.pid] });
         assert.ok(!result.isError, textOf(result));
-        const [process] = structured(result).output as { Id: number; ProcessName: string }[];
+        const [process] = structured(result).output as { Id: number; Name: string }[];
         assert.equal(process?.Id, Deno.pid);
-        assert.match(process?.ProcessName ?? "", /^deno/);
+        assert.match(process?.Name ?? "", /^deno/);
         const bytes = new TextEncoder().encode(textOf(result)).length;
         assert.ok(bytes <= MAX_RESULT_BYTES + 1_024, `${bytes} bytes of text`);
       },
@@ -174,15 +174,20 @@ Deno.test({
         });
         assert.ok(!names.isError, textOf(names));
         assert.deepEqual(structured(names).output.sort(), ["Grüße-日本.txt", "a.txt"]);
-        // A FileInfo at SerializationDepth 4 is megabytes (Directory, Parent, Root, ...): the client
+        // A whole FileInfo at SerializationDepth 4 is megabytes (Directory, Parent, Root, ...): the client
         // gets a bounded text that says how much was left out, never the megabytes.
-        const files = await call(svc, "get_child_item_literal_items", { LiteralPath: [dir] });
+        const files = await call(svc, "get_child_item_literal_items", {
+          LiteralPath: [dir],
+          _AllProperties: true,
+        });
         const text = textOf(files);
         const bytes = new TextEncoder().encode(text).length;
         assert.ok(bytes <= MAX_RESULT_BYTES + 1_024, `${bytes} bytes of text`);
         const truncated = structured(files).truncated as { items: number; keptItems: number };
         assert.equal(truncated.items, 2);
-        assert.equal(structured(files).output.length, truncated.keptItems);
+        // Over 64 KiB the text block alone carries the output (structuredContent says so).
+        assert.equal(structured(files).outputInText, true);
+        assert.equal(JSON.parse(text.split("\n[svc:")[0]!).length, truncated.keptItems);
         assert.match(text, /output truncated: \d+ bytes exceed ShellConfiguration:MaxResultBytes/);
       },
     );

@@ -155,6 +155,13 @@ function Start-Invoke($Id, [hashtable]$Params) {
     $parameters = $Params['parameters']
     if ($null -ne $parameters -and $parameters -isnot [hashtable]) { throw 'The invoke parameters are not an object.' }
     $credentials = ConvertTo-List $Params['credentials']
+    $select = $Params['select']
+    if ($null -ne $select -and $select -isnot [hashtable]) { throw 'The invoke select is not an object.' }
+    $first = $null
+    if ($null -ne $Params['first']) {
+        $first = [int]$Params['first']
+        if ($first -lt 1) { throw "First $first is not a positive count." }
+    }
 
     $ps = [powershell]::Create($script:Worker)
     try {
@@ -167,6 +174,8 @@ function Start-Invoke($Id, [hashtable]$Params) {
                 $null = $ps.AddParameter([string]$name, $value)
             }
         }
+        # One item past the limit says whether more exist; Select-Object then stops the command.
+        if ($null -ne $first) { $null = $ps.AddCommand('Microsoft.PowerShell.Utility\Select-Object').AddParameter('First', $first + 1) }
         # A completed, empty input collection: the command gets no pipeline input. The output
         # collection is ours, so objects written before a Stop or a terminating error survive.
         $pipelineInput = [System.Management.Automation.PSDataCollection[psobject]]::new()
@@ -180,6 +189,7 @@ function Start-Invoke($Id, [hashtable]$Params) {
     }
     $script:Running = [pscustomobject]@{
         Id = $Id; PowerShell = $ps; Task = $task; Output = $output; Depth = $depth; Watch = $watch; StopRequested = $false
+        Select = $select; First = $first
     }
 }
 
@@ -245,8 +255,23 @@ function Complete-Invoke {
             stopped     = $stopped
             durationMs  = $run.Watch.ElapsedMilliseconds
         }
+        $items = $run.Output.ReadAll()
+        if ($null -ne $run.First -or $null -ne $run.Select) {
+            $shape = [ordered]@{ moreResults = $false }
+            if ($null -ne $run.First -and $items.Count -gt $run.First) {
+                $items = @($items)[0..($run.First - 1)]
+                $shape['moreResults'] = $true
+            }
+            if ($null -ne $run.Select) {
+                $projected = Select-OutputProperty $items $run.Select
+                $items = $projected.Items
+                $shape['types'] = $projected.Report['types']
+                $shape['unknownProperties'] = $projected.Report['unknownProperties']
+            }
+            $result['shape'] = $shape
+        }
         # Output items are already JSON; splice them in rather than encode them a second time.
-        $items = ConvertTo-OutputJson $run.Output.ReadAll() $run.Depth
+        $items = ConvertTo-OutputJson $items $run.Depth
         # Without error records the envelope holds only strings, numbers and booleans, which
         # System.Text.Json encodes in a twentieth of ConvertTo-Json's time; error records carry
         # values straight from PowerShell objects, so they keep ConvertTo-Json.

@@ -20,6 +20,7 @@ $ProgressPreference = 'SilentlyContinue'
 . ([System.IO.Path]::Combine($PSScriptRoot, 'discovery.ps1'))
 . ([System.IO.Path]::Combine($PSScriptRoot, 'reset.ps1'))
 . ([System.IO.Path]::Combine($PSScriptRoot, 'operations.ps1'))
+. ([System.IO.Path]::Combine($PSScriptRoot, 'projection.ps1'))
 . ([System.IO.Path]::Combine($PSScriptRoot, 'slot_runs.ps1'))
 
 # ---------------------------------------------------------------------------------------------------
@@ -44,6 +45,8 @@ $script:CleanFingerprint = $null
 $script:FastResetBroken = $false
 $script:GlobalScope = $null
 $script:StrictModeProperty = $null
+# Property names of each type chain's first table or list view (lib/host/projection.ps1).
+$script:FormatViewNames = [System.Collections.Generic.Dictionary[string, string[]]]::new([System.StringComparer]::Ordinal)
 # Module entry as given to startup (a name or a path) -> name of the module imported from it.
 $script:ModuleNames = [System.Collections.Generic.Dictionary[string, string]]::new([System.StringComparer]::Ordinal)
 $script:Quit = $false

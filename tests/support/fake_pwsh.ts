@@ -28,6 +28,8 @@ import {
   hasWildcard,
   PipelineStopped,
   PSCredential,
+  PSCustomObject,
+  PSHashtable,
   type PSValue,
   TerminatingError,
   thrownString,
@@ -573,8 +575,9 @@ class Worker {
       else if (e instanceof PipelineStopped) stopped = true;
       else throw e;
     }
+    const shaped = shapeOutput(ctx.output, params);
     return {
-      output: ctx.output.map((value) => toJsonValue(value, depth)),
+      output: shaped.output.map((value) => toJsonValue(value, depth)),
       errors: ctx.errors,
       warnings: ctx.warnings,
       verbose: ctx.verbose,
@@ -583,6 +586,7 @@ class Worker {
       hadErrors: ctx.errors.length > 0,
       stopped,
       durationMs: elapsed(start),
+      ...(shaped.shape ? { shape: shaped.shape } : {}),
     };
   }
 
@@ -606,6 +610,64 @@ class Worker {
       return [name, new PSCredential(user, password)];
     });
   }
+}
+
+/**
+ * `first` and `select` of an invoke (protocol §4.4), as lib/host/projection.ps1 applies them:
+ * objects keep the requested properties (wildcards allowed), else their type's display set, else
+ * stay whole; scalars always stay whole.
+ */
+function shapeOutput(output: PSValue[], params: Params): { output: PSValue[]; shape?: unknown } {
+  const first = typeof params.first === "number" ? params.first : null;
+  const select = typeof params.select === "object" && params.select !== null
+    ? params.select as { properties?: unknown; display?: unknown }
+    : null;
+  if (first === null && select === null) return { output };
+  const moreResults = first !== null && output.length > first;
+  const items = moreResults ? output.slice(0, first!) : output;
+  if (select === null) return { output: items, shape: { moreResults } };
+  const requested = stringArray(select.properties);
+  const matched = new Set<string>();
+  const types = new Map<string, { type: string; shown: string[]; omitted: string[] }>();
+  const shaped = items.map((item) => {
+    if (!(item instanceof PSCustomObject)) return item;
+    const names = item.properties.map(([name]) => name);
+    let shown: string[] | null = null;
+    if (requested.length > 0) {
+      shown = [];
+      for (const pattern of requested) {
+        const re = wildcardToRegExp(pattern);
+        for (const name of names.filter((n) => re.test(n))) {
+          matched.add(pattern);
+          if (!shown.includes(name)) shown.push(name);
+        }
+      }
+    } else if (select.display === true && item.displaySet) {
+      shown = item.displaySet;
+    }
+    if (shown === null) return item;
+    const values = new Map(item.properties);
+    const kept = new PSHashtable(
+      new Map(shown.filter((name) => values.has(name)).map((name) => [name, values.get(name)!])),
+    );
+    if (!types.has(item.typeName)) {
+      const keys = [...kept.entries.keys()];
+      types.set(item.typeName, {
+        type: item.typeName,
+        shown: keys,
+        omitted: names.filter((n) => !keys.includes(n)),
+      });
+    }
+    return kept;
+  });
+  return {
+    output: shaped,
+    shape: {
+      moreResults,
+      types: [...types.values()],
+      unknownProperties: requested.filter((p) => !matched.has(p)),
+    },
+  };
 }
 
 /** Binds and runs one command; binding errors are terminating errors of the call. */

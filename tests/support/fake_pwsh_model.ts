@@ -12,7 +12,15 @@ export class PSHashtable {
 
 /** A `[pscustomobject]@{...}` with its note properties in order. */
 export class PSCustomObject {
-  constructor(readonly properties: Array<[string, PSValue]>) {}
+  /**
+   * `typeName` is its PSTypeName (TypeNames[0]); `displaySet` the DefaultDisplayPropertySet its
+   * type data declares, if any.
+   */
+  constructor(
+    readonly properties: Array<[string, PSValue]>,
+    readonly typeName = "System.Management.Automation.PSCustomObject",
+    readonly displaySet: string[] | null = null,
+  ) {}
 }
 
 /** A PSCredential built from `{"UserName", "Password"}` (protocol §4.4 `credentials`). */

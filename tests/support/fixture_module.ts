@@ -611,6 +611,38 @@ function runTestErrorHandling() {
   });
 }
 
+const getFixtureRecord = fn(
+  "Get-FixtureRecord",
+  [{ name: "Count", type: "System.Int32", sets: everySet(0) }],
+  {
+    synopsis: "Returns fixture records with a default display property set.",
+    description: "Outputs Count records of type SvcFixture.Record with the properties Name, Id, " +
+      "Size, Owner, Path and Notes; Name, Id and Size are the default display set. Used by the " +
+      "svc tests to check output projection.",
+    parameters: { Count: "How many records to return." },
+  },
+);
+
+function runGetFixtureRecord(ctx: InvokeContext, args: Binding) {
+  const count = args.get("Count") ?? 1;
+  for (let i = 1; i <= Number(count); i++) {
+    ctx.writeOutput(
+      new PSCustomObject(
+        [
+          ["Name", `record${i}`],
+          ["Id", i],
+          ["Size", i * 1024],
+          ["Owner", "svc"],
+          ["Path", `/records/record${i}`],
+          ["Notes", "x".repeat(200)],
+        ],
+        "SvcFixture.Record",
+        ["Name", "Id", "Size"],
+      ),
+    );
+  }
+}
+
 export function fixtureCommands(): ServedCommand[] {
   const served = (def: CommandDef, run: ServedCommand["run"]): ServedCommand => ({
     def,
@@ -629,6 +661,7 @@ export function fixtureCommands(): ServedCommand[] {
     served(writeFixtureStreams, runWriteFixtureStreams),
     served(readFixturePrompt, runReadFixturePrompt),
     served(getFixtureGreeting, runGetFixtureGreeting),
+    served(getFixtureRecord, runGetFixtureRecord),
     served(invokeFixtureStuck, runInvokeFixtureStuck),
     served(testSimpleText, runTestSimpleText),
     served(testErrorHandling, runTestErrorHandling),

@@ -1,0 +1,131 @@
+/**
+ * Fits pipeline output into `ShellConfiguration:MaxResultBytes` without breaking it: whole items are
+ * kept from the start, and when not even the first fits, its long strings keep their head and tail
+ * with a marker between, so what remains is still valid JSON a model can read.
+ *
+ * @module
+ */
+
+/** What {@linkcode fitOutput} cut. */
+export interface Truncation {
+  /** Size of the whole output as JSON, in bytes. */
+  bytes: number;
+  /** The cap, `MaxResultBytes`. */
+  limit: number;
+  /** Items in the whole output. */
+  items: number;
+  /** Items kept whole from the start. */
+  keptItems: number;
+  /** True when the first item did not fit and was shortened rather than dropped. */
+  shortenedFirst: boolean;
+}
+
+/** Output as JSON text and as items, both within the cap. */
+export interface FittedOutput {
+  text: string;
+  kept: unknown[];
+  truncated: Truncation | null;
+}
+
+const encoder = new TextEncoder();
+/** Room left for the notice that follows the JSON in the text block. */
+const NOTICE_ROOM = 400;
+/** Strings are never cut below this many characters, head and tail together. */
+const SHORTEST_CUT = 64;
+
+function byteLength(text: string): number {
+  return encoder.encode(text).length;
+}
+
+/** Serializes output; over `maxBytes`, keeps what fits and says what was dropped. */
+export function fitOutput(output: unknown[], maxBytes: number): FittedOutput {
+  const text = JSON.stringify(output);
+  const bytes = byteLength(text);
+  if (bytes <= maxBytes) return { text, kept: output, truncated: null };
+  const budget = Math.max(maxBytes - NOTICE_ROOM, SHORTEST_CUT * 2);
+  let used = 2;
+  const kept: unknown[] = [];
+  for (const item of output) {
+    const size = byteLength(JSON.stringify(item) ?? "null") + 1;
+    if (used + size > budget) break;
+    used += size;
+    kept.push(item);
+  }
+  const shortenedFirst = kept.length === 0 && output.length > 0;
+  if (shortenedFirst) kept.push(shorten(output[0], budget - 2));
+  const dropped = output.length - kept.length;
+  const what = shortenedFirst
+    ? `the first item was shortened to fit${
+      dropped > 0 ? ` and ${dropped} item(s) after it were dropped` : ""
+    }`
+    : `the first ${kept.length} of ${output.length} item(s) are kept whole, ${dropped} dropped`;
+  const notice =
+    `[svc: output truncated: ${bytes} bytes exceed ShellConfiguration:MaxResultBytes (${maxBytes}); ${what}. Ask for less with _MaxResults or _RequestedProperties.]`;
+  return {
+    text: `${JSON.stringify(kept)}\n${notice}`,
+    kept,
+    truncated: {
+      bytes,
+      limit: maxBytes,
+      items: output.length,
+      keptItems: kept.length,
+      shortenedFirst,
+    },
+  };
+}
+
+/**
+ * Shortens one value to about `budget` bytes of JSON: a string keeps its head and tail; in an
+ * object or array every string longer than a limit is cut, the limit halving until the value fits.
+ * A value that still does not fit becomes its JSON text, cut the same way.
+ */
+export function shorten(value: unknown, budget: number): unknown {
+  if (typeof value === "string") return cutMiddle(value, budget);
+  const json = JSON.stringify(value) ?? "null";
+  for (
+    let limit = Math.max(SHORTEST_CUT, Math.floor(budget / 2));
+    limit >= SHORTEST_CUT;
+    limit >>= 1
+  ) {
+    const cut = cutStrings(value, limit);
+    if (byteLength(JSON.stringify(cut) ?? "null") <= budget) return cut;
+  }
+  return cutMiddle(json, budget);
+}
+
+function cutStrings(value: unknown, limit: number): unknown {
+  if (typeof value === "string") return value.length > limit ? cutMiddle(value, limit) : value;
+  if (Array.isArray(value)) return value.map((item) => cutStrings(item, limit));
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) out[key] = cutStrings(item, limit);
+    return out;
+  }
+  return value;
+}
+
+/** Head and tail of `text` within about `budget` bytes of JSON, with a marker saying how much went. */
+function cutMiddle(text: string, budget: number): string {
+  if (byteLength(JSON.stringify(text)) <= budget) return text;
+  // JSON escapes and multi-byte characters make bytes outnumber characters; scale down to fit.
+  // The estimate can miss where head and tail escape more than the average; shrink until it fits.
+  const ratio = byteLength(JSON.stringify(text)) / text.length;
+  let keep = Math.max(SHORTEST_CUT, Math.floor((budget - 60) / ratio));
+  for (;;) {
+    const head = Math.ceil(keep / 2);
+    const cut = `${safeSlice(text, 0, head)}\n…[svc: ${text.length - keep} characters cut]…\n${
+      safeSlice(text, text.length - (keep - head), text.length)
+    }`;
+    const over = byteLength(JSON.stringify(cut)) - budget;
+    if (over <= 0 || keep <= SHORTEST_CUT) return cut;
+    keep = Math.max(SHORTEST_CUT, keep - Math.ceil(over / ratio) - 8);
+  }
+}
+
+/** Slices without splitting a surrogate pair. */
+function safeSlice(text: string, start: number, end: number): string {
+  const isLow = (i: number) => i > 0 && i < text.length && /[\uDC00-\uDFFF]/.test(text[i]!);
+  while (isLow(start)) start++;
+  while (isLow(end)) end--;
+  return text.slice(start, end);
+}

@@ -1,0 +1,226 @@
+/**
+ * Output shaped for a model (issue 13): objects reduced to what PowerShell would show, the
+ * `_RequestedProperties` / `_AllProperties` / `_MaxResults` arguments, what was left out said in the
+ * result, and truncation that keeps whole items or a string's head and tail. End to end through the
+ * SDK client on the test worker (real pwsh where there is one, else the stand-in), plus the pure
+ * parts as units.
+ */
+import assert from "node:assert/strict";
+import type { ShellSettings } from "../lib/config.ts";
+import { outputShaping } from "../lib/mcp.ts";
+import { fitOutput, shorten } from "../lib/result_fit.ts";
+import { fixtureConfig, outputOf, startSvc } from "./support/harness.ts";
+import { needsRealPwsh, REAL_PWSH } from "./support/real_pwsh.ts";
+
+type Structured = {
+  output?: unknown[];
+  omitted?: {
+    properties?: { type: string; shown: string[]; omitted: string[] }[];
+    unknownProperties?: string[];
+    moreResults?: boolean;
+  };
+};
+
+const notesOf = (result: { content: { type: string; text?: string }[] }) =>
+  result.content.map((c) => c.text ?? "").filter((t) => t.startsWith("SHOWN:")).join("\n");
+
+Deno.test("output is shaped for a model: display sets, requested properties, result limits", async (t) => {
+  await using svc = await startSvc({ config: fixtureConfig() });
+
+  await t.step("every tool offers the shaping arguments and declares its output", async () => {
+    const { tools } = await svc.listTools();
+    const record = tools.find((tool) => tool.name === "get_fixture_record");
+    assert.ok(record, "get_fixture_record is listed");
+    for (const tool of tools) {
+      const properties = tool.inputSchema.properties as Record<string, { type: string }>;
+      assert.equal(properties["_RequestedProperties"]?.type, "array", tool.name);
+      assert.equal(properties["_AllProperties"]?.type, "boolean", tool.name);
+      assert.equal(properties["_MaxResults"]?.type, "integer", tool.name);
+      const output = (tool as { outputSchema?: { type: string } }).outputSchema;
+      assert.equal(output?.type, "object", tool.name);
+    }
+  });
+
+  await t.step(
+    "objects show their DefaultDisplayPropertySet, and say what was left out",
+    async () => {
+      const result = await svc.callTool("get_fixture_record", { Count: 2 });
+      assert.equal(result.isError, undefined);
+      const expected = [
+        { Name: "record1", Id: 1, Size: 1024 },
+        { Name: "record2", Id: 2, Size: 2048 },
+      ];
+      assert.deepEqual(outputOf(result), expected);
+      const structured = result.structuredContent as Structured;
+      assert.deepEqual(structured.output, expected);
+      assert.deepEqual(structured.omitted?.properties, [
+        {
+          type: "SvcFixture.Record",
+          shown: ["Name", "Id", "Size"],
+          omitted: ["Owner", "Path", "Notes"],
+        },
+      ]);
+      assert.match(
+        notesOf(result),
+        /SvcFixture\.Record objects show Name, Id, Size; left out: Owner, Path, Notes\. .*_RequestedProperties.*_AllProperties/,
+      );
+    },
+  );
+
+  await t.step("_AllProperties keeps every property", async () => {
+    const result = await svc.callTool("get_fixture_record", { Count: 1, _AllProperties: true });
+    const [record] = outputOf(result) as Record<string, unknown>[];
+    assert.deepEqual(Object.keys(record!), ["Name", "Id", "Size", "Owner", "Path", "Notes"]);
+    assert.equal((result.structuredContent as Structured).omitted, undefined);
+    assert.equal(notesOf(result), "");
+  });
+
+  await t.step("_RequestedProperties takes names and wildcards in any case", async () => {
+    const result = await svc.callTool("get_fixture_record", {
+      Count: 1,
+      _RequestedProperties: ["path", "O*", "NoSuchProperty"],
+    });
+    assert.deepEqual(outputOf(result), [{ Path: "/records/record1", Owner: "svc" }]);
+    const omitted = (result.structuredContent as Structured).omitted;
+    assert.deepEqual(omitted?.unknownProperties, ["NoSuchProperty"]);
+    assert.match(notesOf(result), /no output object has a property matching 'NoSuchProperty'/);
+  });
+
+  await t.step("_MaxResults keeps the first items and says more exist", async () => {
+    const result = await svc.callTool("get_fixture_record", { Count: 5, _MaxResults: 2 });
+    assert.deepEqual((outputOf(result) as { Id: number }[]).map((r) => r.Id), [1, 2]);
+    assert.equal((result.structuredContent as Structured).omitted?.moreResults, true);
+    assert.match(notesOf(result), /more results exist than _MaxResults allowed/);
+    const all = await svc.callTool("get_fixture_record", { Count: 2, _MaxResults: 2 });
+    assert.equal((all.structuredContent as Structured).omitted?.moreResults, undefined);
+  });
+
+  await t.step("a bad _MaxResults is refused before any worker runs", async () => {
+    const result = await svc.callTool("get_fixture_record", { _MaxResults: 0 });
+    assert.equal(result.isError, true);
+    assert.match(result.content[0]?.text ?? "", /'_MaxResults'.*less than the minimum 1/);
+  });
+
+  await t.step("strings, numbers and objects without a display set stay whole", async () => {
+    const greeting = await svc.callTool("get_fixture_greeting", { Name: "model" });
+    assert.deepEqual(outputOf(greeting), ["Hello, model!"]);
+    const items = await svc.callTool("get_fixture_item_by_name", { Name: ["a"] });
+    assert.deepEqual(outputOf(items), [{ Name: "a", Id: 1, Kind: "File" }]);
+    assert.equal((items.structuredContent as Structured).omitted, undefined);
+  });
+});
+
+Deno.test("UseDefaultDisplayProperties false keeps objects whole", async () => {
+  await using svc = await startSvc({
+    config: fixtureConfig({ UseDefaultDisplayProperties: false }),
+  });
+  const result = await svc.callTool("get_fixture_record", { Count: 1 });
+  const [record] = outputOf(result) as Record<string, unknown>[];
+  assert.equal(Object.keys(record!).length, 6);
+});
+
+const shell = (extra: Partial<ShellSettings> = {}) =>
+  ({ useDefaultDisplayProperties: true, commandOverrides: {}, ...extra }) as ShellSettings;
+
+Deno.test("outputShaping(): _AllProperties, then requested, then DefaultProperties, then display sets", () => {
+  const overrides = {
+    "get-thing": { defaultProperties: ["Owner"] },
+    "Get-Plain": { useDefaultDisplayProperties: false },
+  };
+  const settings = shell({ commandOverrides: overrides });
+  assert.deepEqual(outputShaping(settings, "Get-Thing", {}), {
+    select: { properties: ["Owner"], display: false },
+  });
+  assert.deepEqual(
+    outputShaping(settings, "Get-Thing", { _RequestedProperties: [" Name ", ""] }),
+    { select: { properties: ["Name"], display: false } },
+  );
+  assert.deepEqual(
+    outputShaping(settings, "Get-Thing", {
+      _AllProperties: true,
+      _RequestedProperties: ["Name"],
+      _MaxResults: 3,
+    }),
+    { first: 3 },
+  );
+  assert.deepEqual(outputShaping(settings, "Get-Other", {}), {
+    select: { properties: null, display: true },
+  });
+  assert.deepEqual(outputShaping(settings, "get-plain", {}), {});
+  assert.deepEqual(outputShaping(shell({ useDefaultDisplayProperties: false }), "Get-X", {}), {});
+});
+
+Deno.test("fitOutput(): whole items from the start, then a count of what was dropped", () => {
+  const items = Array.from({ length: 50 }, (_, i) => ({ id: i, text: "y".repeat(100) }));
+  const fitted = fitOutput(items, 2048);
+  const [json, notice] = fitted.text.split("\n");
+  assert.deepEqual(JSON.parse(json!), fitted.kept);
+  assert.ok(new TextEncoder().encode(fitted.text).length <= 2048);
+  assert.deepEqual(fitted.kept, items.slice(0, fitted.kept.length));
+  assert.match(
+    notice!,
+    new RegExp(
+      `the first ${fitted.kept.length} of 50 item\\(s\\) are kept whole, ${
+        50 - fitted.kept.length
+      } dropped`,
+    ),
+  );
+  assert.equal(fitted.truncated?.keptItems, fitted.kept.length);
+});
+
+Deno.test("fitOutput(): one huge string keeps its head and tail with a marker between", () => {
+  const text = `HEAD${"é".repeat(20_000)}TAIL`;
+  const fitted = fitOutput([text], 4096);
+  assert.ok(new TextEncoder().encode(fitted.text).length <= 4096);
+  const [kept] = fitted.kept as string[];
+  assert.ok(kept!.startsWith("HEAD"));
+  assert.ok(kept!.endsWith("TAIL"));
+  assert.match(kept!, /…\[svc: \d+ characters cut\]…/);
+  assert.equal(fitted.truncated?.shortenedFirst, true);
+  assert.match(fitted.text, /the first item was shortened to fit/);
+});
+
+Deno.test("shorten(): an object keeps every key, its long strings cut", () => {
+  const value = { Name: "x", Content: "z".repeat(50_000), Nested: { Log: "w".repeat(10_000) } };
+  const cut = shorten(value, 2000) as typeof value;
+  assert.equal(cut.Name, "x");
+  assert.match(cut.Content, /^z+\n…\[svc: \d+ characters cut\]…\nz+$/);
+  assert.match(cut.Nested.Log, /characters cut/);
+  assert.ok(JSON.stringify(cut).length <= 2000);
+});
+
+Deno.test({
+  ...needsRealPwsh("Get-Process comes back in under 2 KB, and whole with _AllProperties"),
+  fn: async () => {
+    await using svc = await startSvc({
+      pwsh: REAL_PWSH!,
+      config: { ShellConfiguration: { Commands: ["Get-Process", "Get-ChildItem"] } },
+    });
+    const one = await svc.callTool("get_process_id", { Id: [Deno.pid] });
+    assert.equal(one.isError, undefined);
+    const bytes = new TextEncoder().encode(JSON.stringify(one)).length;
+    assert.ok(bytes < 2048, `${bytes} bytes for one process`);
+    const [process] = outputOf(one) as Record<string, unknown>[];
+    assert.deepEqual(Object.keys(process!), ["Id", "Handles", "CPU", "SI", "Name"]);
+    assert.equal(process!.Id, Deno.pid);
+    assert.match(
+      notesOf(one),
+      /System\.Diagnostics\.Process objects show Id, Handles, CPU, SI, Name; left out: /,
+    );
+
+    const all = await svc.callTool("get_process_id", { Id: [Deno.pid], _AllProperties: true });
+    const [whole] = (all.structuredContent as Structured).output as Record<string, unknown>[];
+    assert.ok(Object.keys(whole!).length > 40, `${Object.keys(whole!).length} properties`);
+    assert.equal(whole!.ProcessName, process!.Name);
+
+    // A directory listing shows the columns of its format view, without colour codes.
+    const dir = await Deno.makeTempDir();
+    await Deno.writeTextFile(`${dir}/a.txt`, "12345");
+    const listing = await svc.callTool("get_child_item_items", { Path: [dir] });
+    const [file] = outputOf(listing) as Record<string, unknown>[];
+    assert.ok("LastWriteTime" in file!, JSON.stringify(file));
+    assert.ok(Object.values(file!).includes("a.txt"), JSON.stringify(file));
+    assert.ok(!JSON.stringify(file).includes("\\u001b"), "no ANSI escapes");
+    await Deno.remove(dir, { recursive: true });
+  },
+});
