@@ -66,6 +66,16 @@ interface Session {
 const UNSUPPORTED_MEDIA_TYPE = "Unsupported Media Type: Content-Type must be application/json";
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
+/** True when a JSON-RPC request (or one in a batch) carries a `progressToken`. */
+function asksForProgress(body: unknown): boolean {
+  const requests = Array.isArray(body) ? body : [body];
+  return requests.some((request) => {
+    const meta = (request as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params
+      ?._meta;
+    return meta?.progressToken !== undefined && meta.progressToken !== null;
+  });
+}
+
 /** Picks the response format from `Accept`: JSON only, SSE only, or either (`auto`). */
 export function responseModeOf(accept: string): ResponseMode {
   const json = /application\/json|\*\/\*/.test(accept);
@@ -374,7 +384,8 @@ class HttpFront {
     }
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
-      enableJsonResponse: mode !== "sse",
+      // Auto answers in JSON (cheaper) unless the request wants progress, which only SSE can carry.
+      enableJsonResponse: mode === "json" || (mode === "auto" && !asksForProgress(body)),
     });
     const server = createMcpServer(this.#mcp);
     await server.connect(transport);

@@ -21,7 +21,7 @@ import {
 } from "./result.ts";
 import { PoolError } from "./pool.ts";
 import type { Worker } from "./shell.ts";
-import type { InvokeParams } from "./worker_protocol.ts";
+import type { InvokeParams, WorkerProgress } from "./worker_protocol.ts";
 import { closestNames } from "./suggest.ts";
 
 const log = logger("mcp");
@@ -112,7 +112,12 @@ export async function callTool(
   options: McpServerOptions,
   name: string,
   args: unknown,
-  context: { signal: AbortSignal; principal: Principal },
+  context: {
+    signal: AbortSignal;
+    principal: Principal;
+    /** Receives the call's `Write-Progress` records; without it none are kept. */
+    onProgress?: (progress: WorkerProgress) => void;
+  },
 ): Promise<CallOutcome> {
   const { runner, shell } = options;
   const { principal } = context;
@@ -161,8 +166,9 @@ export async function callTool(
           credentials,
           depth: shell.serializationDepth,
           ...outputShaping(shell, tool.command, shaping),
+          ...(context.onProgress ? { progress: true } : {}),
         },
-        { signal, timeoutMs },
+        { signal, timeoutMs, ...(context.onProgress ? { onProgress: context.onProgress } : {}) },
       ));
     const result = toCallToolResult(tool, outcome, {
       maxResultBytes: shell.maxResultBytes,
@@ -234,6 +240,31 @@ export function outputShaping(
   return out;
 }
 
+/**
+ * Turns progress records into `notifications/progress` params. The MCP spec wants `progress` to
+ * rise with every notification: a percentage is sent as progress of a total of 100 (nudged up by
+ * 0.01 when a record repeats or lowers it), a record without one counts up by 1 with no total.
+ * `Write-Progress -Completed` records are not sent; the result says the call is over.
+ */
+export function progressNotifier(
+  send: (params: { progress: number; total?: number; message: string }) => Promise<void>,
+): (progress: WorkerProgress) => void {
+  let last = 0;
+  let sent = false;
+  return (record) => {
+    if (record.completed) return;
+    const hasPercent = record.percent >= 0 && record.percent <= 100;
+    const next = hasPercent
+      ? Math.max(record.percent, sent ? last + 0.01 : 0)
+      : (sent ? last + 1 : 1);
+    last = Math.round(next * 100) / 100;
+    sent = true;
+    const parts = [record.activity, record.status, record.operation].filter((p) => p);
+    const message = parts.join(": ") + (hasPercent ? ` (${record.percent}%)` : "");
+    void send({ progress: last, ...(hasPercent ? { total: 100 } : {}), message }).catch(() => {});
+  };
+}
+
 /** Argument values for the audit line: credentials and secret-looking names are redacted. */
 function redactArguments(
   tool: ToolDescriptor,
@@ -263,9 +294,18 @@ export function createMcpServer(options: McpServerOptions): Server {
   });
 
   server.setRequestHandler("tools/call", async (request, ctx): Promise<CallToolResult> => {
+    const token = request.params._meta?.progressToken ?? ctx.mcpReq._meta?.progressToken;
     const outcome = await callTool(options, request.params.name, request.params.arguments, {
       signal: ctx.mcpReq.signal,
       principal: principalOf(ctx.http?.authInfo),
+      ...(token === undefined ? {} : {
+        onProgress: progressNotifier((params) =>
+          ctx.mcpReq.notify({
+            method: "notifications/progress",
+            params: { progressToken: token, ...params },
+          })
+        ),
+      }),
     });
     if (outcome.kind === "unknown-tool") {
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, outcome.message);

@@ -21,6 +21,7 @@ import type {
   StartupParams,
   StartupResult,
   WorkerInfo,
+  WorkerProgress,
 } from "./worker_protocol.ts";
 
 const log = logger("worker");
@@ -46,6 +47,8 @@ export interface InvokeOptions {
   signal?: AbortSignal;
   /** Time limit of the call in ms. @default no limit */
   timeoutMs?: number;
+  /** Receives the call's progress records; set `progress: true` in the params to get any. */
+  onProgress?: (progress: WorkerProgress) => void;
 }
 
 interface Pending {
@@ -53,6 +56,7 @@ interface Pending {
   op: string;
   resolve: (result: unknown) => void;
   reject: (error: Error) => void;
+  onProgress?: (progress: WorkerProgress) => void;
 }
 
 /**
@@ -171,6 +175,9 @@ export class Worker implements AsyncDisposable {
   invoke(params: InvokeParams, options: InvokeOptions = {}): Promise<InvokeOutcome> {
     return this.#exclusive(async () => {
       const { id, response } = this.#send("invoke", params);
+      if (options.onProgress && this.#pending?.id === id) {
+        this.#pending.onProgress = options.onProgress;
+      }
       const interruption = interruptionOf(options);
       try {
         const first = await Promise.race([
@@ -336,6 +343,17 @@ export class Worker implements AsyncDisposable {
           `PowerShell worker sent a frame that is not JSON: ${line.slice(0, 80)}`,
         ),
       );
+      return;
+    }
+    if (frame.type === "progress") {
+      const pending = this.#pending;
+      if (pending && pending.id === frame.id) {
+        try {
+          pending.onProgress?.(frame as unknown as WorkerProgress);
+        } catch (error) {
+          log.debug("A progress listener failed: {Message}", { Message: String(error) });
+        }
+      }
       return;
     }
     if (frame.type === "slot-failed" && typeof frame.slot === "number") {

@@ -123,6 +123,19 @@ export interface InvokeParams {
   select?: OutputSelection;
   /** Most output items; the command is stopped after one more. Absent: all. */
   first?: number;
+  /** Report `Write-Progress` records while the call runs (protocol §4.4). @default false */
+  progress?: boolean;
+}
+
+/** A `progress` frame: the newest progress record of a running invoke (protocol §4.4). */
+export interface WorkerProgress {
+  activity: string;
+  status: string;
+  operation: string | null;
+  /** PercentComplete; -1 when the command gave none. */
+  percent: number;
+  /** True for the record `Write-Progress -Completed` writes. */
+  completed: boolean;
 }
 
 /** One module's import outcome from `startup`. */

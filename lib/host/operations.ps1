@@ -157,6 +157,7 @@ function Start-Invoke($Id, [hashtable]$Params) {
     $credentials = ConvertTo-List $Params['credentials']
     $select = $Params['select']
     if ($null -ne $select -and $select -isnot [hashtable]) { throw 'The invoke select is not an object.' }
+    $progress = $Params['progress'] -eq $true
     $first = $null
     if ($null -ne $Params['first']) {
         $first = [int]$Params['first']
@@ -181,6 +182,13 @@ function Start-Invoke($Id, [hashtable]$Params) {
         $pipelineInput = [System.Management.Automation.PSDataCollection[psobject]]::new()
         $pipelineInput.Complete()
         $output = [System.Management.Automation.PSDataCollection[psobject]]::new()
+        # Progress records are stored only under Continue; the worker runs with SilentlyContinue so
+        # that calls nobody watches keep none. The saved value is put back when the call ends.
+        $savedProgress = $null
+        if ($progress) {
+            $savedProgress = $script:Worker.SessionStateProxy.GetVariable('ProgressPreference')
+            $script:Worker.SessionStateProxy.SetVariable('ProgressPreference', [System.Management.Automation.ActionPreference]::Continue)
+        }
         $watch = [System.Diagnostics.Stopwatch]::StartNew()
         $task = $ps.InvokeAsync($pipelineInput, $output)
     } catch {
@@ -189,7 +197,7 @@ function Start-Invoke($Id, [hashtable]$Params) {
     }
     $script:Running = [pscustomobject]@{
         Id = $Id; PowerShell = $ps; Task = $task; Output = $output; Depth = $depth; Watch = $watch; StopRequested = $false
-        Select = $select; First = $first
+        Select = $select; First = $first; Progress = $progress; SavedProgress = $savedProgress
     }
 }
 
@@ -222,11 +230,30 @@ function ConvertTo-OutputJson($Items, [int]$Depth) {
     return , $parts
 }
 
+# Sends the newest progress record of the running call, if any came since the last look: one
+# frame per turn of the slot loop (every 100 ms at most) however fast the command writes them.
+function Send-RunningProgress {
+    $run = $script:Running
+    $records = $run.PowerShell.Streams.Progress.ReadAll()
+    if ($records.Count -eq 0) { return }
+    $record = $records[$records.Count - 1]
+    Send-Frame ([System.Text.Json.JsonSerializer]::Serialize([ordered]@{
+                type      = 'progress'
+                id        = [long]$run.Id
+                activity  = [string]$record.Activity
+                status    = [string]$record.StatusDescription
+                operation = Get-NonEmpty $record.CurrentOperation
+                percent   = [int]$record.PercentComplete
+                completed = $record.RecordType -eq [System.Management.Automation.ProgressRecordType]::Completed
+            }, [System.Collections.Specialized.OrderedDictionary]))
+}
+
 function Complete-Invoke {
     $run = $script:Running
     $script:Running = $null
     $ps = $run.PowerShell
     try {
+        if ($run.Progress) { $script:Worker.SessionStateProxy.SetVariable('ProgressPreference', $run.SavedProgress) }
         $run.Watch.Stop()
         $stopped = $ps.InvocationStateInfo.State -eq [System.Management.Automation.PSInvocationState]::Stopped
         # The task is built over EndInvoke; its AggregateException holds what EndInvoke threw.

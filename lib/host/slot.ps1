@@ -83,7 +83,10 @@ try {
     $pending = $script:Reader.ReadLineAsync()
     while (-not $script:Quit) {
         $waitOn = if ($null -ne $script:Running) { @($pending, $script:Running.Task) } else { @($pending) }
-        $null = [System.Threading.Tasks.Task]::WaitAny([System.Threading.Tasks.Task[]]$waitOn, 1000)
+        # A call whose client watches progress is looked at every 100 ms for new records.
+        $turn = if ($null -ne $script:Running -and $script:Running.Progress) { 100 } else { 1000 }
+        $null = [System.Threading.Tasks.Task]::WaitAny([System.Threading.Tasks.Task[]]$waitOn, $turn)
+        if ($null -ne $script:Running -and $script:Running.Progress -and -not $script:Running.Task.IsCompleted) { Send-RunningProgress }
         if ($null -ne $script:Running -and $script:Running.Task.IsCompleted) { Complete-Invoke }
         if (-not $pending.IsCompleted) { continue }
         if ($pending.Status -ne [System.Threading.Tasks.TaskStatus]::RanToCompletion) {

@@ -563,6 +563,10 @@ class Worker {
     const depth = typeof params.depth === "number" ? params.depth : 4;
     const named = this.invokeArguments(params);
     const ctx = new InvokeContext(this.session, signal);
+    const id = this.running?.id;
+    if (params.progress === true) {
+      ctx.onProgress = (record) => void this.channel.send({ type: "progress", id, ...record });
+    }
     let stopped = false;
     try {
       const command = this.table.find(this.session, params.command);

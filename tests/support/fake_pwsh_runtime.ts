@@ -118,6 +118,15 @@ function same(a: string, b: string): boolean {
 }
 
 /** Collects one call's streams (protocol §4.4 `result`) and applies the preferences. */
+/** A progress record as the worker reports it (protocol §4.4 `progress` frame). */
+export interface ProgressRecord {
+  activity: string;
+  status: string;
+  operation: string | null;
+  percent: number;
+  completed: boolean;
+}
+
 export class InvokeContext {
   readonly output: PSValue[] = [];
   readonly errors: ErrorInfo[] = [];
@@ -167,6 +176,14 @@ export class InvokeContext {
 
   writeOutput(value: PSValue) {
     this.output.push(value);
+  }
+
+  /** Where progress records go when svc asked for them (invoke `progress: true`). */
+  onProgress: ((record: ProgressRecord) => void) | null = null;
+
+  /** `Write-Progress`: reported only when svc asked (the worker's preference is SilentlyContinue). */
+  writeProgress(record: ProgressRecord) {
+    this.onProgress?.(record);
   }
 
   /** A non-terminating error; `-ErrorAction Stop` (or the preference) makes it terminating. */

@@ -643,6 +643,48 @@ function runGetFixtureRecord(ctx: InvokeContext, args: Binding) {
   }
 }
 
+const writeFixtureProgress = fn(
+  "Write-FixtureProgress",
+  [
+    { name: "Steps", type: "System.Int32", sets: everySet(0) },
+    { name: "DelayMilliseconds", type: "System.Int32", sets: everySet(1) },
+  ],
+  {
+    synopsis: "Reports progress in steps, then returns done.",
+    description: "Writes one progress record per step (activity Fixture work, status step i of " +
+      "Steps, PercentComplete i * 100 / Steps), waits DelayMilliseconds after each, completes " +
+      "the activity and outputs done. Used by the svc tests to check progress notifications.",
+    parameters: {
+      Steps: "How many progress records to write.",
+      DelayMilliseconds: "How long to wait after each record.",
+    },
+  },
+);
+
+async function runWriteFixtureProgress(ctx: InvokeContext, args: Binding) {
+  const steps = Number(args.get("Steps") ?? 3);
+  const delay = Number(args.get("DelayMilliseconds") ?? 250);
+  for (let i = 1; i <= steps; i++) {
+    const percent = Math.round(i * 100 / steps);
+    ctx.writeProgress({
+      activity: "Fixture work",
+      status: `step ${i} of ${steps}`,
+      operation: null,
+      percent,
+      completed: false,
+    });
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+  ctx.writeProgress({
+    activity: "Fixture work",
+    status: "Completed",
+    operation: null,
+    percent: -1,
+    completed: true,
+  });
+  ctx.writeOutput("done");
+}
+
 export function fixtureCommands(): ServedCommand[] {
   const served = (def: CommandDef, run: ServedCommand["run"]): ServedCommand => ({
     def,
@@ -662,6 +704,7 @@ export function fixtureCommands(): ServedCommand[] {
     served(readFixturePrompt, runReadFixturePrompt),
     served(getFixtureGreeting, runGetFixtureGreeting),
     served(getFixtureRecord, runGetFixtureRecord),
+    served(writeFixtureProgress, runWriteFixtureProgress),
     served(invokeFixtureStuck, runInvokeFixtureStuck),
     served(testSimpleText, runTestSimpleText),
     served(testErrorHandling, runTestErrorHandling),

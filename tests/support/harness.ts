@@ -90,7 +90,7 @@ export interface SvcConnection extends AsyncDisposable {
   callTool(
     name: string,
     args?: Record<string, unknown>,
-    options?: { signal?: AbortSignal },
+    options?: { signal?: AbortSignal; onprogress?: (progress: ProgressInfo) => void },
   ): Promise<CallResult>;
   /** Sends a ping. */
   ping(): Promise<unknown>;
@@ -113,6 +113,13 @@ export interface ToolInfo {
   description?: string | undefined;
   inputSchema: Record<string, unknown>;
   annotations?: Record<string, unknown> | undefined;
+}
+
+/** A `notifications/progress` as the client reports it. */
+export interface ProgressInfo {
+  progress: number;
+  total?: number | undefined;
+  message?: string | undefined;
 }
 
 /** A tool call result as received. */
@@ -195,7 +202,10 @@ export async function startSvc(options: StartSvcOptions = {}): Promise<SvcConnec
         client.callTool(
           { name, arguments: args ?? {} },
           undefined,
-          opts?.signal ? { signal: opts.signal } : {},
+          {
+            ...(opts?.signal ? { signal: opts.signal } : {}),
+            ...(opts?.onprogress ? { onprogress: opts.onprogress } : {}),
+          },
         ) as Promise<CallResult>,
       ping: () => client.ping(),
       serverPid: () => transport.pid,
@@ -221,7 +231,10 @@ export async function startSvc(options: StartSvcOptions = {}): Promise<SvcConnec
     callTool: (name, args, opts) =>
       client.callTool(
         { name, arguments: args ?? {} },
-        opts?.signal ? { signal: opts.signal } : {},
+        {
+          ...(opts?.signal ? { signal: opts.signal } : {}),
+          ...(opts?.onprogress ? { onprogress: opts.onprogress } : {}),
+        },
       ) as Promise<CallResult>,
     ping: () => client.ping(),
     serverPid: () => transport.pid,
