@@ -82,6 +82,8 @@ export interface Catalog {
   tools: ToolDescriptor[];
   /** Human-readable warnings: missing commands or modules, collisions, skipped sets. */
   warnings: string[];
+  /** Optional parameters left out of tool schemas because JSON cannot give their type. */
+  leftOut?: string[];
   /** PowerShell version the metadata came from. */
   psVersion: string;
   /** Versions of the configured modules, to validate a cached catalog. */
@@ -276,11 +278,12 @@ export function buildTools(commands: CommandMeta[], options: BuildToolsOptions):
     }
   }
   const tools: ToolDescriptor[] = [];
+  const leftOut: string[] = [];
   const owners = new Map<string, string>();
   for (const command of commands) {
     let built = 0;
     for (const set of command.parameterSets) {
-      const tool = buildTool(command, set, warnings);
+      const tool = buildTool(command, set, warnings, leftOut);
       if (!tool) continue;
       const owner = `${command.name} (set ${set.name})`;
       const previous = owners.get(tool.name);
@@ -303,6 +306,7 @@ export function buildTools(commands: CommandMeta[], options: BuildToolsOptions):
   return {
     tools,
     warnings,
+    leftOut,
     psVersion: options.psVersion,
     modules: (options.modules ?? []).map((m) => ({ name: m.name, version: m.version })),
   };
@@ -312,8 +316,10 @@ function buildTool(
   command: CommandMeta,
   set: ParameterSetMeta,
   warnings: string[],
+  leftOut: string[],
 ): ToolDescriptor | null {
   const parameters: ToolParameter[] = [];
+  const skipped: ParamMeta[] = [];
   const ordered = [...set.parameters].sort(parameterOrder);
   for (const param of ordered) {
     const lower = param.name.toLowerCase();
@@ -327,7 +333,14 @@ function buildTool(
         `Parameter set '${set.name}' of '${command.name}' is not offered: mandatory parameter '${param.name}' has type ${param.type}, which JSON cannot express`,
       );
       return null;
+    } else {
+      skipped.push(param);
     }
+  }
+  for (const param of skipped) {
+    leftOut.push(
+      `Optional parameter '${param.name}' of '${command.name}' (set '${set.name}') is left out: its type ${param.type} cannot be given in JSON`,
+    );
   }
   for (const shaping of SHAPING_PARAMETERS) {
     if (!parameters.some((p) => p.name.toLowerCase() === shaping.name.toLowerCase())) {
@@ -420,7 +433,7 @@ function toolParameter(param: ParamMeta, helpText: string | null): ToolParameter
 }
 
 function scalarSchema(type: string, param: ParamMeta): JsonSchema | null {
-  if (UNBINDABLE_TYPE.test(type)) {
+  if (UNBINDABLE_TYPE.test(type) || param.fromString === false) {
     return null;
   }
   let schema: JsonSchema;

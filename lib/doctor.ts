@@ -54,6 +54,8 @@ export interface DoctorReport {
     schemes: Record<string, unknown>[];
   };
   warnings: string[];
+  /** Optional parameters left out of tool schemas, and why (not a problem). */
+  leftOut: string[];
   errors: string[];
   exitCode: 0 | 1 | 2 | 3;
 }
@@ -82,6 +84,7 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
     pool: { ...settings.pool, workers: [] },
     auth: authSummary(settings),
     warnings: [...settings.warnings],
+    leftOut: [],
     errors: [],
     exitCode: 0,
   };
@@ -118,6 +121,7 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
       report.tools = catalog.tools.map(toolRow);
       // Missing modules, commands and name collisions, as the catalog noticed them.
       report.warnings.push(...catalog.warnings);
+      report.leftOut.push(...(catalog.leftOut ?? []));
       if (catalog.tools.length === 0) {
         report.warnings.push("No tools are offered: check Commands, Modules and the patterns");
       } else report.warnings.push(...callerWarnings(settings, catalog.tools));
@@ -343,6 +347,10 @@ export function formatDoctorText(report: DoctorReport): string {
     );
   }
   for (const s of a.schemes) lines.push(`  ${schemeLine(s)}`);
+  if (report.leftOut.length > 0) {
+    section("Left out of tool schemas");
+    for (const line of report.leftOut) lines.push(`  - ${line}`);
+  }
   if (report.warnings.length > 0) {
     section("Warnings");
     for (const w of report.warnings) lines.push(`  - ${w}`);

@@ -26,6 +26,11 @@ export interface ParamMeta {
   validateCount: { min: number; max: number } | null;
   validateNotNullOrEmpty: boolean;
   isDynamic: boolean;
+  /**
+   * Whether PowerShell can make a value of the (element) type from a JSON string or number. Absent
+   * in metadata from workers before it existed: taken as true.
+   */
+  fromString?: boolean;
 }
 
 /** One parameter set of a command. */

@@ -184,6 +184,36 @@ Deno.test("buildTools() makes one tool per parameter set of Get-Process with rea
   }
 });
 
+Deno.test("buildTools() offers no set whose mandatory parameter JSON cannot give, and lists optional ones left out", () => {
+  // What a real worker reports for Get-Process: no Process can be made from a string.
+  const meta = cmdletMeta("Get-Process");
+  for (const set of meta.parameterSets) {
+    for (const p of set.parameters) {
+      if (p.name === "InputObject") p.fromString = false;
+    }
+  }
+  const tool = command("Get-Thing", [[
+    "Default",
+    [param("Name", "System.String"), param("Filter", "System.Management.Automation.ScriptBlock")],
+  ]]);
+  const catalog = buildTools([meta, tool], { psVersion: "7.6.5" });
+  const names = catalog.tools.map((t) => t.name);
+  assert.ok(!names.includes("get_process_input_object"), names.join(", "));
+  assert.ok(!names.includes("get_process_input_object_with_user_name"), names.join(", "));
+  assert.ok(names.includes("get_process_name"));
+  assert.ok(
+    catalog.warnings.includes(
+      "Parameter set 'InputObject' of 'Get-Process' is not offered: mandatory parameter 'InputObject' has type System.Diagnostics.Process[], which JSON cannot express",
+    ),
+    catalog.warnings.join("\n"),
+  );
+  const thing = catalog.tools.find((t) => t.command === "Get-Thing")!;
+  assert.ok(!("Filter" in (thing.inputSchema.properties as object)));
+  assert.deepEqual(catalog.leftOut, [
+    "Optional parameter 'Filter' of 'Get-Thing' (set 'Default') is left out: its type System.Management.Automation.ScriptBlock cannot be given in JSON",
+  ]);
+});
+
 Deno.test("buildTools() maps every parameter kind to its JSON Schema keywords", () => {
   const meta = command("Test-FixtureBinding", [["__AllParameterSets", [
     param("Text", "System.String", { position: 0, isMandatory: true }),

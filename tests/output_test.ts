@@ -196,6 +196,11 @@ Deno.test({
       pwsh: REAL_PWSH!,
       config: { ShellConfiguration: { Commands: ["Get-Process", "Get-ChildItem"] } },
     });
+    // Its InputObject set takes Process objects, which no JSON client can send: not offered.
+    const { tools } = await svc.listTools();
+    const names = tools.map((tool) => tool.name);
+    assert.ok(names.includes("get_process_id"), names.join(", "));
+    assert.ok(!names.some((name) => name.startsWith("get_process_input_object")), names.join(", "));
     const one = await svc.callTool("get_process_id", { Id: [Deno.pid] });
     assert.equal(one.isError, undefined);
     const bytes = new TextEncoder().encode(JSON.stringify(one)).length;

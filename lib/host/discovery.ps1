@@ -78,6 +78,20 @@ $DescribeScript = {
         return $parts -join "`n`n"
     }
 
+    # Whether PowerShell can make a value of this type from a JSON string or number: the types it
+    # converts itself, a string constructor or Parse method, a TypeConverter from string, or an
+    # argument transformation on the parameter. A Process or a ScriptBlock cannot be sent in JSON.
+    $fromString = {
+        param([type]$Type, $Attributes)
+        if ($Type.IsPrimitive -or $Type.IsEnum -or $Type -eq [string] -or $Type -eq [decimal] -or $Type -eq [object] -or
+            $Type -eq [psobject] -or [System.Collections.IDictionary].IsAssignableFrom($Type)) { return $true }
+        if ($Type -eq [scriptblock]) { return $false }
+        foreach ($attribute in $Attributes) { if ($attribute -is [System.Management.Automation.ArgumentTransformationAttribute]) { return $true } }
+        if ($null -ne $Type.GetConstructor([type[]]@([string]))) { return $true }
+        if ($null -ne $Type.GetMethod('Parse', [System.Reflection.BindingFlags]'Public, Static', $null, [type[]]@([string]), $null)) { return $true }
+        try { return [System.ComponentModel.TypeDescriptor]::GetConverter($Type).CanConvertFrom([string]) } catch { return $false }
+    }
+
     $paramMeta = {
         param($Parameter)
         $type = $Parameter.ParameterType
@@ -105,6 +119,7 @@ $DescribeScript = {
             validateCount               = $null
             validateNotNullOrEmpty      = $false
             isDynamic                   = $Parameter.IsDynamic
+            fromString                  = & $fromString $valueType $Parameter.Attributes
         }
         foreach ($attribute in $Parameter.Attributes) {
             # One unreadable attribute (e.g. a throwing ValidValues generator) must not hide the command.
