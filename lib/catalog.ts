@@ -44,7 +44,7 @@ export interface ToolParameter {
 }
 
 /** Where a tool's description came from. */
-export type DescriptionSource = "synopsis" | "description" | "syntax" | "name";
+export type DescriptionSource = "synopsis" | "description" | "generated" | "syntax" | "name";
 
 /** MCP tool annotations. */
 export interface ToolAnnotations {
@@ -508,12 +508,58 @@ function toolDescription(
   if (description) {
     return { description: cap(description, TOOL_DESCRIPTION_CAP), source: "description" };
   }
+  const generated = describeFromMetadata(command, set);
+  if (generated) {
+    return { description: cap(generated, TOOL_DESCRIPTION_CAP), source: "generated" };
+  }
   const syntax = sanitize(set.syntax);
   if (syntax) {
     const text = syntax.startsWith(command.name) ? syntax : `${command.name} ${syntax}`;
     return { description: cap(text, TOOL_DESCRIPTION_CAP), source: "syntax" };
   }
   return { description: command.name, source: "name" };
+}
+
+/** Parameters listed by name in a generated description before "and N more". */
+const LISTED_PARAMETERS = 8;
+
+/**
+ * A description for a command without help content (a fresh install before `Update-Help`), written
+ * from what discovery knows: verb and noun, module, parameter set, required and optional
+ * parameters, accepted values. Better for a model than the syntax line PowerShell makes up.
+ */
+function describeFromMetadata(command: CommandMeta, set: ParameterSetMeta): string | null {
+  if (!command.verb || !command.noun) return null;
+  const noun = command.noun.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase();
+  const where = [
+    `PowerShell command ${command.name}`,
+    command.module ? `from module ${command.module}` : null,
+    set.name !== ALL_SETS && command.parameterSets.length > 1 ? `parameter set ${set.name}` : null,
+  ].filter((part) => part !== null).join(", ");
+  const usable = set.parameters.filter((p) =>
+    !COMMON_PARAMETERS.has(p.name.toLowerCase()) && !p.isDynamic &&
+    !["whatif", "confirm"].includes(p.name.toLowerCase())
+  );
+  const list = (params: ParamMeta[]) => {
+    const names = params.slice(0, LISTED_PARAMETERS).map((p) => p.name).join(", ");
+    return params.length > LISTED_PARAMETERS
+      ? `${names} and ${params.length - LISTED_PARAMETERS} more`
+      : names;
+  };
+  const required = usable.filter((p) => p.isMandatory);
+  const optional = usable.filter((p) => !p.isMandatory);
+  const values = usable
+    .filter((p) => (p.validateSet ?? p.enumValues)?.length)
+    .slice(0, 2)
+    .map((p) => `${p.name} is one of ${(p.validateSet ?? p.enumValues)!.slice(0, 8).join(", ")}`);
+  const sentences = [
+    `${command.verb} ${noun} (${where}).`,
+    required.length > 0 ? `Requires ${list(required)}.` : null,
+    optional.length > 0 ? `Optional: ${list(optional)}.` : null,
+    values.length > 0 ? `${values.join("; ")}.` : null,
+    "No help is installed for it.",
+  ];
+  return sentences.filter((s) => s !== null).join(" ");
 }
 
 /**

@@ -56,6 +56,8 @@ export interface DoctorReport {
   warnings: string[];
   /** Optional parameters left out of tool schemas, and why (not a problem). */
   leftOut: string[];
+  /** Advice that is not a problem, e.g. help content that `Update-Help` would add. */
+  hints: string[];
   errors: string[];
   exitCode: 0 | 1 | 2 | 3;
 }
@@ -85,6 +87,7 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
     auth: authSummary(settings),
     warnings: [...settings.warnings],
     leftOut: [],
+    hints: [],
     errors: [],
     exitCode: 0,
   };
@@ -122,6 +125,7 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
       // Missing modules, commands and name collisions, as the catalog noticed them.
       report.warnings.push(...catalog.warnings);
       report.leftOut.push(...(catalog.leftOut ?? []));
+      report.hints.push(...helpHints(catalog.tools));
       if (catalog.tools.length === 0) {
         report.warnings.push("No tools are offered: check Commands, Modules and the patterns");
       } else report.warnings.push(...callerWarnings(settings, catalog.tools));
@@ -201,6 +205,23 @@ function settingRows(settings: Settings): DoctorReport["settings"] {
   // A deprecated key is worth a row only when it is set.
   return rows.filter((row) => row.deprecated === null || row.value !== undefined)
     .sort((a, b) => a.key.localeCompare(b.key));
+}
+
+/** Says which commands have no help content and what `Update-Help` would add. */
+function helpHints(tools: ToolDescriptor[]): string[] {
+  const without = new Map<string, string | null>();
+  for (const tool of tools) {
+    if (tool.descriptionSource === "generated") without.set(tool.command, tool.module);
+  }
+  if (without.size === 0) return [];
+  const commands = [...without.keys()];
+  const modules = [...new Set([...without.values()].filter((m): m is string => m !== null))];
+  const shown = commands.slice(0, 10).join(", ") + (commands.length > 10 ? ", ..." : "");
+  return [
+    `${commands.length} command(s) have no help content installed (${shown}); their descriptions are written from metadata. ${
+      modules.length > 0 ? `'Update-Help -Module ${modules.join(", ")}'` : "'Update-Help'"
+    } would add synopses and parameter descriptions (restart svc or clear the catalog cache after it).`,
+  ];
 }
 
 /**
@@ -347,6 +368,10 @@ export function formatDoctorText(report: DoctorReport): string {
     );
   }
   for (const s of a.schemes) lines.push(`  ${schemeLine(s)}`);
+  if (report.hints.length > 0) {
+    section("Hints");
+    for (const line of report.hints) lines.push(`  - ${line}`);
+  }
   if (report.leftOut.length > 0) {
     section("Left out of tool schemas");
     for (const line of report.leftOut) lines.push(`  - ${line}`);

@@ -285,7 +285,24 @@ Deno.test("buildTools() reports collisions and unbindable mandatory sets instead
   assert.ok(catalog.warnings.some((w) => w.includes("'Invoke-Block'")));
 });
 
-Deno.test("buildTools() takes descriptions from help, then syntax, sanitized and capped", () => {
+Deno.test("buildTools() writes a description from metadata: set, required and optional parameters, values", () => {
+  const cmd = command("Get-ChildItem", [
+    ["Items", [
+      param("Path", "System.String[]", { isMandatory: true }),
+      param("Attributes", "System.String", { validateSet: ["Hidden", "ReadOnly"] }),
+      param("Verbose", "System.Management.Automation.SwitchParameter"),
+    ]],
+    ["LiteralItems", [param("LiteralPath", "System.String[]", { isMandatory: true })]],
+  ], { module: "Microsoft.PowerShell.Management" });
+  const [items] = buildTools([cmd], { psVersion: "7.6.5" }).tools;
+  assert.equal(items!.descriptionSource, "generated");
+  assert.equal(
+    items!.description,
+    "Get child item (PowerShell command Get-ChildItem, from module Microsoft.PowerShell.Management, parameter set Items). Requires Path. Optional: Attributes. Attributes is one of Hidden, ReadOnly. No help is installed for it.",
+  );
+});
+
+Deno.test("buildTools() takes descriptions from help, then metadata, sanitized and capped", () => {
   const helped = command("Get-FixtureGreeting", [["__AllParameterSets", [
     param("Name", "System.String"),
   ]]], {
@@ -305,7 +322,12 @@ Deno.test("buildTools() takes descriptions from help, then syntax, sanitized and
     (a!.inputSchema.properties as Record<string, Record<string, unknown>>).Name!.description,
     "The name to greet.",
   );
-  assert.equal(b!.descriptionSource, "syntax");
+  // Without help, the description is written from the metadata, never a bare syntax line.
+  assert.equal(b!.descriptionSource, "generated");
+  assert.equal(
+    b!.description,
+    "Get bare (PowerShell command Get-Bare, from module SvcFixture). Optional: Name. No help is installed for it.",
+  );
   assert.equal(sanitize("a\n\n\n b  c"), "a\n\nb c");
   const capped = cap("word ".repeat(400), 1024);
   assert.ok(capped.length <= 1024 && capped.endsWith("…"));
