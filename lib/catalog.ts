@@ -14,6 +14,10 @@
  * @module
  */
 import type { ShellSettings } from "./config.ts";
+import { annotationsFor } from "./catalog_annotations.ts";
+import { SHAPING_PARAMETERS } from "./output_shaping.ts";
+
+export { annotationsFor } from "./catalog_annotations.ts";
 import type {
   CommandMeta,
   CommandsResult,
@@ -115,44 +119,6 @@ const COMMON_PARAMETERS = new Set(
 /** Types whose values cannot come from JSON: a mandatory one removes its set, an optional one is dropped. */
 const UNBINDABLE_TYPE =
   /^(System\.(IntPtr|UIntPtr|Delegate|MulticastDelegate|Type|Reflection\.Assembly|IO\.Stream|Threading\.WaitHandle)|System\.Management\.Automation\.(ScriptBlock|PowerShell|Runspaces\..*)|.*\*|.*&)$/;
-
-/**
- * Arguments every tool accepts to shape its output, named as PoshMcp clients already send them.
- * Shared objects: descriptors are read, never changed.
- */
-const SHAPING_PARAMETERS: readonly ToolParameter[] = [
-  {
-    name: "_RequestedProperties",
-    schema: {
-      type: "array",
-      items: { type: "string" },
-      description:
-        "Output objects keep only these properties (names or wildcards such as *Time). Default: the properties PowerShell shows for the type.",
-    },
-    required: false,
-    kind: "shaping",
-  },
-  {
-    name: "_AllProperties",
-    schema: {
-      type: "boolean",
-      description: "true: output objects keep every property. Default false.",
-    },
-    required: false,
-    kind: "shaping",
-  },
-  {
-    name: "_MaxResults",
-    schema: {
-      type: "integer",
-      minimum: 1,
-      maximum: 2147483646,
-      description: "Most output items; the command stops after them. Default: all.",
-    },
-    required: false,
-    kind: "shaping",
-  },
-];
 
 const INTEGER_RANGES: Record<string, [number, number]> = {
   "System.Byte": [0, 255],
@@ -587,114 +553,4 @@ export function cap(text: string, max: number): string {
   const cut = text.slice(0, max - 1);
   const space = cut.lastIndexOf(" ");
   return `${(space > max / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
-}
-
-const READ_ONLY_VERBS = new Set(
-  [
-    "Get",
-    "Find",
-    "Search",
-    "Show",
-    "Test",
-    "Measure",
-    "Resolve",
-    "Compare",
-    "Read",
-    "Select",
-    "Trace",
-    "Ping",
-    "Watch",
-  ],
-);
-const ADDITIVE_VERBS = new Set(
-  [
-    "New",
-    "Add",
-    "Copy",
-    "Join",
-    "Split",
-    "Import",
-    "Export",
-    "Out",
-    "Write",
-    "ConvertTo",
-    "ConvertFrom",
-    "Convert",
-    "Expand",
-    "Compress",
-    "Format",
-    "Group",
-    "Sort",
-    "Publish",
-    "Register",
-    "Save",
-    "Send",
-    "Install",
-    "Mount",
-    "Connect",
-    "Enter",
-    "Open",
-    "Push",
-    "Request",
-    "Submit",
-    "Initialize",
-    "Build",
-    "Checkpoint",
-    "Backup",
-  ],
-);
-const IDEMPOTENT_OVERWRITE_VERBS = new Set([
-  "Set",
-  "Update",
-  "Enable",
-  "Disable",
-  "Grant",
-  "Revoke",
-  "Protect",
-  "Unprotect",
-]);
-
-/**
- * Annotations from the command's verb: read-only verbs (Get, Test, ...) are read-only and idempotent;
- * additive verbs (New, Add, Export, ...) are neither destructive nor idempotent; Set-like verbs are
- * destructive and idempotent; every other verb (Remove, Stop, Invoke, Start, unknown ones) is
- * destructive. `openWorldHint` is always true: commands reach outside svc.
- */
-export function annotationsFor(command: string, verb: string | null): ToolAnnotations {
-  const v = verb ?? command.split("-")[0] ?? "";
-  const title = command;
-  if (READ_ONLY_VERBS.has(v)) {
-    return {
-      title,
-      readOnlyHint: true,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: true,
-    };
-  }
-  if (ADDITIVE_VERBS.has(v)) {
-    return {
-      title,
-      readOnlyHint: false,
-      destructiveHint: false,
-      idempotentHint: false,
-      openWorldHint: true,
-    };
-  }
-  if (IDEMPOTENT_OVERWRITE_VERBS.has(v)) {
-    return {
-      title,
-      readOnlyHint: false,
-      destructiveHint: true,
-      idempotentHint: true,
-      openWorldHint: true,
-    };
-  }
-  return {
-    title,
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: false,
-    openWorldHint: true,
-  };
 }

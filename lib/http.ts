@@ -23,7 +23,15 @@ import { CatalogStore } from "./discovery.ts";
 import { SseTransport } from "./legacy_sse.ts";
 import { correlationIdFor } from "./correlation.ts";
 import { logger } from "./log.ts";
-import { BodyTooLarge, isJsonContentType, readBodyText } from "./http_body.ts";
+import { BodyTooLarge, isJsonContentType, onBodyEnd, readBodyText } from "./http_body.ts";
+import {
+  asksForProgress,
+  claimsModernEra,
+  type ResponseMode,
+  responseModeOf,
+  withBothAccepts,
+  withoutBody,
+} from "./http_message.ts";
 import { checkCanListen, listen } from "./http_listen.ts";
 import {
   authInfoOf,
@@ -51,8 +59,6 @@ export interface HttpOptions {
   shutdown: Promise<void>;
 }
 
-type ResponseMode = "auto" | "json" | "sse";
-
 interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
@@ -65,25 +71,6 @@ interface Session {
 
 const UNSUPPORTED_MEDIA_TYPE = "Unsupported Media Type: Content-Type must be application/json";
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
-
-/** True when a JSON-RPC request (or one in a batch) carries a `progressToken`. */
-function asksForProgress(body: unknown): boolean {
-  const requests = Array.isArray(body) ? body : [body];
-  return requests.some((request) => {
-    const meta = (request as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params
-      ?._meta;
-    return meta?.progressToken !== undefined && meta.progressToken !== null;
-  });
-}
-
-/** Picks the response format from `Accept`: JSON only, SSE only, or either (`auto`). */
-export function responseModeOf(accept: string): ResponseMode {
-  const json = /application\/json|\*\/\*/.test(accept);
-  const sse = accept.includes("text/event-stream");
-  if (json && !sse) return "json";
-  if (sse && !json) return "sse";
-  return "auto";
-}
 
 function jsonResponse(status: number, body: unknown, headers: HeadersInit = {}): Response {
   return new Response(JSON.stringify(body), {
@@ -536,27 +523,6 @@ class HttpFront {
   }
 }
 
-/** True when a single JSON-RPC message claims the 2026-07-28 era through its `_meta` envelope. */
-function claimsModernEra(body: unknown): boolean {
-  const meta = (body as { params?: { _meta?: Record<string, unknown> } } | null)?.params?._meta;
-  return typeof meta?.["io.modelcontextprotocol/protocolVersion"] === "string";
-}
-
-/**
- * A body-less copy of a request (svc reads each body once and gives the SDK the parsed body), with
- * other headers when given.
- */
-function withoutBody(req: Request, headers: HeadersInit = req.headers): Request {
-  return new Request(req.url, { method: req.method, headers, signal: req.signal });
-}
-
-/** The SDK's transport insists on both types in Accept; svc has already honoured the client's. */
-function withBothAccepts(req: Request): Request {
-  const headers = new Headers(req.headers);
-  headers.set("accept", "application/json, text/event-stream");
-  return withoutBody(req, headers);
-}
-
 /** Serves MCP over HTTP until shutdown, then drains in-flight calls and closes every worker. */
 export async function serveHttp(options: HttpOptions): Promise<void> {
   const { settings, pwsh, version, shutdown } = options;
@@ -613,45 +579,4 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
   const deadline = new Promise((r) => setTimeout(r, settings.pool.shutdownDrainTimeoutMs));
   await Promise.race([drained, deadline]);
   await pool.drain();
-}
-
-/** Calls `end` once, when the response body has been sent or abandoned (at once if there is none). */
-function onBodyEnd(response: Response, end: () => void): Response {
-  if (response.body === null) {
-    end();
-    return response;
-  }
-  let ended = false;
-  const once = () => {
-    if (!ended) {
-      ended = true;
-      end();
-    }
-  };
-  const reader = response.body.getReader();
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read();
-        if (done) {
-          once();
-          controller.close();
-        } else {
-          controller.enqueue(value);
-        }
-      } catch (e) {
-        once();
-        controller.error(e);
-      }
-    },
-    cancel(reason) {
-      once();
-      return reader.cancel(reason);
-    },
-  });
-  return new Response(body, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  });
 }

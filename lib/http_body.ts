@@ -1,7 +1,8 @@
 /**
- * Reading request bodies under a size limit (`McpServer:MaxRequestBodyBytes`). The body is streamed
+ * Bodies: reading request bodies under a size limit (`McpServer:MaxRequestBodyBytes`). The body is streamed
  * and counted, so a client cannot make svc buffer more than the limit, whatever `Content-Length`
- * claims or whether it is sent at all (chunked bodies have none).
+ * claims or whether it is sent at all (chunked bodies have none); and noticing when a response
+ * body has been sent (`onBodyEnd`), so a streamed answer counts as work in progress.
  *
  * @module
  */
@@ -62,4 +63,45 @@ export async function readBodyText(req: Request, limit: number): Promise<string>
 /** True when a `Content-Type` header value names JSON (`application/json`, any parameters). */
 export function isJsonContentType(value: string | null): boolean {
   return value?.split(";")[0]?.trim().toLowerCase() === "application/json";
+}
+
+/** Calls `end` once, when the response body has been sent or abandoned (at once if there is none). */
+export function onBodyEnd(response: Response, end: () => void): Response {
+  if (response.body === null) {
+    end();
+    return response;
+  }
+  let ended = false;
+  const once = () => {
+    if (!ended) {
+      ended = true;
+      end();
+    }
+  };
+  const reader = response.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          once();
+          controller.close();
+        } else {
+          controller.enqueue(value);
+        }
+      } catch (e) {
+        once();
+        controller.error(e);
+      }
+    },
+    cancel(reason) {
+      once();
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
 }

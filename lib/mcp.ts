@@ -21,7 +21,8 @@ import {
 } from "./result.ts";
 import { PoolError } from "./pool.ts";
 import type { Worker } from "./shell.ts";
-import type { InvokeParams, WorkerProgress } from "./worker_protocol.ts";
+import type { WorkerProgress } from "./worker_protocol.ts";
+import { outputShaping } from "./output_shaping.ts";
 import { closestNames } from "./suggest.ts";
 
 const log = logger("mcp");
@@ -211,33 +212,6 @@ export async function callTool(
     );
     return { kind: "result", result: failureResult(tool, message) };
   }
-}
-
-/**
- * The `select` and `first` of an invoke, PoshMcp's order: `_AllProperties` keeps every property;
- * else `_RequestedProperties`; else the command's `DefaultProperties`; else the display properties
- * when `UseDefaultDisplayProperties` (the command's, else the shell's) is on.
- */
-export function outputShaping(
-  shell: ShellSettings,
-  command: string,
-  shaping: Record<string, unknown>,
-): Pick<InvokeParams, "select" | "first"> {
-  const out: Pick<InvokeParams, "select" | "first"> = {};
-  if (typeof shaping["_MaxResults"] === "number") out.first = shaping["_MaxResults"];
-  if (shaping["_AllProperties"] === true) return out;
-  const requested = (shaping["_RequestedProperties"] as string[] | undefined ?? [])
-    .map((name) => name.trim())
-    .filter((name) => name !== "");
-  const override = overrideFor(shell, command);
-  if (requested.length > 0) {
-    out.select = { properties: requested, display: false };
-  } else if (override?.defaultProperties && override.defaultProperties.length > 0) {
-    out.select = { properties: override.defaultProperties, display: false };
-  } else if (override?.useDefaultDisplayProperties ?? shell.useDefaultDisplayProperties) {
-    out.select = { properties: null, display: true };
-  }
-  return out;
 }
 
 /**

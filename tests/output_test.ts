@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import type { ShellSettings } from "../lib/config.ts";
-import { outputShaping } from "../lib/mcp.ts";
+import { outputShaping } from "../lib/output_shaping.ts";
 import { fitOutput, shorten } from "../lib/result_fit.ts";
 import { fixtureConfig, outputOf, startSvc } from "./support/harness.ts";
 import { needsRealPwsh, REAL_PWSH } from "./support/real_pwsh.ts";

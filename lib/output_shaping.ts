@@ -1,0 +1,75 @@
+/**
+ * The arguments every tool takes to shape its output (`_RequestedProperties`, `_AllProperties`,
+ * `_MaxResults`, the names PoshMcp clients send) and how they, with the shell's settings, become an
+ * invoke's `select` and `first` (docs/worker-protocol.md §4.4).
+ *
+ * @module
+ */
+import type { ToolParameter } from "./catalog.ts";
+import { overrideFor, type ShellSettings } from "./config.ts";
+import type { InvokeParams } from "./worker_protocol.ts";
+
+/**
+ * Arguments every tool accepts to shape its output, named as PoshMcp clients already send them.
+ * Shared objects: descriptors are read, never changed.
+ */
+export const SHAPING_PARAMETERS: readonly ToolParameter[] = [
+  {
+    name: "_RequestedProperties",
+    schema: {
+      type: "array",
+      items: { type: "string" },
+      description:
+        "Output objects keep only these properties (names or wildcards such as *Time). Default: the properties PowerShell shows for the type.",
+    },
+    required: false,
+    kind: "shaping",
+  },
+  {
+    name: "_AllProperties",
+    schema: {
+      type: "boolean",
+      description: "true: output objects keep every property. Default false.",
+    },
+    required: false,
+    kind: "shaping",
+  },
+  {
+    name: "_MaxResults",
+    schema: {
+      type: "integer",
+      minimum: 1,
+      maximum: 2147483646,
+      description: "Most output items; the command stops after them. Default: all.",
+    },
+    required: false,
+    kind: "shaping",
+  },
+];
+
+/**
+ * The `select` and `first` of an invoke, PoshMcp's order: `_AllProperties` keeps every property;
+ * else `_RequestedProperties`; else the command's `DefaultProperties`; else the display properties
+ * when `UseDefaultDisplayProperties` (the command's, else the shell's) is on.
+ */
+export function outputShaping(
+  shell: ShellSettings,
+  command: string,
+  shaping: Record<string, unknown>,
+): Pick<InvokeParams, "select" | "first"> {
+  const out: Pick<InvokeParams, "select" | "first"> = {};
+  if (typeof shaping["_MaxResults"] === "number") out.first = shaping["_MaxResults"];
+  if (shaping["_AllProperties"] === true) return out;
+  const requested = (shaping["_RequestedProperties"] as string[] | undefined ?? [])
+    .map((name) => name.trim())
+    .filter((name) => name !== "");
+  const override = overrideFor(shell, command);
+  if (requested.length > 0) {
+    out.select = { properties: requested, display: false };
+  } else if (override?.defaultProperties && override.defaultProperties.length > 0) {
+    out.select = { properties: override.defaultProperties, display: false };
+  } else if (override?.useDefaultDisplayProperties ?? shell.useDefaultDisplayProperties) {
+    out.select = { properties: null, display: true };
+  }
+  return out;
+}
