@@ -16,8 +16,6 @@
 import type { ShellSettings } from "./config.ts";
 import { annotationsFor } from "./catalog_annotations.ts";
 import { SHAPING_PARAMETERS } from "./output_shaping.ts";
-
-export { annotationsFor } from "./catalog_annotations.ts";
 import type {
   CommandMeta,
   CommandsResult,
@@ -25,6 +23,8 @@ import type {
   ParameterSetMeta,
   ParamMeta,
 } from "./worker_protocol.ts";
+
+export { annotationsFor } from "./catalog_annotations.ts";
 
 /** A JSON Schema object (the subset svc emits). */
 export type JsonSchema = Record<string, unknown>;
@@ -319,7 +319,7 @@ function buildTool(
   const inputSchema: JsonSchema = { type: "object", properties };
   if (required.length > 0) inputSchema.required = required;
   inputSchema.additionalProperties = false;
-  const { description, source } = toolDescription(command, set);
+  const { description, source } = toolDescription(command, set, parameters);
   return {
     name: toolName(command.name, set.name),
     command: command.name,
@@ -464,6 +464,7 @@ function withDescription(
 function toolDescription(
   command: CommandMeta,
   set: ParameterSetMeta,
+  parameters: ToolParameter[],
 ): { description: string; source: DescriptionSource } {
   const synopsis = sanitize(command.help?.synopsis ?? "");
   // Get-Help invents a syntax line as the synopsis of help-less commands; that is not a description.
@@ -474,7 +475,7 @@ function toolDescription(
   if (description) {
     return { description: cap(description, TOOL_DESCRIPTION_CAP), source: "description" };
   }
-  const generated = describeFromMetadata(command, set);
+  const generated = describeFromMetadata(command, set, parameters);
   if (generated) {
     return { description: cap(generated, TOOL_DESCRIPTION_CAP), source: "generated" };
   }
@@ -491,10 +492,14 @@ const LISTED_PARAMETERS = 8;
 
 /**
  * A description for a command without help content (a fresh install before `Update-Help`), written
- * from what discovery knows: verb and noun, module, parameter set, required and optional
- * parameters, accepted values. Better for a model than the syntax line PowerShell makes up.
+ * from what discovery knows: verb and noun, module, parameter set, and the tool's own arguments
+ * (required, optional, accepted values). Better for a model than the syntax line PowerShell makes up.
  */
-function describeFromMetadata(command: CommandMeta, set: ParameterSetMeta): string | null {
+function describeFromMetadata(
+  command: CommandMeta,
+  set: ParameterSetMeta,
+  parameters: ToolParameter[],
+): string | null {
   if (!command.verb || !command.noun) return null;
   const noun = command.noun.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase();
   const where = [
@@ -502,22 +507,21 @@ function describeFromMetadata(command: CommandMeta, set: ParameterSetMeta): stri
     command.module ? `from module ${command.module}` : null,
     set.name !== ALL_SETS && command.parameterSets.length > 1 ? `parameter set ${set.name}` : null,
   ].filter((part) => part !== null).join(", ");
-  const usable = set.parameters.filter((p) =>
-    !COMMON_PARAMETERS.has(p.name.toLowerCase()) && !p.isDynamic &&
-    !["whatif", "confirm"].includes(p.name.toLowerCase())
-  );
-  const list = (params: ParamMeta[]) => {
+  const own = parameters.filter((p) => p.kind !== "shaping");
+  const list = (params: ToolParameter[]) => {
     const names = params.slice(0, LISTED_PARAMETERS).map((p) => p.name).join(", ");
     return params.length > LISTED_PARAMETERS
       ? `${names} and ${params.length - LISTED_PARAMETERS} more`
       : names;
   };
-  const required = usable.filter((p) => p.isMandatory);
-  const optional = usable.filter((p) => !p.isMandatory);
-  const values = usable
-    .filter((p) => (p.validateSet ?? p.enumValues)?.length)
+  const required = own.filter((p) => p.required);
+  const optional = own.filter((p) => !p.required);
+  const accepted = (p: ToolParameter) =>
+    (p.schema.enum ?? (p.schema.items as JsonSchema | undefined)?.enum) as string[] | undefined;
+  const values = own
+    .filter((p) => accepted(p)?.length)
     .slice(0, 2)
-    .map((p) => `${p.name} is one of ${(p.validateSet ?? p.enumValues)!.slice(0, 8).join(", ")}`);
+    .map((p) => `${p.name} is one of ${accepted(p)!.slice(0, 8).join(", ")}`);
   const sentences = [
     `${command.verb} ${noun} (${where}).`,
     required.length > 0 ? `Requires ${list(required)}.` : null,

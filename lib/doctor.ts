@@ -307,6 +307,11 @@ function authSummary(settings: Settings): DoctorReport["auth"] {
 export function formatDoctorText(report: DoctorReport): string {
   const lines: string[] = [];
   const section = (title: string) => lines.push("", title);
+  const bullets = (title: string, items: string[]) => {
+    if (items.length === 0) return;
+    section(title);
+    for (const item of items) lines.push(`  - ${item}`);
+  };
   lines.push(`svc ${report.version} doctor`);
   section("Configuration");
   lines.push(`  file: ${report.configuration.description}`);
@@ -368,22 +373,10 @@ export function formatDoctorText(report: DoctorReport): string {
     );
   }
   for (const s of a.schemes) lines.push(`  ${schemeLine(s)}`);
-  if (report.hints.length > 0) {
-    section("Hints");
-    for (const line of report.hints) lines.push(`  - ${line}`);
-  }
-  if (report.leftOut.length > 0) {
-    section("Left out of tool schemas");
-    for (const line of report.leftOut) lines.push(`  - ${line}`);
-  }
-  if (report.warnings.length > 0) {
-    section("Warnings");
-    for (const w of report.warnings) lines.push(`  - ${w}`);
-  }
-  if (report.errors.length > 0) {
-    section("Errors");
-    for (const e of report.errors) lines.push(`  - ${e}`);
-  }
+  bullets("Hints", report.hints);
+  bullets("Left out of tool schemas", report.leftOut);
+  bullets("Warnings", report.warnings);
+  bullets("Errors", report.errors);
   lines.push(
     "",
     report.exitCode === 0 ? "Healthy." : `Problems found (exit code ${report.exitCode}).`,

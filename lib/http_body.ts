@@ -1,8 +1,8 @@
 /**
- * Bodies: reading request bodies under a size limit (`McpServer:MaxRequestBodyBytes`). The body is streamed
- * and counted, so a client cannot make svc buffer more than the limit, whatever `Content-Length`
- * claims or whether it is sent at all (chunked bodies have none); and noticing when a response
- * body has been sent (`onBodyEnd`), so a streamed answer counts as work in progress.
+ * Bodies: reading request bodies under a size limit (`McpServer:MaxRequestBodyBytes`), and noticing
+ * when a response body has been sent (`onBodyEnd`), so a streamed answer counts as work in progress.
+ * A request body is streamed and counted, so a client cannot make svc buffer more than the limit,
+ * whatever `Content-Length` claims or whether it is sent at all (chunked bodies have none).
  *
  * @module
  */

@@ -81,7 +81,6 @@ export function fitOutput(output: unknown[], maxBytes: number): FittedOutput {
  */
 export function shorten(value: unknown, budget: number): unknown {
   if (typeof value === "string") return cutMiddle(value, budget);
-  const json = JSON.stringify(value) ?? "null";
   for (
     let limit = Math.max(SHORTEST_CUT, Math.floor(budget / 2));
     limit >= SHORTEST_CUT;
@@ -90,7 +89,7 @@ export function shorten(value: unknown, budget: number): unknown {
     const cut = cutStrings(value, limit);
     if (byteLength(JSON.stringify(cut) ?? "null") <= budget) return cut;
   }
-  return cutMiddle(json, budget);
+  return cutMiddle(JSON.stringify(value) ?? "null", budget);
 }
 
 function cutStrings(value: unknown, limit: number): unknown {
@@ -106,10 +105,11 @@ function cutStrings(value: unknown, limit: number): unknown {
 
 /** Head and tail of `text` within about `budget` bytes of JSON, with a marker saying how much went. */
 function cutMiddle(text: string, budget: number): string {
-  if (byteLength(JSON.stringify(text)) <= budget) return text;
+  const bytes = byteLength(JSON.stringify(text));
+  if (bytes <= budget) return text;
   // JSON escapes and multi-byte characters make bytes outnumber characters; scale down to fit.
   // The estimate can miss where head and tail escape more than the average; shrink until it fits.
-  const ratio = byteLength(JSON.stringify(text)) / text.length;
+  const ratio = bytes / text.length;
   let keep = Math.max(SHORTEST_CUT, Math.floor((budget - 60) / ratio));
   for (;;) {
     const head = Math.ceil(keep / 2);

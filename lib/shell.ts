@@ -174,10 +174,7 @@ export class Worker implements AsyncDisposable {
    */
   invoke(params: InvokeParams, options: InvokeOptions = {}): Promise<InvokeOutcome> {
     return this.#exclusive(async () => {
-      const { id, response } = this.#send("invoke", params);
-      if (options.onProgress && this.#pending?.id === id) {
-        this.#pending.onProgress = options.onProgress;
-      }
+      const { id, response } = this.#send("invoke", params, options.onProgress);
       const interruption = interruptionOf(options);
       try {
         const first = await Promise.race([
@@ -426,7 +423,11 @@ export class Worker implements AsyncDisposable {
     });
   }
 
-  #send(op: string, params: unknown): { id: number; response: Promise<unknown> } {
+  #send(
+    op: string,
+    params: unknown,
+    onProgress?: (progress: WorkerProgress) => void,
+  ): { id: number; response: Promise<unknown> } {
     const id = ++this.#nextId;
     const exitCode = this.#process.exitCode;
     if (exitCode !== null) {
@@ -436,7 +437,9 @@ export class Worker implements AsyncDisposable {
       return { id, response: Promise.reject(error) };
     }
     const response = new Promise<unknown>((resolve, reject) => {
-      this.#pending = { id, op, resolve, reject };
+      this.#pending = onProgress
+        ? { id, op, resolve, reject, onProgress }
+        : { id, op, resolve, reject };
     });
     this.#write({ id, op, params }).catch((error) =>
       this.#fail(new WorkerError("CLOSED", `Cannot send '${op}' to PowerShell worker: ${error}`))

@@ -209,6 +209,9 @@ Deno.test("buildTools() offers no set whose mandatory parameter JSON cannot give
   );
   const thing = catalog.tools.find((t) => t.command === "Get-Thing")!;
   assert.ok(!("Filter" in (thing.inputSchema.properties as object)));
+  // Its description names only the arguments the tool takes.
+  assert.equal(thing.descriptionSource, "generated");
+  assert.ok(!thing.description.includes("Filter"), thing.description);
   assert.deepEqual(catalog.leftOut, [
     "Optional parameter 'Filter' of 'Get-Thing' (set 'Default') is left out: its type System.Management.Automation.ScriptBlock cannot be given in JSON",
   ]);

@@ -117,7 +117,6 @@ function same(a: string, b: string): boolean {
   return a.toLowerCase() === b.toLowerCase();
 }
 
-/** Collects one call's streams (protocol §4.4 `result`) and applies the preferences. */
 /** A progress record as the worker reports it (protocol §4.4 `progress` frame). */
 export interface ProgressRecord {
   activity: string;
@@ -127,6 +126,7 @@ export interface ProgressRecord {
   completed: boolean;
 }
 
+/** Collects one call's streams (protocol §4.4 `result`) and applies the preferences. */
 export class InvokeContext {
   readonly output: PSValue[] = [];
   readonly errors: ErrorInfo[] = [];
