@@ -15,6 +15,13 @@
  */
 import type { ShellSettings } from "./config.ts";
 import { annotationsFor } from "./catalog_annotations.ts";
+import {
+  ALL_SETS,
+  cap,
+  PARAMETER_DESCRIPTION_CAP,
+  sanitize,
+  toolDescription,
+} from "./catalog_description.ts";
 import { SHAPING_PARAMETERS } from "./output_shaping.ts";
 import type {
   CommandMeta,
@@ -25,6 +32,7 @@ import type {
 } from "./worker_protocol.ts";
 
 export { annotationsFor } from "./catalog_annotations.ts";
+export { cap, sanitize } from "./catalog_description.ts";
 
 /** A JSON Schema object (the subset svc emits). */
 export type JsonSchema = Record<string, unknown>;
@@ -93,10 +101,6 @@ export interface Catalog {
   /** Versions of the configured modules, to validate a cached catalog. */
   modules: { name: string; version: string | null }[];
 }
-
-const ALL_SETS = "__AllParameterSets";
-const TOOL_DESCRIPTION_CAP = 1024;
-const PARAMETER_DESCRIPTION_CAP = 512;
 
 /** PowerShell common parameters; never tool arguments (WhatIf/Confirm are kept where supported). */
 const COMMON_PARAMETERS = new Set(
@@ -459,102 +463,4 @@ function withDescription(
   const text = sanitize(helpText ?? "") || sanitize(param.helpMessage ?? "") || phrase;
   if (text) parameter.schema.description = cap(text, PARAMETER_DESCRIPTION_CAP);
   return parameter;
-}
-
-function toolDescription(
-  command: CommandMeta,
-  set: ParameterSetMeta,
-  parameters: ToolParameter[],
-): { description: string; source: DescriptionSource } {
-  const synopsis = sanitize(command.help?.synopsis ?? "");
-  // Get-Help invents a syntax line as the synopsis of help-less commands; that is not a description.
-  if (synopsis && synopsis !== command.name && !synopsis.startsWith(`${command.name} `)) {
-    return { description: cap(synopsis, TOOL_DESCRIPTION_CAP), source: "synopsis" };
-  }
-  const description = sanitize(command.help?.description ?? "");
-  if (description) {
-    return { description: cap(description, TOOL_DESCRIPTION_CAP), source: "description" };
-  }
-  const generated = describeFromMetadata(command, set, parameters);
-  if (generated) {
-    return { description: cap(generated, TOOL_DESCRIPTION_CAP), source: "generated" };
-  }
-  const syntax = sanitize(set.syntax);
-  if (syntax) {
-    const text = syntax.startsWith(command.name) ? syntax : `${command.name} ${syntax}`;
-    return { description: cap(text, TOOL_DESCRIPTION_CAP), source: "syntax" };
-  }
-  return { description: command.name, source: "name" };
-}
-
-/** Parameters listed by name in a generated description before "and N more". */
-const LISTED_PARAMETERS = 8;
-
-/**
- * A description for a command without help content (a fresh install before `Update-Help`), written
- * from what discovery knows: verb and noun, module, parameter set, and the tool's own arguments
- * (required, optional, accepted values). Better for a model than the syntax line PowerShell makes up.
- */
-function describeFromMetadata(
-  command: CommandMeta,
-  set: ParameterSetMeta,
-  parameters: ToolParameter[],
-): string | null {
-  if (!command.verb || !command.noun) return null;
-  const noun = command.noun.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase();
-  const where = [
-    `PowerShell command ${command.name}`,
-    command.module ? `from module ${command.module}` : null,
-    set.name !== ALL_SETS && command.parameterSets.length > 1 ? `parameter set ${set.name}` : null,
-  ].filter((part) => part !== null).join(", ");
-  const own = parameters.filter((p) => p.kind !== "shaping");
-  const list = (params: ToolParameter[]) => {
-    const names = params.slice(0, LISTED_PARAMETERS).map((p) => p.name).join(", ");
-    return params.length > LISTED_PARAMETERS
-      ? `${names} and ${params.length - LISTED_PARAMETERS} more`
-      : names;
-  };
-  const required = own.filter((p) => p.required);
-  const optional = own.filter((p) => !p.required);
-  const accepted = (p: ToolParameter) =>
-    (p.schema.enum ?? (p.schema.items as JsonSchema | undefined)?.enum) as string[] | undefined;
-  const values = own
-    .filter((p) => accepted(p)?.length)
-    .slice(0, 2)
-    .map((p) => `${p.name} is one of ${accepted(p)!.slice(0, 8).join(", ")}`);
-  const sentences = [
-    `${command.verb} ${noun} (${where}).`,
-    required.length > 0 ? `Requires ${list(required)}.` : null,
-    optional.length > 0 ? `Optional: ${list(optional)}.` : null,
-    values.length > 0 ? `${values.join("; ")}.` : null,
-    "No help is installed for it.",
-  ];
-  return sentences.filter((s) => s !== null).join(" ");
-}
-
-/**
- * Cleans help text: control characters removed (whitespace controls become spaces), whitespace runs
- * collapsed within paragraphs, paragraph breaks kept as a blank line.
- */
-export function sanitize(text: string): string {
-  return text
-    .replace(/\r\n?/g, "\n")
-    .split(/\n\s*\n/)
-    .map((paragraph) =>
-      paragraph
-        .replace(/[\t\n\v\f]/g, " ")
-        .replace(/\p{Cc}/gu, "")
-        .replace(/\s+/g, " ")
-        .trim()
-    )
-    .filter(Boolean)
-    .join("\n\n");
-}
-
-/** Caps text at `max` characters, cutting at a word boundary and ending with `…`. */
-export function cap(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const cut = text.slice(0, max - 1);
-  const space = cut.lastIndexOf(" ");
-  return `${(space > max / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
 }

@@ -1,0 +1,121 @@
+/**
+ * Tool descriptions: help content when it is installed, else a description written from the
+ * command's metadata (never the bare syntax line PowerShell makes up for help-less commands), and
+ * the text cleaning and capping shared by tool and parameter descriptions.
+ *
+ * @module
+ */
+import type { DescriptionSource, JsonSchema, ToolParameter } from "./catalog.ts";
+import type { CommandMeta, ParameterSetMeta } from "./worker_protocol.ts";
+
+/** Name PowerShell gives the one parameter set of a command that declares none. */
+export const ALL_SETS = "__AllParameterSets";
+/** Longest tool description, in characters. */
+export const TOOL_DESCRIPTION_CAP = 1024;
+/** Longest parameter description, in characters. */
+export const PARAMETER_DESCRIPTION_CAP = 512;
+
+/**
+ * The description of a tool for `set` of `command` (`null`: a tool covering every set) and where
+ * it came from: the help synopsis, else the help description, else one generated from metadata,
+ * else the syntax line, else the bare name.
+ */
+export function toolDescription(
+  command: CommandMeta,
+  set: ParameterSetMeta | null,
+  parameters: ToolParameter[],
+): { description: string; source: DescriptionSource } {
+  const synopsis = sanitize(command.help?.synopsis ?? "");
+  // Get-Help invents a syntax line as the synopsis of help-less commands; that is not a description.
+  if (synopsis && synopsis !== command.name && !synopsis.startsWith(`${command.name} `)) {
+    return { description: cap(synopsis, TOOL_DESCRIPTION_CAP), source: "synopsis" };
+  }
+  const description = sanitize(command.help?.description ?? "");
+  if (description) {
+    return { description: cap(description, TOOL_DESCRIPTION_CAP), source: "description" };
+  }
+  const generated = describeFromMetadata(command, set, parameters);
+  if (generated) {
+    return { description: cap(generated, TOOL_DESCRIPTION_CAP), source: "generated" };
+  }
+  const syntax = sanitize(set?.syntax ?? "");
+  if (syntax) {
+    const text = syntax.startsWith(command.name) ? syntax : `${command.name} ${syntax}`;
+    return { description: cap(text, TOOL_DESCRIPTION_CAP), source: "syntax" };
+  }
+  return { description: command.name, source: "name" };
+}
+
+/** Parameters listed by name in a generated description before "and N more". */
+const LISTED_PARAMETERS = 8;
+
+/**
+ * A description for a command without help content (a fresh install before `Update-Help`), written
+ * from what discovery knows: verb and noun, module, parameter set, and the tool's own arguments
+ * (required, optional, accepted values). Better for a model than the syntax line PowerShell makes up.
+ */
+function describeFromMetadata(
+  command: CommandMeta,
+  set: ParameterSetMeta | null,
+  parameters: ToolParameter[],
+): string | null {
+  if (!command.verb || !command.noun) return null;
+  const noun = command.noun.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase();
+  const where = [
+    `PowerShell command ${command.name}`,
+    command.module ? `from module ${command.module}` : null,
+    set && set.name !== ALL_SETS && command.parameterSets.length > 1
+      ? `parameter set ${set.name}`
+      : null,
+  ].filter((part) => part !== null).join(", ");
+  const own = parameters.filter((p) => p.kind !== "shaping");
+  const list = (params: ToolParameter[]) => {
+    const names = params.slice(0, LISTED_PARAMETERS).map((p) => p.name).join(", ");
+    return params.length > LISTED_PARAMETERS
+      ? `${names} and ${params.length - LISTED_PARAMETERS} more`
+      : names;
+  };
+  const required = own.filter((p) => p.required);
+  const optional = own.filter((p) => !p.required);
+  const accepted = (p: ToolParameter) =>
+    (p.schema.enum ?? (p.schema.items as JsonSchema | undefined)?.enum) as string[] | undefined;
+  const values = own
+    .filter((p) => accepted(p)?.length)
+    .slice(0, 2)
+    .map((p) => `${p.name} is one of ${accepted(p)!.slice(0, 8).join(", ")}`);
+  const sentences = [
+    `${command.verb} ${noun} (${where}).`,
+    required.length > 0 ? `Requires ${list(required)}.` : null,
+    optional.length > 0 ? `Optional: ${list(optional)}.` : null,
+    values.length > 0 ? `${values.join("; ")}.` : null,
+    "No help is installed for it.",
+  ];
+  return sentences.filter((s) => s !== null).join(" ");
+}
+
+/**
+ * Cleans help text: control characters removed (whitespace controls become spaces), whitespace runs
+ * collapsed within paragraphs, paragraph breaks kept as a blank line.
+ */
+export function sanitize(text: string): string {
+  return text
+    .replace(/\r\n?/g, "\n")
+    .split(/\n\s*\n/)
+    .map((paragraph) =>
+      paragraph
+        .replace(/[\t\n\v\f]/g, " ")
+        .replace(/\p{Cc}/gu, "")
+        .replace(/\s+/g, " ")
+        .trim()
+    )
+    .filter(Boolean)
+    .join("\n\n");
+}
+
+/** Caps text at `max` characters, cutting at a word boundary and ending with `…`. */
+export function cap(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max - 1);
+  const space = cut.lastIndexOf(" ");
+  return `${(space > max / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
