@@ -68,7 +68,7 @@ function describeFromMetadata(
       ? `parameter set ${set.name}`
       : null,
   ].filter((part) => part !== null).join(", ");
-  const own = parameters.filter((p) => p.kind !== "shaping");
+  const own = parameters.filter((p) => p.kind !== "shaping" && p.kind !== "set");
   const list = (params: ToolParameter[]) => {
     const names = params.slice(0, LISTED_PARAMETERS).map((p) => p.name).join(", ");
     return params.length > LISTED_PARAMETERS

@@ -56,6 +56,11 @@ export interface ShellSettings {
    * also PoshMcp's `ShellConfiguration:Performance:UseDefaultDisplayProperties`)
    */
   useDefaultDisplayProperties: boolean;
+  /**
+   * One tool per parameter set (`ParameterSet`) or one per command covering all its sets
+   * (`Command`, for clients with a tool limit). @default "ParameterSet" (`ShellConfiguration:ToolGranularity`)
+   */
+  toolGranularity: ToolGranularity;
   /** Per-command overrides, keyed as written (matched case-insensitively). @default {} */
   commandOverrides: Record<string, CommandOverride>;
   /** Directory of the catalog cache. @default the user cache dir + "/svc" (`ShellConfiguration:CacheDirectory`, env `SVC_CACHE_DIR`) */
@@ -90,6 +95,9 @@ export interface PoolSettings {
    */
   runspacesPerProcess: number;
 }
+
+/** How commands become tools (`ShellConfiguration:ToolGranularity`). */
+export type ToolGranularity = "ParameterSet" | "Command";
 
 /** HTTP session mode (`McpServer:HttpTransportMode`). */
 export type HttpTransportMode = "Stateless" | "Stateful";
@@ -265,6 +273,11 @@ function resolveSettings(
       "ShellConfiguration:UseDefaultDisplayProperties",
       read.boolean("ShellConfiguration:Performance:UseDefaultDisplayProperties", true),
     ),
+    toolGranularity: read.choice(
+      "ShellConfiguration:ToolGranularity",
+      ["ParameterSet", "Command"] as const,
+      "ParameterSet",
+    ),
     commandOverrides: readOverrides(read),
     cacheDirectory: env["SVC_CACHE_DIR"] ??
       read.optionalString("ShellConfiguration:CacheDirectory"),
@@ -342,16 +355,11 @@ function readHttp(
       );
     }
   }
-  const modeText = read.optionalString("McpServer:HttpTransportMode") ?? "Stateless";
-  const mode = (["Stateless", "Stateful"] as const).find((m) =>
-    m.toLowerCase() === modeText.toLowerCase()
+  const mode = read.choice(
+    "McpServer:HttpTransportMode",
+    ["Stateless", "Stateful"] as const,
+    "Stateless",
   );
-  if (!mode) {
-    throw read.invalid(
-      "McpServer:HttpTransportMode",
-      `expected "Stateless" or "Stateful", got "${modeText}"`,
-    );
-  }
   let mcpPath = overrides.mcpPath ?? env["SVC_MCP_PATH"] ?? null;
   if (mcpPath !== null) {
     mcpPath = `/${mcpPath.replace(/^\/+/, "")}`.replace(/\/+$/, "") || "/";

@@ -136,6 +136,19 @@ export class Reader {
     return value;
   }
 
+  /** One of `choices`, matched case-insensitively and returned as spelled there. */
+  choice<T extends string>(key: string, choices: readonly T[], fallback: T): T {
+    const [name, value] = this.raw(key);
+    if (value === undefined || value === null || value === "") {
+      return this.#effective(name, fallback);
+    }
+    const found = choices.find((c) =>
+      typeof value === "string" && c.toLowerCase() === value.toLowerCase()
+    );
+    if (found === undefined) this.#fail(name, value, choices.map((c) => `"${c}"`).join(" or "));
+    return found;
+  }
+
   integer(key: string, fallback: number, min: number): number {
     const [name, value] = this.raw(key);
     if (value === undefined || value === null || value === "") {

@@ -65,6 +65,10 @@ const shellSection = z.object({
     boolean,
     "Reduce output objects to the properties PowerShell shows for their type. Default true.",
   ),
+  ToolGranularity: describe(
+    z.enum(["ParameterSet", "Command", "parameterset", "command"]),
+    "One tool per parameter set (ParameterSet), or one per command covering all its sets (Command). Default ParameterSet.",
+  ),
   Performance: z.object({
     UseDefaultDisplayProperties: describe(
       boolean,

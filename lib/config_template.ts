@@ -61,6 +61,8 @@ const DEFAULT_CONFIG_TEXT =
     "SerializationDepth": 4,
     // Output objects keep only what PowerShell shows for their type (callers can ask for more).
     "UseDefaultDisplayProperties": true,
+    // ParameterSet: one tool per parameter set; Command: one tool per command covering all its sets.
+    "ToolGranularity": "ParameterSet",
     // Per-command settings by command name; ToolCallTimeout replaces the one above, and
     // DefaultProperties are the properties output objects keep unless the caller names others.
     "CommandOverrides": {

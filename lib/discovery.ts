@@ -20,7 +20,7 @@ import type { CommandMeta, CommandsResult, ModuleStatus } from "./worker_protoco
 
 const log = logger("catalog");
 
-const CACHE_FORMAT = 3;
+const CACHE_FORMAT = 4;
 
 /** What a cached catalog is keyed on: the configuration and the pwsh binary. */
 export interface CatalogKeyInput {
@@ -65,6 +65,7 @@ export async function catalogKey(input: CatalogKeyInput): Promise<string> {
     commands: shell.commands,
     include: shell.includePatterns,
     exclude: shell.excludePatterns,
+    granularity: shell.toolGranularity,
     modules: shell.modules,
     script: shell.startupScript,
     scriptPath: shell.startupScriptPath,
@@ -149,6 +150,7 @@ export async function discoverCatalog(
   for (const name of described.missing) warnings.push(`Command '${name}' could not be described`);
   return buildTools(described.commands, {
     psVersion: worker.info.psVersion,
+    granularity: shell.toolGranularity,
     modules: options.modules,
     warnings,
   });

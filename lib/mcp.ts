@@ -10,6 +10,7 @@ import { ProtocolError, ProtocolErrorCode, Server } from "@modelcontextprotocol/
 import type { AuthInfo, CallToolResult, Tool } from "@modelcontextprotocol/server";
 import type { Principal } from "./auth.ts";
 import { bindArguments } from "./arguments.ts";
+import { chooseParameterSet } from "./parameter_set.ts";
 import type { ToolDescriptor } from "./catalog.ts";
 import { overrideFor, type ShellSettings } from "./config.ts";
 import { logger } from "./log.ts";
@@ -128,8 +129,8 @@ export async function callTool(
   // suggested either.
   const tools = await runner.tools();
   const mayCall = (t: ToolDescriptor) => !options.authorize || options.authorize(principal, t);
-  const tool = tools.find((t) => t.name === name && mayCall(t));
-  if (!tool) {
+  const found = tools.find((t) => t.name === name && mayCall(t));
+  if (!found) {
     const close = closestNames(name, tools.filter(mayCall).map((t) => t.name));
     const message = `Unknown tool '${name}'${
       close.length > 0 ? `; did you mean ${close.map((c) => `'${c}'`).join(", ")}?` : ""
@@ -140,7 +141,9 @@ export async function callTool(
     });
     return { kind: "unknown-tool", message };
   }
-  const bound = bindArguments(tool, args);
+  const chosen = chooseParameterSet(found, args);
+  const tool = chosen.ok ? chosen.tool : found;
+  const bound = chosen.ok ? bindArguments(tool, chosen.args) : chosen;
   if (!bound.ok) {
     log.info("Tool call {Tool} ({Command}) by {Principal} refused: {Message}", {
       Tool: tool.name,

@@ -3,11 +3,13 @@ import {
   annotationsFor,
   buildTools,
   cap,
+  type JsonSchema,
   sanitize,
   selectCommands,
   toolName,
   wildcard,
 } from "../lib/catalog.ts";
+import { chooseParameterSet } from "../lib/parameter_set.ts";
 import { catalogStillValid, readCachedCatalog, writeCachedCatalog } from "../lib/discovery.ts";
 import type { ShellSettings } from "../lib/config.ts";
 import type { CommandMeta, ParamMeta } from "../lib/worker_protocol.ts";
@@ -76,6 +78,7 @@ const shell = (extra: Partial<ShellSettings> = {}): ShellSettings => ({
   maxResultBytes: 1_048_576,
   serializationDepth: 4,
   useDefaultDisplayProperties: true,
+  toolGranularity: "ParameterSet",
   commandOverrides: {},
   cacheDirectory: null,
   workerStartTimeoutMs: 120_000,
@@ -229,6 +232,7 @@ Deno.test("buildTools() maps every parameter kind to its JSON Schema keywords", 
     param("Names", "System.String[]", { validateCount: { min: 1, max: 3 } }),
     param("Numbers", "System.Int32[]"),
     param("Options", "System.Collections.Hashtable"),
+    param("Anything", "System.Object"),
     param("Code", "System.String", {
       validateLength: { min: 2, max: 5 },
       validatePattern: "^[A-Z]+$",
@@ -258,6 +262,9 @@ Deno.test("buildTools() maps every parameter kind to its JSON Schema keywords", 
   assert.deepEqual(p.Names, { type: "array", items: { type: "string" }, minItems: 1, maxItems: 3 });
   assert.equal((p.Numbers!.items as Record<string, unknown>).type, "integer");
   assert.deepEqual(p.Options, { type: "object" });
+  // Any JSON value, each branch typed, so typed-dialect clients and `--strict` accept it.
+  const branches = (p.Anything!.anyOf as Record<string, unknown>[]).map((b) => b.type);
+  assert.deepEqual(branches, ["string", "number", "boolean", "object", "array"]);
   assert.deepEqual(p.Code, { type: "string", minLength: 2, maxLength: 5, pattern: "^[A-Z]+$" });
   assert.deepEqual(p.Mode, {
     type: "string",
@@ -371,4 +378,90 @@ Deno.test("the catalog cache round-trips and is invalid when PowerShell or modul
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("buildTools() with ToolGranularity Command makes one flat tool per command covering every set", () => {
+  const catalog = buildTools([cmdletMeta("Get-Process"), cmdletMeta("Get-Date")], {
+    psVersion: "7.4.6",
+    granularity: "Command",
+  });
+  assert.deepEqual(catalog.tools.map((t) => t.name), ["get_process", "get_date"]);
+  const process = catalog.tools[0]!;
+  const properties = process.inputSchema.properties as Record<string, JsonSchema>;
+  for (const name of ["Name", "Id", "IncludeUserName", "Module", "FileVersionInfo"]) {
+    assert.ok(name in properties, `${name} is an argument of get_process`);
+  }
+  // No argument is required by every set, so none is required by the merged schema.
+  assert.equal(process.inputSchema.required, undefined);
+  const selector = properties["_ParameterSet"]!;
+  assert.equal((selector.enum as string[])[0], "Name", "the default set comes first");
+  assert.deepEqual(
+    [...(selector.enum as string[])].sort(),
+    ["Id", "IdWithUserName", "InputObject", "InputObjectWithUserName", "Name", "NameWithUserName"],
+  );
+  assert.match(String(selector.description), /IdWithUserName \(requires Id, IncludeUserName/);
+  assert.match(process.description, /6 parameter sets \(Name, .*\); _ParameterSet names one\.$/);
+  assert.equal(process.parameterSetTools?.length, 6);
+  assert.ok(process.parameterSetTools?.every((set) => set.name === "get_process"));
+  for (const tool of catalog.tools) {
+    // Anthropic, OpenAI and Gemini reject these keywords at the top of an input schema.
+    for (const keyword of ["oneOf", "anyOf", "allOf", "not", "if"]) {
+      assert.ok(!(keyword in tool.inputSchema), `${tool.name} has no top-level ${keyword}`);
+    }
+    assert.equal(tool.inputSchema.type, "object");
+    assert.equal(tool.inputSchema.additionalProperties, false);
+  }
+});
+
+Deno.test("chooseParameterSet() picks the set the arguments fit, or the one named, and says why not", () => {
+  const [tool] = buildTools([cmdletMeta("Get-Process")], {
+    psVersion: "7.4.6",
+    granularity: "Command",
+  }).tools;
+  const choose = (args: unknown) => {
+    const choice = chooseParameterSet(tool!, args);
+    return choice.ok ? choice.tool.parameterSet : choice.message;
+  };
+  assert.equal(choose(undefined), "Name", "no arguments: the default set");
+  assert.equal(choose({ Name: ["pwsh"], Module: true }), "Name");
+  assert.equal(choose({ id: [1] }), "Id", "names match in any letter case");
+  assert.equal(choose({ Id: [1], IncludeUserName: true }), "IdWithUserName");
+  assert.equal(choose({ Id: [1], Name: null }), "Id", "a null argument is not given");
+  assert.equal(choose({ _ParameterSet: "nameWithUserName" }), "NameWithUserName");
+  assert.equal(
+    choose({ Name: ["pwsh"], Id: [1] }),
+    "No parameter set of tool 'get_process' takes Name, Id together: Name is in Name, NameWithUserName; Id is in Id, IdWithUserName",
+  );
+  assert.equal(choose({ IncludeUserName: true }), "NameWithUserName");
+  assert.equal(
+    choose({ _ParameterSet: "Id", Name: ["pwsh"] }),
+    "Argument 'Name' of tool 'get_process' is not in parameter set 'Id'; it is in Name, NameWithUserName",
+  );
+  assert.equal(
+    choose({ _ParameterSet: "Everything" }),
+    `Invalid argument '_ParameterSet' for tool 'get_process': "Everything" is not one of Name, NameWithUserName, Id, IdWithUserName, InputObject, InputObjectWithUserName`,
+  );
+  assert.match(
+    choose({ Bogus: 1 }),
+    /^Unknown argument 'Bogus' for tool 'get_process' \(accepted arguments: Name, .*_ParameterSet/,
+  );
+  const chosen = chooseParameterSet(tool!, { _ParameterSet: "Id", Id: [4] });
+  assert.ok(chosen.ok);
+  assert.deepEqual(chosen.args, { Id: [4] }, "_ParameterSet is not passed on to PowerShell");
+});
+
+Deno.test("chooseParameterSet() names what each set still requires when no set is complete", () => {
+  const kind = param("Kind", "System.String");
+  const [tool] = buildTools([
+    command("Get-FixtureItem", [
+      ["ByName", [param("Name", "System.String[]", { isMandatory: true }), kind]],
+      ["ById", [param("Id", "System.Int32[]", { isMandatory: true }), kind]],
+    ]),
+  ], { psVersion: "7.4.6", granularity: "Command" }).tools;
+  const choice = chooseParameterSet(tool!, { Kind: "File" });
+  assert.deepEqual(choice, {
+    ok: false,
+    message:
+      "Tool 'get_fixture_item' needs more arguments: parameter set 'ByName' requires Name; parameter set 'ById' requires Id (_ParameterSet names the set)",
+  });
 });

@@ -102,6 +102,7 @@ Deno.test("defaultConfigText() holds every setting svc has", () => {
     "ShellConfiguration:PwshPath",
     "ShellConfiguration:SerializationDepth",
     "ShellConfiguration:ToolCallTimeout",
+    "ShellConfiguration:ToolGranularity",
     "ShellConfiguration:UseDefaultDisplayProperties",
     "ShellConfiguration:WorkerStartTimeout",
   ]);

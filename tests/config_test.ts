@@ -240,7 +240,21 @@ Deno.test("loadSettings() reads the pool and HTTP settings with their defaults a
   await withConfig(`{"McpServer": {"HttpTransportMode": "Sessiony"}}`, async (path) => {
     await assert.rejects(
       () => loadSettings({ config: path }, { env: {} }),
-      /'McpServer:HttpTransportMode'/,
+      /'McpServer:HttpTransportMode' in '[^']+': .*"Stateful".*got "Sessiony"/,
+    );
+  });
+  await withConfig(`{"ShellConfiguration": {"ToolGranularity": "command"}}`, async (path) => {
+    const settings = await loadSettings({ config: path }, { env: {} });
+    assert.equal(
+      settings.shell.toolGranularity,
+      "Command",
+      "any letter case, spelled as documented",
+    );
+  });
+  await withConfig(`{"ShellConfiguration": {"ToolGranularity": "Module"}}`, async (path) => {
+    await assert.rejects(
+      () => loadSettings({ config: path }, { env: {} }),
+      /'ShellConfiguration:ToolGranularity' in '[^']+': .*"Command".*got "Module"/,
     );
   });
   await assert.rejects(

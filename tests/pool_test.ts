@@ -32,6 +32,7 @@ const shell: ShellSettings = {
   maxResultBytes: 1_048_576,
   serializationDepth: 4,
   useDefaultDisplayProperties: true,
+  toolGranularity: "ParameterSet",
   commandOverrides: {},
   cacheDirectory: null,
   workerStartTimeoutMs: 30_000,

@@ -1,0 +1,135 @@
+/**
+ * Clients other than the TypeScript SDK (issue 13): the MCP Inspector's `--strict` tool-schema
+ * portability check, and the official C# client (where `dotnet` is installed), against svc in
+ * both tool granularities, on the test worker (real pwsh where there is one, else the stand-in).
+ * Deno fetches the Inspector from the npm registry on first use; the C# client is built from
+ * `tests/interop/CsharpClient` with packages from nuget.org.
+ */
+import assert from "node:assert/strict";
+import { fixtureConfig, TEST_PWSH } from "./support/harness.ts";
+
+const root = new URL("../", import.meta.url).pathname;
+const INSPECTOR = "npm:@modelcontextprotocol/inspector@2.12.0";
+const GRANULARITIES = ["ParameterSet", "Command"] as const;
+
+/** A temp dir holding a config of the given granularity, and the svc command line serving it. */
+async function svcCommand(granularity: string): Promise<{ dir: string; command: string[] }> {
+  const dir = await Deno.makeTempDir({ prefix: "svc-interop-" });
+  const config = fixtureConfig({ ToolGranularity: granularity, CacheDirectory: `${dir}/cache` });
+  await Deno.writeTextFile(`${dir}/appsettings.json`, JSON.stringify(config));
+  const command = [`${root}bin/svc`, "serve", "--config", `${dir}/appsettings.json`];
+  return { dir, command: [...command, "--pwsh", TEST_PWSH] };
+}
+
+async function run(command: string, args: string[], cwd: string) {
+  const output = await new Deno.Command(command, { args, cwd, stdout: "piped", stderr: "piped" })
+    .output();
+  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
+}
+
+for (const granularity of GRANULARITIES) {
+  Deno.test(`the MCP Inspector's --strict schema check finds nothing (ToolGranularity ${granularity})`, async () => {
+    const { dir, command } = await svcCommand(granularity);
+    try {
+      // Run from the temp dir without config or lock, so the test never touches deno.lock.
+      const inspector = await run(Deno.execPath(), [
+        "run",
+        "--allow-all",
+        "--quiet",
+        "--no-config",
+        "--no-lock",
+        INSPECTOR,
+        "--cli",
+        "--strict",
+        "--method",
+        "tools/list",
+        "--",
+        ...command,
+      ], dir);
+      assert.equal(inspector.code, 0, inspector.stderr);
+      // --strict prints each finding ("Error: tool …", "Warning: tool …") and a count line.
+      assert.doesNotMatch(inspector.stderr, /(Error|Warning): tool|across \d+ tool/);
+      const { tools } = JSON.parse(inspector.stdout) as { tools: { name: string }[] };
+      assert.ok(tools.some((tool) => tool.name.startsWith("get_fixture_item")));
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+}
+
+const DOTNET = (() => {
+  for (const dir of (Deno.env.get("PATH") ?? "").split(":")) {
+    try {
+      if (Deno.statSync(`${dir}/dotnet`).isFile) return `${dir}/dotnet`;
+    } catch { /* not here */ }
+  }
+  return null;
+})();
+
+Deno.test({
+  name: DOTNET
+    ? "the official C# client lists and calls svc's tools in both granularities"
+    : "the official C# client lists and calls svc's tools [skipped: no dotnet on PATH]",
+  ignore: !DOTNET,
+  fn: async () => {
+    const build = await Deno.makeTempDir({ prefix: "svc-csharp-" });
+    try {
+      const project = `${root}tests/interop/CsharpClient`;
+      const built = await run(DOTNET!, [
+        "build",
+        project,
+        "-c",
+        "Release",
+        "--artifacts-path",
+        build,
+        "-nologo",
+        "-v",
+        "q",
+      ], build);
+      assert.equal(built.code, 0, built.stdout + built.stderr);
+      const client = `${build}/bin/CsharpClient/release/CsharpClient.dll`;
+      const calls = [
+        { tool: "get_fixture_item", arguments: { Name: ["a"] } },
+        { tool: "get_fixture_item", arguments: { Id: [2], Kind: "Folder" } },
+        { tool: "get_fixture_item", arguments: { Kind: "File" } },
+        { tool: "get_fixture_item_by_name", arguments: { Name: ["b"] } },
+      ];
+      await Deno.writeTextFile(`${build}/calls.json`, JSON.stringify(calls));
+      const seen: Record<string, { tools: { name: string }[]; results: unknown[] }> = {};
+      for (const granularity of GRANULARITIES) {
+        const { dir, command } = await svcCommand(granularity);
+        try {
+          const ran = await run(DOTNET!, [client, `${build}/calls.json`, ...command], dir);
+          assert.equal(ran.code, 0, ran.stderr);
+          seen[granularity] = JSON.parse(ran.stdout);
+        } finally {
+          await Deno.remove(dir, { recursive: true });
+        }
+      }
+      type Result = { isError?: boolean; content: { text: string }[]; protocolError?: string };
+      const text = (result: unknown) =>
+        (result as Result).protocolError ??
+          (result as Result).content.map((c) => c.text).join("\n");
+      const byCommand = seen["Command"]!;
+      const names = byCommand.tools.map((tool) => tool.name);
+      assert.ok(names.includes("get_fixture_item") && !names.includes("get_fixture_item_by_id"));
+      const [byName, byId, incomplete, unknown] = byCommand.results as Result[];
+      assert.match(text(byName), /"Name":"a","Id":1,"Kind":"File"/);
+      assert.match(text(byId), /"Name":"item2","Id":2,"Kind":"Folder"/);
+      assert.equal(incomplete!.isError, true);
+      assert.match(text(incomplete), /parameter set 'ByName' requires Name/);
+      assert.match(
+        text(unknown),
+        /Unknown tool 'get_fixture_item_by_name'; did you mean 'get_fixture_item'/,
+      );
+      const bySet = seen["ParameterSet"]!;
+      assert.ok(bySet.tools.some((tool) => tool.name === "get_fixture_item_by_id"));
+      assert.match(text(bySet.results[0]), /Unknown tool 'get_fixture_item'/);
+      assert.match(text(bySet.results[3]), /"Name":"b","Id":1,"Kind":"File"/);
+      assert.equal(byCommand.tools.length < bySet.tools.length, true);
+    } finally {
+      await Deno.remove(build, { recursive: true });
+    }
+  },
+});
