@@ -110,13 +110,46 @@ Deno.test("output is shaped for a model: display sets, requested properties, res
   });
 });
 
-Deno.test("UseDefaultDisplayProperties false keeps objects whole", async () => {
+Deno.test("UseDefaultDisplayProperties false keeps objects whole; CommandOverrides DefaultProperties still apply", async (t) => {
   await using svc = await startSvc({
-    config: fixtureConfig({ UseDefaultDisplayProperties: false }),
+    config: fixtureConfig({
+      UseDefaultDisplayProperties: false,
+      // PoshMcp's spelling of a per-command projection, keyed in another letter case.
+      CommandOverrides: { "get-fixtureitem": { DefaultProperties: ["Name", "Kind"] } },
+    }),
   });
-  const result = await svc.callTool("get_fixture_record", { Count: 1 });
-  const [record] = outputOf(result) as Record<string, unknown>[];
-  assert.equal(Object.keys(record!).length, 6);
+  await t.step("no display set is applied", async () => {
+    const result = await svc.callTool("get_fixture_record", { Count: 1 });
+    const [record] = outputOf(result) as Record<string, unknown>[];
+    assert.equal(Object.keys(record!).length, 6);
+  });
+  await t.step(
+    "DefaultProperties reduce the command's objects and say what was left out",
+    async () => {
+      const items = await svc.callTool("get_fixture_item_by_name", { Name: ["a", "b"] });
+      assert.deepEqual(outputOf(items), [{ Name: "a", Kind: "File" }, { Name: "b", Kind: "File" }]);
+      assert.deepEqual((items.structuredContent as Structured).omitted?.properties, [
+        {
+          type: "System.Management.Automation.PSCustomObject",
+          shown: ["Name", "Kind"],
+          omitted: ["Id"],
+        },
+      ]);
+      assert.match(notesOf(items), /left out: Id/);
+    },
+  );
+  await t.step("the caller's _RequestedProperties and _AllProperties win over them", async () => {
+    const requested = await svc.callTool("get_fixture_item_by_name", {
+      Name: ["a"],
+      _RequestedProperties: ["Id"],
+    });
+    assert.deepEqual(outputOf(requested), [{ Id: 1 }]);
+    const all = await svc.callTool("get_fixture_item_by_name", {
+      Name: ["a"],
+      _AllProperties: true,
+    });
+    assert.deepEqual(outputOf(all), [{ Name: "a", Id: 1, Kind: "File" }]);
+  });
 });
 
 const shell = (extra: Partial<ShellSettings> = {}) =>

@@ -5,12 +5,6 @@
 
 $script:AnsiEscape = [regex]::new('\x1b\[[0-9;?]*[ -/]*[@-~]', [System.Text.RegularExpressions.RegexOptions]::Compiled)
 
-# Values that have no properties worth choosing from: they are encoded whole.
-function Test-WholeValue($Value) {
-    $base = if ($Value -is [psobject]) { $Value.PSObject.BaseObject } else { $Value }
-    return $base -is [string] -or $base -is [ValueType] -or $base -is [System.Collections.IEnumerable]
-}
-
 # The properties a format view shows: property columns by name, script-block columns by the
 # properties they read from $_ (Process's "NPM(K)" column is [long]($_.NPM / 1024): NPM).
 function Get-ViewPropertyName($View) {
@@ -80,15 +74,6 @@ function Get-FormatViewPropertyName([string[]]$TypeNames) {
     return , $names
 }
 
-# The property names PowerShell would show for an object, or $null to keep it whole.
-function Get-DisplayPropertyName($Item) {
-    $set = $Item.PSStandardMembers.DefaultDisplayPropertySet
-    if ($null -ne $set -and $set.ReferencedPropertyNames.Count -gt 0) { return , [string[]]@($set.ReferencedPropertyNames) }
-    $names = Get-FormatViewPropertyName ([string[]]@($Item.PSObject.TypeNames))
-    if ($names.Count -gt 0) { return , $names }
-    return $null
-}
-
 <#
 Projects output items. $Select: @{ properties = names or wildcards (or $null); display = use the
 display sets }. Returns the items to encode and a report: per type, the properties shown and the
@@ -103,11 +88,17 @@ function Select-OutputProperty($Items, [hashtable]$Select) {
     $out = [System.Collections.Generic.List[object]]::new()
     $types = [ordered]@{}
     $matched = @{}
+    # The checks are written out in the loop, not in helper functions: a script function call costs
+    # tens of microseconds, which 10,000 output objects turn into a third of a second.
     foreach ($item in $Items) {
-        if ($null -eq $item -or (Test-WholeValue $item)) { $out.Add($item); continue }
-        $properties = $item.PSObject.Properties
+        if ($null -eq $item) { $out.Add($item); continue }
+        # Values without properties worth choosing from are encoded whole.
+        $base = if ($item -is [psobject]) { $item.PSObject.BaseObject } else { $item }
+        if ($base -is [string] -or $base -is [ValueType] -or $base -is [System.Collections.IEnumerable]) { $out.Add($item); continue }
+        $properties = $null
         $names = $null
         if ($requested.Count -gt 0) {
+            $properties = $item.PSObject.Properties
             $names = [System.Collections.Generic.List[string]]::new()
             foreach ($pattern in $requested) {
                 $wildcard = [System.Management.Automation.WildcardPattern]::Get([string]$pattern, [System.Management.Automation.WildcardOptions]::IgnoreCase)
@@ -118,9 +109,20 @@ function Select-OutputProperty($Items, [hashtable]$Select) {
                 }
             }
         } elseif ($display) {
-            $names = Get-DisplayPropertyName $item
+            # What PowerShell would show: the DefaultDisplayPropertySet, else the columns of the
+            # type's first table or list view (cached per type chain), else everything.
+            $set = $item.PSStandardMembers.DefaultDisplayPropertySet
+            if ($null -ne $set -and $set.ReferencedPropertyNames.Count -gt 0) {
+                $names = [string[]]@($set.ReferencedPropertyNames)
+            } else {
+                $chain = $item.PSObject.TypeNames
+                $names = $script:FormatViewNames[$chain -join '|']
+                if ($null -eq $names) { $names = Get-FormatViewPropertyName ([string[]]@($chain)) }
+                if ($names.Count -eq 0) { $names = $null }
+            }
         }
         if ($null -eq $names) { $out.Add($item); continue }
+        if ($null -eq $properties) { $properties = $item.PSObject.Properties }
         $shown = [ordered]@{}
         foreach ($name in $names) {
             $property = $properties[$name]
