@@ -99,32 +99,50 @@ export class Authenticator {
     return this.#auth.enabled;
   }
 
-  /** RFC 9728 metadata, when `Authentication:ProtectedResource:Resource` is configured. */
-  protectedResourceMetadata(): Record<string, unknown> | null {
+  /**
+   * RFC 9728 protected resource metadata for the MCP endpoint at `endpointUrl`, or null when
+   * clients have no authorization server to find: authentication is off, or the default scheme is
+   * not JwtBearer and no `ProtectedResource:Resource` is configured. Unset fields are derived:
+   * `resource` from the scheme's Audience when it is an http(s) URL, else `endpointUrl`;
+   * `authorization_servers` from its Authority (else ValidIssuers); `scopes_supported` from
+   * `DefaultPolicy:RequiredScopes`.
+   */
+  protectedResourceMetadata(endpointUrl: string): Record<string, unknown> | null {
     const prm = this.#auth.protectedResource;
-    if (!prm) return null;
+    const scheme = this.#defaultBearerScheme();
+    if (!this.#auth.enabled || (!scheme && prm.resource === null)) return null;
+    const audience = scheme?.audiences.find((a) => /^https?:\/\//i.test(a));
+    const servers = prm.authorizationServers.length > 0
+      ? prm.authorizationServers
+      : scheme?.authority
+      ? [scheme.authority]
+      : scheme?.issuers ?? [];
+    const scopes = prm.scopesSupported.length > 0 ? prm.scopesSupported : this.#auth.requiredScopes;
     const body: Record<string, unknown> = {
-      resource: prm.resource,
-      "authorization_servers": prm.authorizationServers.length > 0
-        ? prm.authorizationServers
-        : Object.values(this.#auth.schemes).flatMap((s) =>
-          s.type === "JwtBearer" && s.authority ? [s.authority] : []
-        ),
+      resource: prm.resource ?? audience ?? endpointUrl,
+      "authorization_servers": servers,
       "bearer_methods_supported": ["header"],
     };
     if (prm.resourceName) body.resource_name = prm.resourceName;
-    if (prm.scopesSupported.length > 0) body.scopes_supported = prm.scopesSupported;
+    if (scopes.length > 0) body.scopes_supported = scopes;
     return body;
   }
 
+  #defaultBearerScheme(): JwtSchemeSettings | null {
+    const scheme = this.#auth.defaultScheme ? this.#auth.schemes[this.#auth.defaultScheme] : null;
+    return scheme?.type === "JwtBearer" ? scheme : null;
+  }
+
   /**
-   * Authenticates a request and applies the McpAccess policy. `baseUrl` (scheme://host of the
-   * request, after the Host check) is used for the `resource_metadata` challenge.
+   * Authenticates a request and applies the McpAccess policy. `metadataUrl` (where this server's
+   * protected resource metadata is served, on the request's own host after the Host check) goes
+   * into the `resource_metadata` parameter of a Bearer challenge.
    */
-  async authenticate(req: Request, baseUrl: string): Promise<AuthOutcome> {
+  async authenticate(req: Request, metadataUrl: string): Promise<AuthOutcome> {
     if (!this.#auth.enabled) return { ok: true, principal: ANONYMOUS };
     const name = this.#auth.defaultScheme!;
     const scheme = this.#auth.schemes[name]!;
+    const context = { scheme, metadataUrl };
     let principal: Principal | null;
     try {
       principal = scheme.type === "ApiKey"
@@ -139,25 +157,22 @@ export class Authenticator {
           Error: error instanceof Error ? error.message : String(error),
         });
       }
-      return this.#refuse(401, reason, scheme, baseUrl);
+      return this.#refuse(401, reason, context);
     }
     if (!principal) {
       if (!this.#auth.requireAuthentication) return { ok: true, principal: ANONYMOUS };
       return this.#refuse(
         401,
         "Authentication is required: send credentials for this server",
-        scheme,
-        baseUrl,
+        context,
       );
     }
     const missingScope = this.#auth.requiredScopes.find((s) => !principal.scopes.includes(s));
     if (missingScope !== undefined) {
-      return this.#refuse(
-        403,
-        `The caller lacks the required scope '${missingScope}'`,
-        scheme,
-        baseUrl,
-      );
+      return this.#refuse(403, `The caller lacks the required scope '${missingScope}'`, {
+        ...context,
+        insufficientScope: true,
+      });
     }
     const anyRole = (roles: string[]) =>
       roles.length === 0 || roles.some((r) => principal.roles.includes(r));
@@ -165,8 +180,7 @@ export class Authenticator {
       return this.#refuse(
         403,
         `The caller holds none of the required roles (${this.#auth.requiredRoles.join(", ")})`,
-        scheme,
-        baseUrl,
+        context,
       );
     }
     return { ok: true, principal };
@@ -187,19 +201,27 @@ export class Authenticator {
   #refuse(
     status: 401 | 403,
     reason: string,
-    scheme: ApiKeySchemeSettings | JwtSchemeSettings,
-    baseUrl: string,
+    context: {
+      scheme: ApiKeySchemeSettings | JwtSchemeSettings;
+      metadataUrl: string;
+      insufficientScope?: boolean;
+    },
   ): AuthOutcome {
+    const { scheme, metadataUrl, insufficientScope = false } = context;
     const headers: Record<string, string> = {};
-    if (status === 401) {
-      if (this.#auth.protectedResource) {
-        headers["www-authenticate"] =
-          `Bearer resource_metadata="${baseUrl}/.well-known/oauth-protected-resource"`;
-      } else if (scheme.type === "ApiKey") {
-        headers["www-authenticate"] = `ApiKey header="${scheme.headerName}"`;
-      } else {
-        headers["www-authenticate"] = `Bearer realm="svc"`;
-      }
+    const bearer = scheme.type === "JwtBearer" || this.#auth.protectedResource.resource !== null;
+    const scopes = this.#auth.requiredScopes.join(" ");
+    // RFC 6750 §3 and RFC 9728 §5.1: where to find the authorization server and which scopes to
+    // ask it for; a 403 for a missing scope says so, so that a client can ask for more (step-up).
+    const challenge = [
+      ...(insufficientScope ? ['error="insufficient_scope"'] : []),
+      ...(scopes ? [`scope="${scopes}"`] : []),
+      `resource_metadata="${metadataUrl}"`,
+    ].join(", ");
+    if (bearer && (status === 401 || insufficientScope)) {
+      headers["www-authenticate"] = `Bearer ${challenge}`;
+    } else if (status === 401 && scheme.type === "ApiKey") {
+      headers["www-authenticate"] = `ApiKey header="${scheme.headerName}"`;
     }
     return { ok: false, status, reason, headers };
   }

@@ -66,13 +66,20 @@ export interface AuthSettings {
   requiredRoles: string[];
   /** Schemes by name. */
   schemes: Record<string, ApiKeySchemeSettings | JwtSchemeSettings>;
-  /** RFC 9728 metadata served at `/.well-known/oauth-protected-resource`, when `Resource` is set. */
+  /**
+   * Overrides of the RFC 9728 metadata svc serves at `/.well-known/oauth-protected-resource` when
+   * the default scheme is JwtBearer (or `Resource` is set); each empty value is derived instead.
+   */
   protectedResource: {
-    resource: string;
+    /** @default the scheme's Audience when it is an http(s) URL, else the MCP endpoint's URL (`ProtectedResource:Resource`) */
+    resource: string | null;
+    /** @default null (`ProtectedResource:ResourceName`) */
     resourceName: string | null;
+    /** @default the scheme's Authority, else its ValidIssuers (`ProtectedResource:AuthorizationServers`) */
     authorizationServers: string[];
+    /** @default `DefaultPolicy:RequiredScopes` (`ProtectedResource:ScopesSupported`) */
     scopesSupported: string[];
-  } | null;
+  };
   /** Log argument values (secrets redacted) in audit lines. @default false (`Authentication:Audit:LogArguments`) */
   logArguments: boolean;
 }
@@ -110,7 +117,6 @@ export function readAuth(read: Reader): AuthSettings {
       `is not set; it must name one of the schemes (${names.join(", ")})`,
     );
   }
-  const resource = read.optionalString(key("ProtectedResource:Resource"));
   return {
     enabled,
     defaultScheme,
@@ -118,8 +124,8 @@ export function readAuth(read: Reader): AuthSettings {
     requiredScopes: read.strings(key("DefaultPolicy:RequiredScopes")),
     requiredRoles: read.strings(key("DefaultPolicy:RequiredRoles")),
     schemes,
-    protectedResource: resource === null ? null : {
-      resource,
+    protectedResource: {
+      resource: read.optionalString(key("ProtectedResource:Resource")),
       resourceName: read.optionalString(key("ProtectedResource:ResourceName")),
       authorizationServers: read.strings(key("ProtectedResource:AuthorizationServers")),
       scopesSupported: read.strings(key("ProtectedResource:ScopesSupported")),

@@ -144,7 +144,8 @@ const DEFAULT_CONFIG_TEXT =
       //   }
       // }
     },
-    // OAuth clients: RFC 9728 metadata at /.well-known/oauth-protected-resource, off while absent:
+    // OAuth clients find the authorization server in RFC 9728 metadata, which svc derives from a
+    // JwtBearer scheme; these replace derived values:
     // "ProtectedResource": { "Resource": "https://svc.example.com/mcp", "AuthorizationServers": [] },
     // Browser origins.
     "Cors": {

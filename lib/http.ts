@@ -70,6 +70,8 @@ interface Session {
 }
 
 const UNSUPPORTED_MEDIA_TYPE = "Unsupported Media Type: Content-Type must be application/json";
+/** RFC 9728 §3: where protected resource metadata is served (plus the resource's path). */
+const WELL_KNOWN_RESOURCE = "/.well-known/oauth-protected-resource";
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
 function jsonResponse(status: number, body: unknown, headers: HeadersInit = {}): Response {
@@ -193,19 +195,18 @@ class HttpFront {
     const refused = this.#checkHost(req) ?? this.#checkOrigin(req);
     if (refused) return refused;
     if (req.method === "OPTIONS") return new Response(null, { status: 204 });
-    if (path === "/.well-known/oauth-protected-resource") {
-      const metadata = this.#auth.protectedResourceMetadata();
-      return metadata
-        ? jsonResponse(200, metadata)
-        : jsonResponse(404, { error: "No protected resource metadata is configured" });
+    const base = `${url.protocol}//${req.headers.get("host") ?? url.host}`;
+    if (path === WELL_KNOWN_RESOURCE || path.startsWith(`${WELL_KNOWN_RESOURCE}/`)) {
+      return this.#resourceMetadata(base, path.slice(WELL_KNOWN_RESOURCE.length));
     }
     const isMcp = this.#mcpPaths.has(path);
     const isSse = this.#http.enableLegacySse && (path === "/sse" || path === "/messages");
     if (!isMcp && !isSse && path !== "/tools" && path !== "/call") {
       return jsonResponse(404, { error: `Not found: ${req.method} ${path}` });
     }
-    const base = `${url.protocol}//${req.headers.get("host") ?? url.host}`;
-    const auth = await this.#auth.authenticate(req, base);
+    // A client of the MCP endpoint at /mcp looks for /.well-known/oauth-protected-resource/mcp.
+    const suffix = isMcp && path !== "/" ? path : "";
+    const auth = await this.#auth.authenticate(req, `${base}${WELL_KNOWN_RESOURCE}${suffix}`);
     if (!auth.ok) {
       log.info("Refused {Method} {Path}: {Reason}", {
         Method: req.method,
@@ -297,6 +298,18 @@ class HttpFront {
       }
     }
     return out;
+  }
+
+  /** RFC 9728 metadata of the MCP endpoint at `suffix` (bare: `/` when served, else the MCP path). */
+  #resourceMetadata(base: string, suffix: string): Response {
+    const endpoint = suffix || (this.#mcpPaths.has("/") ? "/" : [...this.#mcpPaths][0]!);
+    const metadata = this.#mcpPaths.has(endpoint)
+      ? this.#auth.protectedResourceMetadata(`${base}${endpoint}`)
+      : null;
+    return metadata ? jsonResponse(200, metadata) : jsonResponse(404, {
+      error:
+        `No protected resource metadata for '${endpoint}': not an MCP endpoint, authentication is off, or its scheme is not JwtBearer`,
+    });
   }
 
   #health(readiness: boolean): Response {

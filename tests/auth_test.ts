@@ -6,6 +6,11 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
+import {
+  Client,
+  ClientCredentialsProvider,
+  StreamableHTTPClientTransport,
+} from "@modelcontextprotocol/client";
 import { Client as V1Client } from "sdk1/client/index.js";
 import { StreamableHTTPClientTransport as V1HttpTransport } from "sdk1/client/streamableHttp.js";
 import {
@@ -274,6 +279,8 @@ Deno.test("authentication settings are validated at startup: exit 2 with the key
 
 interface Issuer extends AsyncDisposable {
   url: string;
+  /** The `resource` and `scope` of each token request its token endpoint answered. */
+  tokenRequests: { resource: string | null; scope: string | null }[];
   sign(
     claims: Record<string, unknown>,
     options?: { kid?: string; expiresIn?: string | number; issuer?: string; audience?: string },
@@ -281,7 +288,11 @@ interface Issuer extends AsyncDisposable {
   rotate(): Promise<void>;
 }
 
-/** A local OIDC provider: discovery document, JWKS, and token signing with rotatable keys. */
+/**
+ * A local authorization server: OIDC and RFC 8414 discovery documents, JWKS, token signing with
+ * rotatable keys, and a `client_credentials` token endpoint for client `svc-robot`, which (like
+ * Entra) issues tokens for `api://svc` whatever `resource` URL is asked for.
+ */
 async function startIssuer(): Promise<Issuer> {
   const keys = new Map<string, { privateKey: CryptoKey; jwk: JWK }>();
   const published = new Set<string>();
@@ -301,14 +312,53 @@ async function startIssuer(): Promise<Issuer> {
     if (path === "/.well-known/openid-configuration") {
       return Response.json({ issuer: url, jwks_uri: `${url}/jwks` });
     }
+    if (path === "/.well-known/oauth-authorization-server") {
+      return Response.json({
+        issuer: url,
+        "authorization_endpoint": `${url}/authorize`,
+        "token_endpoint": `${url}/token`,
+        "jwks_uri": `${url}/jwks`,
+        "response_types_supported": ["code"],
+        "grant_types_supported": ["client_credentials"],
+        "token_endpoint_auth_methods_supported": ["client_secret_basic"],
+      });
+    }
     if (path === "/jwks") {
       return Response.json({ keys: [...published].map((kid) => keys.get(kid)!.jwk) });
     }
+    if (path === "/token" && req.method === "POST") return token(req);
     return new Response("not found", { status: 404 });
   });
+  const tokenRequests: Issuer["tokenRequests"] = [];
+  const token = async (req: Request) => {
+    const form = new URLSearchParams(await req.text());
+    if (req.headers.get("authorization") !== `Basic ${btoa("svc-robot:robot-secret-4c1d")}`) {
+      return Response.json({ error: "invalid_client" }, { status: 401 });
+    }
+    if (form.get("grant_type") !== "client_credentials") {
+      return Response.json({ error: "unsupported_grant_type" }, { status: 400 });
+    }
+    tokenRequests.push({ resource: form.get("resource"), scope: form.get("scope") });
+    const accessToken = await new SignJWT({
+      "preferred_username": "robot@example.com",
+      scp: form.get("scope") ?? "",
+    })
+      .setProtectedHeader({ alg: "RS256", kid: "k1" })
+      .setIssuer(url)
+      .setAudience("api://svc")
+      .setIssuedAt()
+      .setExpirationTime("5m")
+      .sign(keys.get("k1")!.privateKey);
+    return Response.json({
+      "access_token": accessToken,
+      "token_type": "Bearer",
+      "expires_in": 300,
+    });
+  };
   url = `http://127.0.0.1:${server.addr.port}`;
   return {
     url,
+    tokenRequests,
     sign: (claims, options = {}) => {
       const kid = options.kid ?? "k1";
       return new SignJWT(claims)
@@ -379,7 +429,7 @@ Deno.test("OAuth bearer tokens: valid, expired, wrong audience or issuer, unknow
       assert.equal(response.status, 401);
       assert.equal(
         response.headers.get("www-authenticate"),
-        `Bearer resource_metadata="${svc.url}/.well-known/oauth-protected-resource"`,
+        `Bearer scope="tools.call", resource_metadata="${svc.url}/.well-known/oauth-protected-resource"`,
       );
       await response.body?.cancel();
     }
@@ -409,6 +459,10 @@ Deno.test("OAuth bearer tokens: valid, expired, wrong audience or issuer, unknow
     const token = await sign({ ...claims, scp: "tools.read" });
     const response = await fetch(`${svc.url}/tools`, { headers: bearer(token) });
     assert.equal(response.status, 403);
+    assert.equal(
+      response.headers.get("www-authenticate"),
+      `Bearer error="insufficient_scope", scope="tools.call", resource_metadata="${svc.url}/.well-known/oauth-protected-resource"`,
+    );
     assert.match((await response.json()).error, /required scope 'tools\.call'/);
   });
 
@@ -439,5 +493,89 @@ Deno.test("OAuth bearer tokens: valid, expired, wrong audience or issuer, unknow
     for (const token of tokens) {
       assert.ok(!svc.stderr().includes(token.split(".")[2]!), "a token signature leaked");
     }
+  });
+});
+
+Deno.test("OAuth discovery needs no extra settings: the SDK client finds the issuer, gets a token and calls", async (t) => {
+  await using issuer = await startIssuer();
+  // What a new user writes: the scheme only. No ProtectedResource section.
+  await using svc = await startHttpSvc({
+    config: {
+      ...fixtureConfig(),
+      Authentication: {
+        Enabled: true,
+        DefaultPolicy: { RequiredScopes: ["tools.call"] },
+        Schemes: {
+          entra: {
+            Type: "JwtBearer",
+            Authority: issuer.url,
+            Audience: "api://svc",
+            ValidIssuers: [issuer.url],
+          },
+        },
+      },
+    },
+  });
+  const endpoint = `${svc.url}/mcp`;
+
+  await t.step("a 401 names the metadata of the endpoint it came from", async () => {
+    const response = await fetch(endpoint, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+    });
+    assert.equal(response.status, 401);
+    assert.equal(
+      response.headers.get("www-authenticate"),
+      `Bearer scope="tools.call", resource_metadata="${svc.url}/.well-known/oauth-protected-resource/mcp"`,
+    );
+    await response.body?.cancel();
+  });
+
+  await t.step("RFC 9728 metadata is derived from the scheme, in both forms", async () => {
+    for (const [path, resource] of [["/mcp", endpoint], ["", `${svc.url}/`]]) {
+      const response = await fetch(`${svc.url}/.well-known/oauth-protected-resource${path}`);
+      assert.equal(response.status, 200);
+      assert.deepEqual(await response.json(), {
+        resource,
+        "authorization_servers": [issuer.url],
+        "bearer_methods_supported": ["header"],
+        "scopes_supported": ["tools.call"],
+      });
+    }
+    const other = await fetch(`${svc.url}/.well-known/oauth-protected-resource/elsewhere`);
+    assert.equal(other.status, 404);
+    await other.body?.cancel();
+  });
+
+  await t.step("discovery, then a client_credentials token, then a tool call", async () => {
+    const client = new Client({ name: "svc-oauth-test", version: "1.0.0" });
+    const transport = new StreamableHTTPClientTransport(new URL(endpoint), {
+      authProvider: new ClientCredentialsProvider({
+        clientId: "svc-robot",
+        clientSecret: "robot-secret-4c1d",
+        expectedIssuer: issuer.url,
+      }),
+    });
+    await client.connect(transport);
+    try {
+      const result = await client.callTool({
+        name: "get_fixture_greeting",
+        arguments: { Name: "oauth" },
+      });
+      assert.equal(result.isError, undefined);
+      assert.match(JSON.stringify(result.content), /Hello, oauth!/);
+    } finally {
+      await client.close();
+    }
+    // The client asked for the scope and the resource the metadata named (RFC 8707).
+    assert.deepEqual(issuer.tokenRequests[0], { resource: endpoint, scope: "tools.call" });
+    assert.match(
+      svc.stderr(),
+      /Tool call get_fixture_greeting \(Get-FixtureGreeting\) by robot@example\.com finished: ok/,
+    );
   });
 });

@@ -157,7 +157,10 @@ Deno.test("createConfig() writes every setting svc reads, leaving out only depre
         "ShellConfiguration:Environment:StartupScriptPath",
         "ShellConfiguration:PwshPath",
         // Optional, shown as a commented example.
+        "Authentication:ProtectedResource:AuthorizationServers",
         "Authentication:ProtectedResource:Resource",
+        "Authentication:ProtectedResource:ResourceName",
+        "Authentication:ProtectedResource:ScopesSupported",
         // Deprecated v1 keys (SPEC §9.4) and PoshMcp's names.
         "McpServer:SessionRunspaceAcquisitionTimeoutSeconds",
         "McpServer:SessionRunspaceCapacity",
