@@ -1,0 +1,39 @@
+# svc as a multi-user HTTP service: PowerShell 7 plus the svc bundle, run by a non-root user,
+# listening on all interfaces of the container.
+#
+#   docker build -t svc .
+#   docker run --rm -p 8080:8080 svc                     # the embedded default configuration
+#   docker run --rm -p 8080:8080 -v "$PWD/appsettings.json:/etc/svc/appsettings.json:ro" \
+#     -e SVC_CONFIG=/etc/svc/appsettings.json svc
+ARG DENO_VERSION=2.9.6
+ARG POWERSHELL_IMAGE=mcr.microsoft.com/powershell:7.4-ubuntu-22.04
+
+FROM denoland/deno:${DENO_VERSION} AS bundle
+WORKDIR /src
+COPY deno.json deno.lock main.ts appsettings.json ./
+COPY lib ./lib
+# One JavaScript file with the host script and the default configuration embedded.
+RUN deno bundle --platform deno -o /out/svc.js main.ts
+
+FROM denoland/deno:bin-${DENO_VERSION} AS deno
+
+FROM ${POWERSHELL_IMAGE}
+COPY --from=deno /deno /usr/local/bin/deno
+COPY --from=bundle /out/svc.js /opt/svc/svc.js
+RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin svc
+USER 10001:10001
+ENV SVC_TRANSPORT=http \
+    SVC_HOST=0.0.0.0 \
+    SVC_PORT=8080 \
+    SVC_PWSH=/usr/bin/pwsh \
+    SVC_LOG_FORMAT=json \
+    DENO_DIR=/home/svc/.cache/deno \
+    POWERSHELL_TELEMETRY_OPTOUT=1
+EXPOSE 8080
+# /health answers 503 only when the pool is Unhealthy; readiness (/health/ready) is for the
+# orchestrator, not for restarting the container.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["deno", "eval", "const r = await fetch('http://127.0.0.1:8080/health'); Deno.exit(r.ok ? 0 : 1)"]
+# Narrow permissions instead of -A: files, environment, network, pwsh, system information.
+ENTRYPOINT ["deno", "run", "--no-config", "--allow-read", "--allow-write", "--allow-env", "--allow-net", "--allow-run", "--allow-sys", "/opt/svc/svc.js"]
+CMD ["serve"]

@@ -1,0 +1,154 @@
+/**
+ * What ships beside the code (issue 14), checked statically because no Docker engine, Kubernetes
+ * cluster or GitHub runner is available here: the Dockerfile, the manifests in deploy/kubernetes
+ * and the release workflow agree with each other and with svc. The manifests' appsettings.json and
+ * API-key Secret are then served for real: probes answer and the key opens a tool call.
+ */
+import assert from "node:assert/strict";
+import { parse as parseYaml, parseAllDocuments } from "yaml";
+import { parseConfigText } from "../lib/config_source.ts";
+import { PERMISSIONS } from "../scripts/compile.ts";
+import { post, startHttpSvc } from "./support/harness.ts";
+
+const root = new URL("../", import.meta.url).pathname;
+const read = (path: string) => Deno.readTextFileSync(`${root}${path}`);
+
+// deno-lint-ignore no-explicit-any
+type Manifest = Record<string, any>;
+
+function manifests(): Map<string, Manifest> {
+  const byKind = new Map<string, Manifest>();
+  for (const entry of Deno.readDirSync(`${root}deploy/kubernetes`)) {
+    if (entry.name === "kustomization.yaml") continue;
+    for (const doc of parseAllDocuments(read(`deploy/kubernetes/${entry.name}`))) {
+      assert.deepEqual(doc.errors, [], entry.name);
+      const manifest = doc.toJS() as Manifest;
+      byKind.set(manifest.kind, manifest);
+    }
+  }
+  return byKind;
+}
+
+/** The final stage of the Dockerfile: instructions after the last FROM, continuation lines joined. */
+function finalStage(): { instruction: string; rest: string }[] {
+  const lines = read("Dockerfile").replace(/\\\n\s*/g, " ").split("\n")
+    .filter((line) => line.trim() !== "" && !line.trimStart().startsWith("#"));
+  const last = lines.findLastIndex((line) => line.startsWith("FROM "));
+  return lines.slice(last).map((line) => {
+    const [instruction, ...rest] = line.trim().split(" ");
+    return { instruction: instruction!, rest: rest.join(" ") };
+  });
+}
+
+Deno.test("Dockerfile: non-root, HTTP on all interfaces, EXPOSE and HEALTHCHECK on /health, narrow permissions", () => {
+  const stage = finalStage();
+  const get = (name: string) => stage.filter((s) => s.instruction === name).map((s) => s.rest);
+  const user = get("USER").at(-1) ?? "";
+  assert.match(user, /^[1-9]\d*(:[1-9]\d*)?$/, "runs as a numeric non-root user");
+  const env = get("ENV").join(" ");
+  assert.match(env, /SVC_TRANSPORT=http/);
+  assert.match(env, /SVC_HOST=0\.0\.0\.0/);
+  const port = env.match(/SVC_PORT=(\d+)/)?.[1];
+  assert.deepEqual(get("EXPOSE"), [port]);
+  assert.match(get("HEALTHCHECK")[0] ?? "", new RegExp(`127\\.0\\.0\\.1:${port}/health'`));
+  const entrypoint = JSON.parse(get("ENTRYPOINT")[0]!) as string[];
+  assert.ok(!entrypoint.includes("-A") && !entrypoint.includes("--allow-all"));
+  assert.deepEqual(entrypoint.filter((a) => a.startsWith("--allow")), PERMISSIONS);
+  // Everything copied from the build context exists, and the bundle is built like `deno task bundle`.
+  const text = read("Dockerfile");
+  for (const [, sources] of text.matchAll(/^COPY (?!--from)(.+) \S+$/gm)) {
+    for (const source of sources!.split(" ")) assert.ok(Deno.statSync(`${root}${source}`), source);
+  }
+  const task = (JSON.parse(read("deno.json")).tasks.bundle as string).split(" -o ")[0]!;
+  assert.ok(text.includes(`RUN ${task} -o `), `the bundle stage runs '${task}'`);
+});
+
+Deno.test("Kubernetes manifests agree with each other and with the image", () => {
+  const kinds = manifests();
+  const names = [...kinds.keys()].sort();
+  assert.deepEqual(names, [
+    "ConfigMap",
+    "Deployment",
+    "HorizontalPodAutoscaler",
+    "Ingress",
+    "Secret",
+    "Service",
+  ]);
+  const kustomization = parseYaml(read("deploy/kubernetes/kustomization.yaml"));
+  const files = [...Deno.readDirSync(`${root}deploy/kubernetes`)].map((e) => e.name)
+    .filter((n) => n !== "kustomization.yaml").sort();
+  assert.deepEqual([...kustomization.resources].sort(), files);
+
+  const deployment = kinds.get("Deployment")!;
+  const pod = deployment.spec.template;
+  assert.deepEqual(deployment.spec.selector.matchLabels, pod.metadata.labels);
+  const [container] = pod.spec.containers;
+  const port = container.ports.find((p: Manifest) => p.name === "http").containerPort;
+  assert.equal(String(port), finalStage().find((s) => s.instruction === "EXPOSE")!.rest);
+  assert.equal(container.readinessProbe.httpGet.path, "/health/ready");
+  assert.equal(container.livenessProbe.httpGet.path, "/health");
+  assert.equal(pod.spec.securityContext.runAsNonRoot, true);
+  assert.ok(pod.spec.terminationGracePeriodSeconds > 30, "longer than ShutdownDrainTimeout");
+  const env = Object.fromEntries(container.env.map((e: Manifest) => [e.name, e]));
+  const configVolume = pod.spec.volumes.find((v: Manifest) => v.configMap);
+  const mount = container.volumeMounts.find((m: Manifest) => m.name === configVolume.name);
+  assert.equal(env.SVC_CONFIG.value, `${mount.mountPath}/appsettings.json`);
+  assert.equal(configVolume.configMap.name, kinds.get("ConfigMap")!.metadata.name);
+  const secretRef = env["Authentication__Schemes__keys__Keys__ops__Value"].valueFrom.secretKeyRef;
+  assert.equal(secretRef.name, kinds.get("Secret")!.metadata.name);
+  assert.ok(secretRef.key in kinds.get("Secret")!.stringData);
+
+  const service = kinds.get("Service")!;
+  assert.deepEqual(service.spec.selector, pod.metadata.labels);
+  assert.equal(service.spec.ports[0].targetPort, "http");
+  const hpa = kinds.get("HorizontalPodAutoscaler")!;
+  assert.equal(hpa.spec.scaleTargetRef.name, deployment.metadata.name);
+  const ingress = kinds.get("Ingress")!;
+  assert.equal(
+    ingress.metadata.annotations["nginx.ingress.kubernetes.io/upstream-hash-by"],
+    "$http_mcp_session_id",
+    "Stateful sessions stay on their replica",
+  );
+  assert.equal(
+    ingress.spec.rules[0].http.paths[0].backend.service.name,
+    service.metadata.name,
+  );
+});
+
+Deno.test("the manifests' appsettings.json and API key serve: probes answer and the key opens a call", async () => {
+  const kinds = manifests();
+  const text = kinds.get("ConfigMap")!.data["appsettings.json"] as string;
+  const key = kinds.get("Secret")!.stringData.ops as string;
+  await using svc = await startHttpSvc({
+    config: parseConfigText(text, "configmap.yaml") as Record<string, unknown>,
+    env: { "Authentication__Schemes__keys__Keys__ops__Value": key },
+  });
+  for (const path of ["/health", "/health/ready"]) {
+    const response = await fetch(`${svc.url}${path}`);
+    assert.equal(response.status, 200, path);
+    await response.body?.cancel();
+  }
+  const denied = await post(`${svc.url}/call`, { tool: "get_date", arguments: {} });
+  assert.equal(denied.status, 401);
+  const tools = await fetch(`${svc.url}/tools`, { headers: { "x-api-key": key } });
+  const names = ((await tools.json()).tools as { name: string }[]).map((t) => t.name);
+  const date = names.find((n) => n.startsWith("get_date"))!;
+  const call = await post(`${svc.url}/call`, { tool: date, arguments: {} }, { "x-api-key": key });
+  assert.equal(call.status, 200);
+  assert.ok(!svc.stderr().includes(key), "the key never reaches the logs");
+});
+
+Deno.test("release workflow: on a version tag, tests, bundle, five binaries, checksums, a release", () => {
+  const workflow = parseYaml(read(".github/workflows/release.yml"));
+  assert.deepEqual(workflow.on.push.tags, ["v*"]);
+  const run = (workflow.jobs.release.steps as Manifest[]).map((s) => s.run ?? "").join("\n");
+  for (const command of ["bin/deno task test", "bin/deno task bundle", "bin/deno task compile"]) {
+    assert.ok(run.includes(command), command);
+    const task = command.split(" ").at(-1)!;
+    assert.ok(task in JSON.parse(read("deno.json")).tasks, `deno task ${task} exists`);
+  }
+  assert.match(run, /sha256sum svc-\* svc\.js > SHA256SUMS/);
+  assert.match(run, /gh release create "\$GITHUB_REF_NAME" dist\/release\/\*/);
+  // compile with no --target builds all five release targets.
+  assert.doesNotMatch(run, /task compile --target/);
+});
