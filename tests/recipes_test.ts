@@ -1,13 +1,15 @@
 /**
- * The README's desktop-client recipes work when pasted: each documented entry is started exactly as a
+ * The README's client recipes work when pasted: each documented stdio entry is started exactly as a
  * client would start it — its `command`, `args` and `env`, from `/`, with nothing else in the
- * environment but a minimal `PATH` and `HOME` — and an MCP client gets the tool list.
+ * environment but a minimal `PATH` and `HOME` — and an MCP client gets the tool list; the HTTP
+ * entry's URL and header reach a server with an API key; the Inspector commands run as written.
  */
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/client";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { within } from "./support/deadline.ts";
-import { TEST_PWSH } from "./support/harness.ts";
+import { outputWithin, within } from "./support/deadline.ts";
+import { fixtureConfig, startHttpSvc, TEST_PWSH } from "./support/harness.ts";
 
 const root = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
 
@@ -81,3 +83,123 @@ for (const name of ["claude-desktop", "vscode"]) {
     }
   });
 }
+
+/** The text of the fenced block that follows `<!-- recipe: name -->`. */
+function recipeBlock(name: string): string {
+  const match = new RegExp(`<!-- recipe: ${name} -->\\s*\`\`\`\\w+\\n([\\s\\S]*?)\`\`\``).exec(
+    readme,
+  );
+  assert.ok(match, `README has no block after '<!-- recipe: ${name} -->'`);
+  return match[1]!;
+}
+
+const RECIPE_KEY = "recipe-key-3f9a71c2";
+
+/** svc over HTTP with one API key, as the HTTP recipes expect. */
+function startKeyedSvc() {
+  return startHttpSvc({
+    config: {
+      ...fixtureConfig(),
+      Authentication: {
+        Enabled: true,
+        Schemes: { keys: { Type: "ApiKey", Keys: { vscode: { Value: RECIPE_KEY } } } },
+      },
+    },
+  });
+}
+
+Deno.test("README recipe 'vscode-http' reaches svc with its header, and is refused without it", async () => {
+  const parsed = JSON.parse(recipeBlock("vscode-http"));
+  const entry = parsed.servers.svc as {
+    type: string;
+    url: string;
+    headers: Record<string, string>;
+  };
+  assert.equal(entry.type, "http");
+  assert.ok(
+    parsed.inputs.some((input: { id: string; password?: boolean }) =>
+      entry.headers["X-API-Key"] === `\${input:${input.id}}` && input.password
+    ),
+    "the key comes from a password input",
+  );
+  await using svc = await startKeyedSvc();
+  const url = new URL(entry.url.replace("http://127.0.0.1:8080", svc.url));
+  const headers = { ...entry.headers, "X-API-Key": RECIPE_KEY };
+  const client = new Client({ name: "svc-recipe-http", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers } }));
+  try {
+    const { tools } = await client.listTools();
+    assert.ok(tools.some((tool) => tool.name.startsWith("get_date")));
+  } finally {
+    await client.close();
+  }
+  const refused = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+  });
+  assert.equal(refused.status, 401);
+  await refused.body?.cancel();
+});
+
+/** Splits a shell line into words: spaces separate, double quotes group. */
+function words(line: string): string[] {
+  return [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!);
+}
+
+Deno.test("README recipe 'inspector': the Inspector CLI commands list and call over stdio and HTTP", async () => {
+  await using svc = await startKeyedSvc();
+  const lines = recipeBlock("inspector").trim().split("\n");
+  assert.equal(lines.length, 3);
+  const home = await Deno.makeTempDir({ prefix: "svc-recipe-inspector-" });
+  try {
+    for (const line of lines) {
+      const [npx, inspector, ...rest] = words(
+        line.replaceAll("/opt/svc", root).replaceAll("<key>", RECIPE_KEY)
+          .replaceAll("http://127.0.0.1:8080", svc.url),
+      );
+      assert.equal(`${npx} ${inspector}`, "npx @modelcontextprotocol/inspector@2.12.0");
+      assert.equal(rest[0], "--cli", "--cli comes first, where the Inspector's launcher reads it");
+      // The same package through Deno's npm support (this machine need not have Node); the
+      // Inspector passes a server only the environment it is given, hence SVC_PWSH.
+      const args = [
+        "run",
+        "--allow-all",
+        "--quiet",
+        "--no-config",
+        "--no-lock",
+        `npm:${inspector}`,
+      ];
+      const stdio = rest.includes("--");
+      const run = await outputWithin(
+        Deno.execPath(),
+        {
+          // --cli must come first: the Inspector's launcher reads the mode from it.
+          args: [
+            ...args,
+            rest[0]!,
+            ...(stdio ? ["-e", `SVC_PWSH=${TEST_PWSH}`] : []),
+            ...rest.slice(1),
+          ],
+          cwd: home,
+          env: { MCP_INSPECTOR_SECRET_STORE: "memory" },
+          stdout: "piped",
+          stderr: "piped",
+        },
+        `inspector: ${line}`,
+        120_000,
+      );
+      const stdout = new TextDecoder().decode(run.stdout);
+      assert.equal(run.code, 0, `${line}\n${new TextDecoder().decode(run.stderr)}`);
+      const answer = JSON.parse(stdout);
+      if (rest.includes("tools/call")) {
+        assert.equal(answer.isError, undefined, stdout);
+        assert.match(answer.content[0].text, /^\["\d{4}-\d{2}-\d{2}"\]$/);
+      } else {
+        assert.ok(answer.tools.some((tool: { name: string }) => tool.name.startsWith("get_date")));
+      }
+    }
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
