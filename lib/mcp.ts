@@ -11,6 +11,7 @@ import type { AuthInfo, CallToolResult, Tool } from "@modelcontextprotocol/serve
 import type { Principal } from "./auth.ts";
 import { bindArguments } from "./arguments.ts";
 import { chooseParameterSet } from "./parameter_set.ts";
+import { tracedCall } from "./telemetry.ts";
 import type { ToolDescriptor } from "./catalog.ts";
 import { overrideFor, type ShellSettings } from "./config.ts";
 import { logger } from "./log.ts";
@@ -110,16 +111,40 @@ export type CallOutcome =
  * Runs one tool call end to end: lookup, argument check, the runner, result shaping and the audit
  * log line. Never throws for a call-level failure; the outcome says what happened.
  */
-export async function callTool(
+export function callTool(
   options: McpServerOptions,
   name: string,
   args: unknown,
-  context: {
-    signal: AbortSignal;
-    principal: Principal;
-    /** Receives the call's `Write-Progress` records; without it none are kept. */
-    onProgress?: (progress: WorkerProgress) => void;
-  },
+  context: CallContext,
+): Promise<CallOutcome> {
+  let command: string | null = null;
+  return tracedCall(
+    () =>
+      runCall(options, name, args, context, (tool) => {
+        command = tool.command;
+      }),
+    (outcome) => ({
+      outcome: outcome.kind === "result" ? (outcome.result.isError ? "error" : "ok") : outcome.kind,
+      tool: command === null ? null : name,
+      command,
+    }),
+  );
+}
+
+/** What a tool call runs with besides its name and arguments. */
+export interface CallContext {
+  signal: AbortSignal;
+  principal: Principal;
+  /** Receives the call's `Write-Progress` records; without it none are kept. */
+  onProgress?: (progress: WorkerProgress) => void;
+}
+
+async function runCall(
+  options: McpServerOptions,
+  name: string,
+  args: unknown,
+  context: CallContext,
+  onFound: (tool: ToolDescriptor) => void,
 ): Promise<CallOutcome> {
   const { runner, shell } = options;
   const { principal } = context;
@@ -141,6 +166,7 @@ export async function callTool(
     });
     return { kind: "unknown-tool", message };
   }
+  onFound(found);
   const chosen = chooseParameterSet(found, args);
   const tool = chosen.ok ? chosen.tool : found;
   const bound = chosen.ok ? bindArguments(tool, chosen.args) : chosen;

@@ -13,6 +13,7 @@
  */
 import type { PoolSettings, ShellSettings } from "./config.ts";
 import { logger } from "./log.ts";
+import { observePoolWorkers, poolTelemetry } from "./telemetry.ts";
 import { Worker } from "./shell.ts";
 import type { StartupResult } from "./worker_protocol.ts";
 
@@ -125,6 +126,10 @@ export class WorkerPool implements AsyncDisposable {
       Warm: pool.#warm.length,
       Eager: eager,
     });
+    observePoolWorkers(() => {
+      const { creating, warm, leased, resetting } = pool.stats();
+      return { creating, warm, leased, resetting };
+    });
     const { replenishCheckIntervalMs, sweepIntervalMs } = options.pool;
     pool.#timers.push(setInterval(() => pool.#replenish(), replenishCheckIntervalMs));
     pool.#timers.push(setInterval(() => pool.#sweep(), sweepIntervalMs));
@@ -177,14 +182,24 @@ export class WorkerPool implements AsyncDisposable {
       );
     }
     const slot = this.#takeWarm();
-    if (slot) return Promise.resolve(this.#leaseOf(slot));
+    if (slot) {
+      poolTelemetry.acquisitions.add(1, { outcome: "ok" });
+      poolTelemetry.acquisitionWait.record(0);
+      return Promise.resolve(this.#leaseOf(slot));
+    }
     const { acquisitionTimeoutMs } = this.#options.pool;
+    const started = performance.now();
+    const waited = (outcome: string) => {
+      poolTelemetry.acquisitions.add(1, { outcome });
+      poolTelemetry.acquisitionWait.record(performance.now() - started);
+    };
     return new Promise<Lease>((resolve, reject) => {
       const timer = { id: undefined as ReturnType<typeof setTimeout> | undefined };
       const onAbort = () => finish(new Error("The call was cancelled while waiting for a worker"));
       const waiter: Waiter = {
         resolve: (s) => {
           cleanup();
+          waited("ok");
           resolve(this.#leaseOf(s));
         },
         reject: (error) => finish(error),
@@ -197,6 +212,7 @@ export class WorkerPool implements AsyncDisposable {
       };
       const finish = (error: Error) => {
         cleanup();
+        waited(error instanceof PoolError ? error.code.toLowerCase() : "cancelled");
         reject(error);
       };
       timer.id = setTimeout(() => {
@@ -436,12 +452,14 @@ export class WorkerPool implements AsyncDisposable {
         CreatedAt: slot.createdAt,
         Error: error instanceof Error ? error.message : String(error),
       });
+      poolTelemetry.resets.add(1, { outcome: "failed" });
       await this.#evict(slot, "reset_failure");
       this.#replenish();
       // A caller may be waiting for exactly this worker.
       if (this.#waiters.length > 0) this.#grow();
       return;
     }
+    poolTelemetry.resets.add(1, { outcome: "ok" });
     if (this.#draining) {
       await this.#evict(slot, "shutdown");
       return;
@@ -453,6 +471,7 @@ export class WorkerPool implements AsyncDisposable {
     if (slot.state === "evicted") return;
     const from = slot.state;
     slot.state = "evicted";
+    poolTelemetry.evictions.add(1, { reason });
     const i = this.#warm.indexOf(slot);
     if (i >= 0) this.#warm.splice(i, 1);
     this.#slots.delete(slot);
