@@ -114,6 +114,11 @@ export interface HttpSettings {
   mode: HttpTransportMode;
   /** Idle time after which a Stateful session expires, in ms. @default 600000 (`McpServer:IdleSessionTimeoutSeconds`, 600) */
   idleSessionTimeoutMs: number;
+  /**
+   * Start of every Stateful session id (`<prefix>.<uuid>`), naming this replica so that a load
+   * balancer can send a session's requests to the replica that holds it. @default null (`McpServer:SessionIdPrefix`)
+   */
+  sessionIdPrefix: string | null;
   /** Serve the deprecated HTTP+SSE transport at `/sse` and `/messages`. @default false (`McpServer:EnableLegacySse`) */
   enableLegacySse: boolean;
   /** Largest request body accepted, in bytes; larger ones get 413. @default 4194304 (`McpServer:MaxRequestBodyBytes`) */
@@ -370,6 +375,7 @@ function readHttp(
     mcpPath,
     mode,
     idleSessionTimeoutMs: read.integer("McpServer:IdleSessionTimeoutSeconds", 600, 1) * 1000,
+    sessionIdPrefix: readSessionIdPrefix(read),
     enableLegacySse: read.boolean("McpServer:EnableLegacySse", false),
     maxRequestBodyBytes: read.integer("McpServer:MaxRequestBodyBytes", 4 * 1024 * 1024, 1),
     allowedOrigins: read.strings("Authentication:Cors:AllowedOrigins"),
@@ -479,6 +485,17 @@ function readOverrides(read: Reader): Record<string, CommandOverride> {
     out[command] = override;
   }
   return out;
+}
+
+function readSessionIdPrefix(read: Reader): string | null {
+  const prefix = read.optionalString("McpServer:SessionIdPrefix");
+  if (prefix !== null && !/^[A-Za-z0-9-]{1,40}$/.test(prefix)) {
+    throw read.invalid(
+      "McpServer:SessionIdPrefix",
+      `expected 1 to 40 letters, digits or '-', got "${prefix}"`,
+    );
+  }
+  return prefix;
 }
 
 /** Parses a transport name; anything but `stdio` or `http` is a configuration error. */

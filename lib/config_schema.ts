@@ -140,6 +140,10 @@ export const appSettingsSchema = z.object({
   McpServer: z.object({
     HttpTransportMode: z.enum(["Stateless", "Stateful", "stateless", "stateful"]),
     IdleSessionTimeoutSeconds: describe(integer, "Idle expiry of a Stateful session. Default 600."),
+    SessionIdPrefix: describe(
+      text,
+      "Start of Stateful session ids, naming this replica for a load balancer. Default none.",
+    ),
     EnableLegacySse: describe(boolean, "Serve the deprecated HTTP+SSE transport. Default false."),
     MaxRequestBodyBytes: describe(
       integer,

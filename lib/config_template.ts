@@ -88,6 +88,9 @@ const DEFAULT_CONFIG_TEXT =
     "HttpTransportMode": "Stateless",
     // Seconds after which an idle Stateful session expires.
     "IdleSessionTimeoutSeconds": 600,
+    // Stateful session ids start with this and a dot ("r1.<uuid>"), so that a load balancer can
+    // route each session to the replica that holds it; empty for none.
+    "SessionIdPrefix": "",
     // Serve the deprecated HTTP+SSE transport at /sse and /messages.
     "EnableLegacySse": false,
     // Largest request body accepted, in bytes (4 MiB); a larger one gets 413 before it is read.

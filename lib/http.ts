@@ -436,8 +436,9 @@ class HttpFront {
       return rpcError(400, -32000, "Bad Request: Mcp-Session-Id header required");
     }
     const server = createMcpServer(this.#mcp);
+    const prefix = this.#http.sessionIdPrefix ? `${this.#http.sessionIdPrefix}.` : "";
     const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => crypto.randomUUID(),
+      sessionIdGenerator: () => `${prefix}${crypto.randomUUID()}`,
       enableJsonResponse: mode === "json",
       onsessioninitialized: (id) => {
         this.#sessions.set(id, {

@@ -90,6 +90,7 @@ Deno.test("defaultConfigText() holds every setting svc has", () => {
     "McpServer:RunspacePool:ShutdownDrainTimeout",
     "McpServer:RunspacePool:StopTimeout",
     "McpServer:RunspacePool:SweepInterval",
+    "McpServer:SessionIdPrefix",
     "ShellConfiguration:CacheDirectory",
     "ShellConfiguration:CommandOverrides",
     "ShellConfiguration:Commands",
@@ -152,6 +153,7 @@ Deno.test("createConfig() writes every setting svc reads, leaving out only depre
       [
         // Optional, written as "" (which reads as not set).
         "Authentication:DefaultScheme",
+        "McpServer:SessionIdPrefix",
         "ShellConfiguration:CacheDirectory",
         "ShellConfiguration:Environment:StartupScript",
         "ShellConfiguration:Environment:StartupScriptPath",

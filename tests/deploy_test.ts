@@ -107,7 +107,7 @@ Deno.test("Kubernetes manifests agree with each other and with the image", () =>
   assert.equal(
     ingress.metadata.annotations["nginx.ingress.kubernetes.io/upstream-hash-by"],
     "$http_mcp_session_id",
-    "Stateful sessions stay on their replica",
+    "requests of one session go to one replica",
   );
   assert.equal(
     ingress.spec.rules[0].http.paths[0].backend.service.name,

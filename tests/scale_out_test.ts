@@ -1,0 +1,261 @@
+/**
+ * Scale-out on one machine (issue 14): three svc replicas behind nginx (Debian's package) on
+ * loopback. Stateless calls spread over all three and throughput rises with replicas; one replica
+ * killed loses only the calls it had in flight. In Stateful mode each replica starts its session
+ * ids with its own name (`McpServer:SessionIdPrefix`) and nginx routes on it, so every request of
+ * a session reaches the replica that holds it. Runs where an nginx binary is installed.
+ */
+import assert from "node:assert/strict";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { eventually, fixtureConfig, type HttpSvc, post, startHttpSvc } from "./support/harness.ts";
+
+const NGINX =
+  ["/usr/sbin/nginx", ...(Deno.env.get("PATH") ?? "").split(":").map((d) => `${d}/nginx`)]
+    .find((path) => {
+      try {
+        return Deno.statSync(path).isFile;
+      } catch {
+        return false;
+      }
+    }) ?? null;
+
+const GREETING = { tool: "get_fixture_greeting", arguments: { Name: "replica" } };
+
+const skip = NGINX ? "" : " [skipped: no nginx binary; apt install nginx-light]";
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+interface Balancer extends AsyncDisposable {
+  /** Base URL of the server block proxying to every replica. */
+  url: string;
+  /** Base URL of a server block proxying to the first replica only. */
+  oneUrl: string;
+  /** Access log lines: upstream address, status, request and response session ids. */
+  log(): { upstream: string; status: number; session: string; issued: string }[];
+}
+
+/** nginx in front of `replicas`: one block for all of them (routing on the session prefix), one for the first. */
+async function startNginx(replicas: { url: string; prefix: string }[]): Promise<Balancer> {
+  const dir = await Deno.makeTempDir({ prefix: "svc-nginx-" });
+  const [all, one] = [freePort(), freePort()];
+  const address = (url: string) => new URL(url).host;
+  const conf = `
+${Deno.uid() === 0 ? "user root;" : ""}
+worker_processes 1;
+daemon off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 1024; }
+http {
+  client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy; fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;
+  log_format routed '$upstream_addr $status "$http_mcp_session_id" "$upstream_http_mcp_session_id"';
+  access_log ${dir}/access.log routed;
+  upstream replicas {
+${replicas.map((r) => `    server ${address(r.url)} max_fails=1 fail_timeout=30s;`).join("\n")}
+  }
+  upstream first { server ${address(replicas[0]!.url)}; }
+  # A session id starts with the name of the replica that issued it.
+  map $http_mcp_session_id $replica {
+${replicas.map((r) => `    ~^${r.prefix}\\. ${address(r.url)};`).join("\n")}
+    default replicas;
+  }
+  proxy_http_version 1.1;
+  proxy_set_header Connection "";
+  proxy_set_header Host $http_host;
+  proxy_buffering off;
+  server { listen 127.0.0.1:${all}; location / { proxy_pass http://$replica; } }
+  server { listen 127.0.0.1:${one}; location / { proxy_pass http://first; } }
+}
+`;
+  await Deno.writeTextFile(`${dir}/nginx.conf`, conf);
+  const child = new Deno.Command(NGINX!, {
+    args: ["-p", dir, "-c", `${dir}/nginx.conf`],
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const url = `http://127.0.0.1:${all}`;
+  const up = await eventually(async () => {
+    try {
+      const response = await fetch(`${url}/health`);
+      await response.body?.cancel();
+      return response.ok;
+    } catch {
+      return false;
+    }
+  }, 10_000);
+  assert.ok(up, "nginx answers");
+  return {
+    url,
+    oneUrl: `http://127.0.0.1:${one}`,
+    log: () =>
+      Deno.readTextFileSync(`${dir}/access.log`).trim().split("\n").filter(Boolean).map((line) => {
+        const [, upstream, status, session, issued] = /^(\S+) (\d+) "([^"]*)" "([^"]*)"$/.exec(
+          line,
+        )!;
+        // nginx logs an empty variable as "-".
+        const value = (text: string) => text === "-" ? "" : text;
+        return {
+          upstream: upstream!,
+          status: Number(status),
+          session: value(session!),
+          issued: value(issued!),
+        };
+      }),
+    async [Symbol.asyncDispose]() {
+      child.kill("SIGTERM");
+      await child.status;
+      await child.stderr.cancel();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+/** Three replicas of svc with small pools, so that one replica's capacity is easy to reach. */
+async function startReplicas(mcpServer: Record<string, unknown> = {}): Promise<HttpSvc[]> {
+  return await Promise.all(["r1", "r2", "r3"].map((prefix) =>
+    startHttpSvc({
+      config: {
+        ...fixtureConfig(),
+        McpServer: {
+          RunspacePool: {
+            MinPoolSize: 2,
+            MaxPoolSize: 2,
+            EagerWarmCount: 2,
+            StopTimeout: "00:00:02",
+          },
+          ...mcpServer,
+          ...(mcpServer.HttpTransportMode === "Stateful" ? { SessionIdPrefix: prefix } : {}),
+        },
+      },
+    })
+  ));
+}
+
+/** Calls `start_sleep` for `ms` from `concurrency` clients until `seconds` pass; calls per second. */
+async function throughput(url: string, concurrency: number, seconds: number, ms: number) {
+  const end = Date.now() + seconds * 1000;
+  let done = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (Date.now() < end) {
+      const response = await post(`${url}/call`, {
+        tool: "start_sleep_milliseconds",
+        arguments: { Milliseconds: ms },
+      });
+      assert.equal(response.status, 200);
+      done++;
+    }
+  }));
+  return done / seconds;
+}
+
+Deno.test({
+  name:
+    `scale-out, Stateless: calls spread over three replicas, throughput rises, a killed replica loses only its own calls${skip}`,
+  ignore: !NGINX,
+  fn: async (t) => {
+    const replicas = await startReplicas();
+    try {
+      await using nginx = await startNginx(replicas.map((r) => ({ url: r.url, prefix: "" })));
+      const upstreams = new Set(replicas.map((r) => new URL(r.url).host));
+
+      await t.step("calls spread over all three replicas", async () => {
+        for (let i = 0; i < 12; i++) {
+          const response = await post(`${nginx.url}/call`, GREETING);
+          assert.equal(response.status, 200);
+        }
+        const used = new Set(nginx.log().filter((l) => l.status === 200).map((l) => l.upstream));
+        assert.deepEqual([...used].sort(), [...upstreams].sort());
+      });
+
+      await t.step("throughput rises with replicas (2 workers each, 200 ms calls)", async () => {
+        const one = await throughput(nginx.oneUrl, 12, 3, 200);
+        const three = await throughput(nginx.url, 12, 3, 200);
+        assert.ok(
+          three > 2 * one,
+          `3 replicas ${three.toFixed(1)} calls/s, 1 replica ${one.toFixed(1)}`,
+        );
+      });
+
+      await t.step("a replica killed mid-call loses only the calls it had in flight", async () => {
+        const before = nginx.log().length;
+        const calls = Array.from({ length: 6 }, () =>
+          post(`${nginx.url}/call`, {
+            tool: "start_sleep_milliseconds",
+            arguments: { Milliseconds: 1500 },
+          }));
+        await new Promise((r) => setTimeout(r, 500));
+        const victim = replicas[1]!;
+        await victim.stop("SIGKILL");
+        const statuses = (await Promise.all(calls)).map((r) => r.status);
+        const lines = nginx.log().slice(before);
+        const lost = lines.filter((l) => l.status !== 200);
+        assert.ok(lost.length > 0, "the killed replica had calls in flight");
+        assert.ok(
+          lost.every((l) => l.upstream === new URL(victim.url).host),
+          `only the killed replica's calls failed: ${JSON.stringify(lines)}`,
+        );
+        assert.equal(statuses.filter((s) => s === 200).length, 6 - lost.length);
+        for (let i = 0; i < 9; i++) {
+          const response = await post(`${nginx.url}/call`, GREETING);
+          assert.equal(response.status, 200, "later calls go to the replicas left");
+        }
+      });
+    } finally {
+      for (const replica of replicas) await replica[Symbol.asyncDispose]();
+    }
+  },
+});
+
+Deno.test({
+  name: `scale-out, Stateful: every request of a session reaches the replica that issued it${skip}`,
+  ignore: !NGINX,
+  fn: async () => {
+    const replicas = await startReplicas({ HttpTransportMode: "Stateful" });
+    try {
+      await using nginx = await startNginx(
+        replicas.map((r, i) => ({ url: r.url, prefix: `r${i + 1}` })),
+      );
+      for (let i = 0; i < 6; i++) {
+        const client = new Client({ name: `session-${i}`, version: "1" }, {
+          versionNegotiation: { mode: "legacy" },
+        });
+        await client.connect(new StreamableHTTPClientTransport(new URL(`${nginx.url}/mcp`)));
+        try {
+          await client.listTools();
+          for (let call = 0; call < 3; call++) {
+            const result = await client.callTool({
+              name: GREETING.tool,
+              arguments: GREETING.arguments,
+            });
+            assert.equal(result.isError, undefined);
+          }
+        } finally {
+          await client.close();
+        }
+      }
+      const lines = nginx.log();
+      assert.ok(
+        lines.every((l) => l.status < 400),
+        JSON.stringify(lines.filter((l) => l.status >= 400)),
+      );
+      const issuedBy = new Map(lines.filter((l) => l.issued).map((l) => [l.issued, l.upstream]));
+      assert.equal(issuedBy.size, 6, "six sessions");
+      assert.ok(new Set(issuedBy.values()).size >= 2, "sessions were issued by several replicas");
+      for (const [session, replica] of issuedBy) {
+        const served = new Set(lines.filter((l) => l.session === session).map((l) => l.upstream));
+        assert.deepEqual([...served], [replica], `session ${session}`);
+        const prefix = session.split(".")[0]!;
+        const index = Number(prefix.slice(1)) - 1;
+        assert.equal(new URL(replicas[index]!.url).host, replica, "the prefix names the replica");
+      }
+    } finally {
+      for (const replica of replicas) await replica[Symbol.asyncDispose]();
+    }
+  },
+});
