@@ -47,7 +47,7 @@ Deno.test("deno task compile builds a binary that runs, or says why it cannot an
       30_000,
     );
     assert.equal(version.code, 0);
-    assert.match(new TextDecoder().decode(version.stdout), /^svc \d+\.\d+\.\d+/);
+    assert.match(new TextDecoder().decode(version.stdout), /^\d+\.\d+\.\d+/);
   } finally {
     await Deno.remove(out, { recursive: true });
   }

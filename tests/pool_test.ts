@@ -504,11 +504,13 @@ Deno.test({
     const pidFile = await Deno.makeTempFile();
     const sleeping = sibling.worker.invoke({
       command: "Start-Sleep",
-      parameters: { Milliseconds: 1_500 },
+      parameters: { Milliseconds: 3_000 },
       credentials: [],
       depth: 4,
     });
-    const call = invokeStuck(stuck.worker, pidFile, { timeoutMs: 100 });
+    // Time enough for the stuck command to start its child and block in .NET even on a loaded
+    // machine; stopped earlier, it would stop cleanly and not be stuck at all.
+    const call = invokeStuck(stuck.worker, pidFile, { timeoutMs: 1_000 });
     await assert.rejects(call, (error: Error & { code?: string }) => {
       assert.equal(error.code, "TIMEOUT");
       assert.match(error.message, /its process is killed once its other calls end/);
@@ -554,7 +556,7 @@ Deno.test({
     const lease = await pool.lease();
     const processId = lease.worker.pid;
     const pidFile = await Deno.makeTempFile();
-    await assert.rejects(invokeStuck(lease.worker, pidFile, { timeoutMs: 100 }), {
+    await assert.rejects(invokeStuck(lease.worker, pidFile, { timeoutMs: 1_000 }), {
       name: "WorkerError",
       code: "TIMEOUT",
     });
