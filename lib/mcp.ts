@@ -108,8 +108,9 @@ export type CallOutcome =
   | { kind: "unavailable"; result: CallToolResult; message: string; retryAfterSeconds: number };
 
 /**
- * Runs one tool call end to end: lookup, argument check, the runner, result shaping and the audit
- * log line. Never throws for a call-level failure; the outcome says what happened.
+ * Runs one tool call end to end, inside an `svc.tool.call` span: lookup, parameter set, argument
+ * check, the runner, result shaping and the audit log line. Never throws for a call-level failure;
+ * the outcome says what happened.
  */
 export function callTool(
   options: McpServerOptions,

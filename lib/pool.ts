@@ -103,6 +103,7 @@ export class WorkerPool implements AsyncDisposable {
   readonly #warm: Slot[] = [];
   readonly #waiters: Waiter[] = [];
   readonly #timers: ReturnType<typeof setInterval>[] = [];
+  #unobserve = () => {};
   #nextId = 0;
   #draining = false;
   /** A process being spawned that will have room for more workers once it has said hello. */
@@ -126,7 +127,7 @@ export class WorkerPool implements AsyncDisposable {
       Warm: pool.#warm.length,
       Eager: eager,
     });
-    observePoolWorkers(() => {
+    pool.#unobserve = observePoolWorkers(() => {
       const { creating, warm, leased, resetting } = pool.stats();
       return { creating, warm, leased, resetting };
     });
@@ -177,6 +178,7 @@ export class WorkerPool implements AsyncDisposable {
    */
   lease(signal?: AbortSignal): Promise<Lease> {
     if (this.#draining) {
+      poolTelemetry.acquisitions.add(1, { outcome: "draining" });
       return Promise.reject(
         new PoolError("DRAINING", "The worker pool is shutting down and accepts no new calls"),
       );
@@ -240,6 +242,7 @@ export class WorkerPool implements AsyncDisposable {
   async drain(): Promise<void> {
     if (this.#draining) return;
     this.#draining = true;
+    this.#unobserve();
     for (const timer of this.#timers) clearInterval(timer);
     for (const waiter of this.#waiters.splice(0)) {
       waiter.reject(

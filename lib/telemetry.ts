@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { metrics, SpanStatusCode, trace } from "@opentelemetry/api";
+import { metrics, type ObservableResult, SpanStatusCode, trace } from "@opentelemetry/api";
 
 const meter = metrics.getMeter("svc");
 const tracer = trace.getTracer("svc");
@@ -41,14 +41,21 @@ export const poolTelemetry = {
   }),
 };
 
-/** Reports `counts()` (workers by state) as the `svc.pool.workers` gauge at each export. */
-export function observePoolWorkers(counts: () => Record<string, number>): void {
-  meter.createObservableGauge("svc.pool.workers", {
-    description: "Workers in the pool, by state.",
-  }).addCallback((result) => {
+/**
+ * Reports `counts()` (workers by state) as the `svc.pool.workers` gauge at each export, until the
+ * returned function is called.
+ */
+export function observePoolWorkers(counts: () => Record<string, number>): () => void {
+  const observe = (result: ObservableResult) => {
     for (const [state, count] of Object.entries(counts())) result.observe(count, { state });
-  });
+  };
+  workersGauge.addCallback(observe);
+  return () => workersGauge.removeCallback(observe);
 }
+
+const workersGauge = meter.createObservableGauge("svc.pool.workers", {
+  description: "Workers in the pool, by state.",
+});
 
 /** How a tool call ended, for its span and duration. */
 export interface CallDescription {
