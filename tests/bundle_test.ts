@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { PERMISSIONS } from "../scripts/compile.ts";
-import { eventually, TEST_PWSH } from "./support/harness.ts";
+import { answersOk, eventually, TEST_PWSH } from "./support/harness.ts";
 import { outputWithin } from "./support/deadline.ts";
 
 const root = new URL("../", import.meta.url).pathname;
@@ -32,6 +32,18 @@ async function buildBundle(): Promise<{ dir: string; args: (more: string[]) => s
     dir,
     args: (more) => ["run", ...PERMISSIONS, "--no-config", `${dir}/svc.js`, ...more],
   };
+}
+
+/** Lists the tools, calls the Get-Date one, and closes the client. */
+async function listAndCallDate(client: Client): Promise<void> {
+  try {
+    const { tools } = await client.listTools();
+    const date = tools.find((tool) => tool.name.startsWith("get_date"))!;
+    const result = await client.callTool({ name: date.name, arguments: {} });
+    assert.equal(result.isError, undefined);
+  } finally {
+    await client.close();
+  }
 }
 
 const env = (dir: string) => ({
@@ -78,14 +90,7 @@ Deno.test("the bundle runs on its own with narrow permissions: --version, doctor
           stderr: "pipe",
         }),
       );
-      try {
-        const { tools } = await client.listTools();
-        const date = tools.find((tool) => tool.name.startsWith("get_date"))!;
-        const result = await client.callTool({ name: date.name, arguments: {} });
-        assert.equal(result.isError, undefined);
-      } finally {
-        await client.close();
-      }
+      await listAndCallDate(client);
     });
 
     await t.step("serve over HTTP: health, then an SDK client lists and calls", async () => {
@@ -101,26 +106,11 @@ Deno.test("the bundle runs on its own with narrow permissions: --version, doctor
       }).spawn();
       try {
         const url = `http://127.0.0.1:${port}`;
-        const ready = await eventually(async () => {
-          try {
-            const response = await fetch(`${url}/health/ready`);
-            await response.body?.cancel();
-            return response.ok;
-          } catch {
-            return false;
-          }
-        }, 30_000);
+        const ready = await eventually(() => answersOk(`${url}/health/ready`), 30_000);
         assert.ok(ready, "/health/ready answers 200");
         const client = new Client({ name: "bundle-http", version: "1" });
         await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
-        try {
-          const { tools } = await client.listTools();
-          const date = tools.find((tool) => tool.name.startsWith("get_date"))!;
-          const result = await client.callTool({ name: date.name, arguments: {} });
-          assert.equal(result.isError, undefined);
-        } finally {
-          await client.close();
-        }
+        await listAndCallDate(client);
       } finally {
         server.kill("SIGTERM");
         assert.equal((await server.status).code, 0, "SIGTERM drains and exits 0");

@@ -7,7 +7,14 @@
  */
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { eventually, fixtureConfig, type HttpSvc, post, startHttpSvc } from "./support/harness.ts";
+import {
+  answersOk,
+  eventually,
+  fixtureConfig,
+  type HttpSvc,
+  post,
+  startHttpSvc,
+} from "./support/harness.ts";
 
 const NGINX =
   ["/usr/sbin/nginx", ...(Deno.env.get("PATH") ?? "").split(":").map((d) => `${d}/nginx`)]
@@ -80,15 +87,7 @@ ${replicas.map((r) => `    ~^${r.prefix}\\. ${address(r.url)};`).join("\n")}
     stderr: "piped",
   }).spawn();
   const url = `http://127.0.0.1:${all}`;
-  const up = await eventually(async () => {
-    try {
-      const response = await fetch(`${url}/health`);
-      await response.body?.cancel();
-      return response.ok;
-    } catch {
-      return false;
-    }
-  }, 10_000);
+  const up = await eventually(() => answersOk(`${url}/health`), 10_000);
   assert.ok(up, "nginx answers");
   return {
     url,

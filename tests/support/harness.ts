@@ -376,6 +376,17 @@ export async function eventually(
   return await check();
 }
 
+/** True when a GET of `url` answers 2xx; false for any other status or no answer at all. */
+export async function answersOk(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(url);
+    await response.body?.cancel();
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
 /** What one run of svc printed and how it exited. */
 export interface SvcRun {
   code: number;
