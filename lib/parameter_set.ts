@@ -32,7 +32,11 @@ export function chooseParameterSet(tool: ToolDescriptor, args: unknown): SetChoi
     if (sameName(key, PARAMETER_SET_ARGUMENT)) named = value;
     else rest[key] = value;
   }
-  const names = Object.keys(rest).filter((key) => rest[key] !== null && rest[key] !== undefined);
+  // Output-shaping arguments belong to every set; they decide nothing and would only crowd messages.
+  const shaping = first.parameters.filter((p) => p.kind === "shaping");
+  const names = Object.keys(rest).filter((key) =>
+    rest[key] !== null && rest[key] !== undefined && !shaping.some((p) => sameName(p.name, key))
+  );
   const has = (set: ToolDescriptor, key: string) =>
     set.parameters.some((p) => sameName(p.name, key));
   const unknown = names.find((key) => !sets.some((set) => has(set, key)));

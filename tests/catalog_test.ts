@@ -429,7 +429,7 @@ Deno.test("chooseParameterSet() picks the set the arguments fit, or the one name
   assert.equal(choose({ Id: [1], Name: null }), "Id", "a null argument is not given");
   assert.equal(choose({ _ParameterSet: "nameWithUserName" }), "NameWithUserName");
   assert.equal(
-    choose({ Name: ["pwsh"], Id: [1] }),
+    choose({ Name: ["pwsh"], Id: [1], _MaxResults: 2 }),
     "No parameter set of tool 'get_process' takes Name, Id together: Name is in Name, NameWithUserName; Id is in Id, IdWithUserName",
   );
   assert.equal(choose({ IncludeUserName: true }), "NameWithUserName");
