@@ -75,43 +75,17 @@ const IDEMPOTENT_OVERWRITE_VERBS = new Set([
  * Annotations from the command's verb: read-only verbs (Get, Test, ...) are read-only and idempotent;
  * additive verbs (New, Add, Export, ...) are neither destructive nor idempotent; Set-like verbs are
  * destructive and idempotent; every other verb (Remove, Stop, Invoke, Start, unknown ones) is
- * destructive. `openWorldHint` is always true: commands reach outside svc.
+ * destructive. `openWorldHint` is always true: commands reach outside svc. The three verb sets are
+ * disjoint, so each hint follows from set membership alone.
  */
 export function annotationsFor(command: string, verb: string | null): ToolAnnotations {
   const v = verb ?? command.split("-")[0] ?? "";
-  const title = command;
-  if (READ_ONLY_VERBS.has(v)) {
-    return {
-      title,
-      readOnlyHint: true,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: true,
-    };
-  }
-  if (ADDITIVE_VERBS.has(v)) {
-    return {
-      title,
-      readOnlyHint: false,
-      destructiveHint: false,
-      idempotentHint: false,
-      openWorldHint: true,
-    };
-  }
-  if (IDEMPOTENT_OVERWRITE_VERBS.has(v)) {
-    return {
-      title,
-      readOnlyHint: false,
-      destructiveHint: true,
-      idempotentHint: true,
-      openWorldHint: true,
-    };
-  }
+  const readOnly = READ_ONLY_VERBS.has(v);
   return {
-    title,
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: false,
+    title: command,
+    readOnlyHint: readOnly,
+    destructiveHint: !readOnly && !ADDITIVE_VERBS.has(v),
+    idempotentHint: readOnly || IDEMPOTENT_OVERWRITE_VERBS.has(v),
     openWorldHint: true,
   };
 }
