@@ -22,13 +22,18 @@ interface Entry {
   env: Record<string, string>;
 }
 
+/** The text of the fenced `language` block that follows `<!-- recipe: name -->`. */
+function recipeBlock(name: string, language: string): string {
+  const match = new RegExp(
+    `<!-- recipe: ${name} -->\\s*\`\`\`${language}\\n([\\s\\S]*?)\`\`\``,
+  ).exec(readme);
+  assert.ok(match, `README has no ${language} block after '<!-- recipe: ${name} -->'`);
+  return match[1]!;
+}
+
 /** Finds the JSON block that follows `<!-- recipe: name -->` and returns its one server entry. */
-function recipe(readme: string, name: string): Entry {
-  const match = new RegExp(`<!-- recipe: ${name} -->\\s*\`\`\`json\\n([\\s\\S]*?)\`\`\``).exec(
-    readme,
-  );
-  assert.ok(match, `README has no JSON block after '<!-- recipe: ${name} -->'`);
-  let text = match[1]!;
+function recipe(name: string): Entry {
+  let text = recipeBlock(name, "json");
   for (const [placeholder, actual] of PLACEHOLDERS) text = text.replaceAll(placeholder, actual);
   const parsed = JSON.parse(text) as Record<string, Record<string, Entry>>;
   const servers = parsed.mcpServers ?? parsed.servers;
@@ -41,7 +46,7 @@ const readme = await Deno.readTextFile(`${root}/README.md`);
 
 for (const name of ["claude-desktop", "vscode"]) {
   Deno.test(`README recipe '${name}' starts from / with only PATH and HOME and lists tools`, async () => {
-    const entry = recipe(readme, name);
+    const entry = recipe(name);
     assert.ok(entry.command.startsWith("/"), `command '${entry.command}' is not absolute`);
     const home = await Deno.makeTempDir({ prefix: "svc-recipe-home-" });
     // The catalog cache lands in $HOME/.cache/svc, so a fresh HOME also proves a cold start works;
@@ -84,15 +89,6 @@ for (const name of ["claude-desktop", "vscode"]) {
   });
 }
 
-/** The text of the fenced block that follows `<!-- recipe: name -->`. */
-function recipeBlock(name: string): string {
-  const match = new RegExp(`<!-- recipe: ${name} -->\\s*\`\`\`\\w+\\n([\\s\\S]*?)\`\`\``).exec(
-    readme,
-  );
-  assert.ok(match, `README has no block after '<!-- recipe: ${name} -->'`);
-  return match[1]!;
-}
-
 const RECIPE_KEY = "recipe-key-3f9a71c2";
 
 /** svc over HTTP with one API key, as the HTTP recipes expect. */
@@ -109,7 +105,7 @@ function startKeyedSvc() {
 }
 
 Deno.test("README recipe 'vscode-http' reaches svc with its header, and is refused without it", async () => {
-  const parsed = JSON.parse(recipeBlock("vscode-http"));
+  const parsed = JSON.parse(recipeBlock("vscode-http", "json"));
   const entry = parsed.servers.svc as {
     type: string;
     url: string;
@@ -149,7 +145,7 @@ function words(line: string): string[] {
 
 Deno.test("README recipe 'inspector': the Inspector CLI commands list and call over stdio and HTTP", async () => {
   await using svc = await startKeyedSvc();
-  const lines = recipeBlock("inspector").trim().split("\n");
+  const lines = recipeBlock("inspector", "sh").trim().split("\n");
   assert.equal(lines.length, 3);
   const home = await Deno.makeTempDir({ prefix: "svc-recipe-inspector-" });
   try {
