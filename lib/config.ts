@@ -65,6 +65,12 @@ export interface ShellSettings {
   commandOverrides: Record<string, CommandOverride>;
   /** Directory of the catalog cache. @default the user cache dir + "/svc" (`ShellConfiguration:CacheDirectory`, env `SVC_CACHE_DIR`) */
   cacheDirectory: string | null;
+  /**
+   * Directory of the compiled half of the worker host (`lib/host/assembly.ps1`). It depends only on
+   * svc and the pwsh build, never on the configuration, so it may be shared where catalogs are not.
+   * @default the catalog cache directory (`ShellConfiguration:HostCacheDirectory`, env `SVC_HOST_CACHE_DIR`)
+   */
+  hostCacheDirectory: string | null;
   /** Time to start a worker and run its startup script, in ms. @default 120000 (`ShellConfiguration:WorkerStartTimeout`) */
   workerStartTimeoutMs: number;
 }
@@ -286,6 +292,8 @@ function resolveSettings(
     commandOverrides: readOverrides(read),
     cacheDirectory: env["SVC_CACHE_DIR"] ??
       read.optionalString("ShellConfiguration:CacheDirectory"),
+    hostCacheDirectory: env["SVC_HOST_CACHE_DIR"] ??
+      read.optionalString("ShellConfiguration:HostCacheDirectory"),
     workerStartTimeoutMs: read.timeSpan("ShellConfiguration:WorkerStartTimeout", 120_000),
   };
   const pool = readPool(read);

@@ -77,6 +77,10 @@ const shellSection = z.object({
   }).partial(),
   PwshPath: describe(text, "PowerShell executable. Default: pwsh on PATH."),
   CacheDirectory: describe(text, "Directory of the catalog cache."),
+  HostCacheDirectory: describe(
+    text,
+    "Directory of the worker host's compiled part. Default: CacheDirectory.",
+  ),
   WorkerStartTimeout: describe(
     timeSpan,
     "Time for a worker to start and run its startup script. Default 00:02:00.",

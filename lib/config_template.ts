@@ -79,6 +79,8 @@ const DEFAULT_CONFIG_TEXT =
     "PwshPath": "",
     // Catalog cache directory; empty means the user cache directory + /svc (SVC_CACHE_DIR first).
     "CacheDirectory": "",
+    // Where the worker host's compiled part is kept between starts; empty means CacheDirectory (SVC_HOST_CACHE_DIR first).
+    "HostCacheDirectory": "",
     // Time for a worker to start and run its startup script (hh:mm:ss).
     "WorkerStartTimeout": "00:02:00"
   },

@@ -7,6 +7,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
+import { defaultCacheDirectory } from "./cache_directory.ts";
 import {
   buildTools,
   candidateQuery,
@@ -32,16 +33,6 @@ export interface CatalogKeyInput {
 export interface CatalogCacheOptions {
   /** Directory of cache files. @default `ShellConfiguration:CacheDirectory`, else the user cache dir + "/svc" */
   directory: string;
-}
-
-/** Default cache directory: `$XDG_CACHE_HOME/svc`, `~/.cache/svc`, or `%LOCALAPPDATA%\svc`. */
-export function defaultCacheDirectory(
-  env: Record<string, string> = Deno.env.toObject(),
-): string | null {
-  if (env["XDG_CACHE_HOME"]) return `${env["XDG_CACHE_HOME"]}/svc`;
-  if (Deno.build.os === "windows" && env["LOCALAPPDATA"]) return `${env["LOCALAPPDATA"]}\\svc`;
-  if (env["HOME"]) return `${env["HOME"]}/.cache/svc`;
-  return null;
 }
 
 /**

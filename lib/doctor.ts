@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { hostCacheDirectory } from "./cache_directory.ts";
 import type { ToolDescriptor } from "./catalog.ts";
 import { ANONYMOUS, Authenticator } from "./auth.ts";
 import { replacementOf, type Settings, type SettingSource } from "./config.ts";
@@ -148,6 +149,7 @@ async function startWorker(
       pwsh,
       stopTimeoutMs: settings.pool.stopTimeoutMs,
       label: "doctor worker",
+      cacheDirectory: hostCacheDirectory(settings.shell),
     });
     const startup = await worker.startup({
       modules: settings.shell.modules,

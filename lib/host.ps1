@@ -8,13 +8,26 @@
 # of its own (lib/host/slot.ps1); this script runs slot 0, svc asks for more with an `open` frame, and
 # the process ends when its last slot has ended.
 [CmdletBinding()]
-param([Parameter(Mandatory)][string]$Endpoint)
+param(
+    [Parameter(Mandatory)][string]$Endpoint,
+    # Where the compiled half of the host is kept between starts (lib/host/assembly.ps1); none: compiled in memory.
+    [string]$AssemblyCache = ''
+)
 
 Set-StrictMode -Version 3.0
 $ErrorActionPreference = 'Stop'
 
 . ([System.IO.Path]::Combine($PSScriptRoot, 'host', 'protocol.ps1'))
 . ([System.IO.Path]::Combine($PSScriptRoot, 'host', 'slot_runs.ps1'))
+. ([System.IO.Path]::Combine($PSScriptRoot, 'host', 'assembly.ps1'))
+
+# Every slot of this process uses the compiled half; without it no request can be served.
+try {
+    Import-HostAssembly ([System.IO.Path]::Combine($PSScriptRoot, 'host')) $AssemblyCache
+} catch {
+    Write-Diag "cannot load the compiled part of the host: $((Get-InnerException $_.Exception).Message)"
+    exit 1
+}
 
 # Take the token, then drop it from the process environment: user code and the native programs it
 # starts share this environment, and the token is not theirs to read.

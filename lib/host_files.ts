@@ -5,6 +5,13 @@
  * @module
  */
 import HOST_SCRIPT from "./host.ps1" with { type: "text" };
+import HOST_ASSEMBLY from "./host/assembly.ps1" with { type: "text" };
+import HOST_CS_ENVIRONMENT from "./host/cs/EnvironmentSnapshot.cs" with { type: "text" };
+import HOST_CS_ERROR_INFO from "./host/cs/ErrorInfo.cs" with { type: "text" };
+import HOST_CS_FRAME_JSON from "./host/cs/FrameJson.cs" with { type: "text" };
+import HOST_CS_INVOCATION from "./host/cs/Invocation.cs" with { type: "text" };
+import HOST_CS_JSON_VALUE from "./host/cs/JsonValue.cs" with { type: "text" };
+import HOST_CS_STATE_FINGERPRINT from "./host/cs/StateFingerprint.cs" with { type: "text" };
 import HOST_DISCOVERY from "./host/discovery.ps1" with { type: "text" };
 import HOST_OPERATIONS from "./host/operations.ps1" with { type: "text" };
 import HOST_PROJECTION from "./host/projection.ps1" with { type: "text" };
@@ -16,10 +23,17 @@ import HOST_SLOT_RUNS from "./host/slot_runs.ps1" with { type: "text" };
 
 /**
  * The PowerShell side of the protocol, embedded so a bundle carries it (ARCHITECTURE Decision 10):
- * `host.ps1` and the parts it dot-sources from `host/`, by path relative to the worker's directory.
+ * `host.ps1`, the parts it dot-sources from `host/` and the C# it compiles from `host/cs/`, by path relative to the worker's directory.
  */
 const HOST_FILES: Record<string, string> = {
   "host.ps1": HOST_SCRIPT,
+  "host/assembly.ps1": HOST_ASSEMBLY,
+  "host/cs/EnvironmentSnapshot.cs": HOST_CS_ENVIRONMENT,
+  "host/cs/ErrorInfo.cs": HOST_CS_ERROR_INFO,
+  "host/cs/FrameJson.cs": HOST_CS_FRAME_JSON,
+  "host/cs/Invocation.cs": HOST_CS_INVOCATION,
+  "host/cs/JsonValue.cs": HOST_CS_JSON_VALUE,
+  "host/cs/StateFingerprint.cs": HOST_CS_STATE_FINGERPRINT,
   "host/discovery.ps1": HOST_DISCOVERY,
   "host/operations.ps1": HOST_OPERATIONS,
   "host/projection.ps1": HOST_PROJECTION,
@@ -32,7 +46,7 @@ const HOST_FILES: Record<string, string> = {
 
 /** Writes `host.ps1` and its parts into `dir` (a worker's private directory). */
 export async function writeHostFiles(dir: string): Promise<void> {
-  await Deno.mkdir(`${dir}/host`, { recursive: true });
+  await Deno.mkdir(`${dir}/host/cs`, { recursive: true });
   for (const [path, text] of Object.entries(HOST_FILES)) {
     await Deno.writeTextFile(`${dir}/${path}`, text);
   }

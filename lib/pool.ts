@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { hostCacheDirectory } from "./cache_directory.ts";
 import type { PoolSettings, ShellSettings } from "./config.ts";
 import { logger } from "./log.ts";
 import { observePoolWorkers, poolTelemetry } from "./telemetry.ts";
@@ -395,6 +396,7 @@ export class WorkerPool implements AsyncDisposable {
       stopTimeoutMs: pool.stopTimeoutMs,
       runspacesPerProcess: pool.runspacesPerProcess,
       label,
+      cacheDirectory: hostCacheDirectory(this.#options.shell),
     });
     this.#spawning = start;
     try {

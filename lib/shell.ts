@@ -39,6 +39,8 @@ export interface WorkerOptions {
   runspacesPerProcess?: number;
   /** Label used in log lines. @default "worker" */
   label?: string;
+  /** Where the compiled half of the host is kept between starts; null keeps none. @default the user cache directory */
+  cacheDirectory?: string | null | undefined;
 }
 
 /** Options of {@linkcode Worker.invoke}. */

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { hostCacheDirectory } from "./cache_directory.ts";
 import {
   serveStdio as sdkServeStdio,
   StdioServerTransport,
@@ -118,7 +119,12 @@ export class StdioSession implements AsyncDisposable {
 
   async #startWorker(): Promise<ReadyWorker> {
     const { shell, stopTimeoutMs } = this.#settings;
-    const worker = await Worker.start({ pwsh: this.#pwsh, stopTimeoutMs, label: "stdio worker" })
+    const worker = await Worker.start({
+      pwsh: this.#pwsh,
+      stopTimeoutMs,
+      label: "stdio worker",
+      cacheDirectory: hostCacheDirectory(shell),
+    })
       .catch(
         (error) => {
           if (error instanceof StartupError) throw error;

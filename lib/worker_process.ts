@@ -7,6 +7,7 @@
  * @module
  */
 import { randomBytes } from "node:crypto";
+import { defaultCacheDirectory } from "./cache_directory.ts";
 import { WorkerError } from "./errors.ts";
 import { writeHostFiles } from "./host_files.ts";
 import { logger } from "./log.ts";
@@ -30,6 +31,12 @@ export interface WorkerProcessOptions {
   capacity?: number;
   /** Label used in log lines. @default "worker" */
   label?: string;
+  /**
+   * Where the compiled half of the host is kept between starts (`lib/host/assembly.ps1`); null keeps
+   * none, so every start compiles it (about a second of CPU).
+   * @default the user cache directory (`ShellConfiguration:CacheDirectory`'s default, see `lib/cache_directory.ts`)
+   */
+  cacheDirectory?: string | null | undefined;
 }
 
 /** A slot's connection, after its hello was checked. */
@@ -95,6 +102,9 @@ export class WorkerProcess {
       capacity: 1,
       label: "worker",
       ...options,
+      cacheDirectory: options.cacheDirectory === undefined
+        ? defaultCacheDirectory()
+        : options.cacheDirectory,
     };
     const dir = await Deno.makeTempDir({ prefix: "svc-" });
     if (!IS_WINDOWS) await Deno.chmod(dir, 0o700);
@@ -116,6 +126,7 @@ export class WorkerProcess {
       const args = ["-NoLogo", "-NoProfile", "-NonInteractive"];
       if (IS_WINDOWS) args.push("-ExecutionPolicy", "Bypass");
       args.push("-File", `${dir}/host.ps1`, "-Endpoint", endpoint);
+      if (settings.cacheDirectory) args.push("-AssemblyCache", settings.cacheDirectory);
       let child: Deno.ChildProcess;
       try {
         child = new Deno.Command(settings.pwsh, {

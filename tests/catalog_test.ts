@@ -81,6 +81,7 @@ const shell = (extra: Partial<ShellSettings> = {}): ShellSettings => ({
   toolGranularity: "ParameterSet",
   commandOverrides: {},
   cacheDirectory: null,
+  hostCacheDirectory: null,
   workerStartTimeoutMs: 120_000,
   ...extra,
 });

@@ -35,6 +35,7 @@ const shell: ShellSettings = {
   toolGranularity: "ParameterSet",
   commandOverrides: {},
   cacheDirectory: null,
+  hostCacheDirectory: null,
   workerStartTimeoutMs: 30_000,
 };
 

@@ -10,6 +10,7 @@
  */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { defaultCacheDirectory } from "../../lib/cache_directory.ts";
 import { isAlive, type ProcessTracker, signal, sleep, waitFor } from "./proc.ts";
 
 /** Repository root (this file is bench/lib/targets.ts). */
@@ -402,6 +403,9 @@ export async function svcCommand(
   ];
   const env = {
     SVC_CACHE_DIR: options.cacheDir ?? `${dir}/cache`,
+    // Each run's catalog cache starts empty; the compiled host, which depends on no configuration,
+    // stays in the user cache as it does for a user's later starts.
+    ...(defaultCacheDirectory() ? { SVC_HOST_CACHE_DIR: defaultCacheDirectory()! } : {}),
     SVC_LOG_LEVEL: options.logLevel ?? "Information",
     ...options.env,
   };

@@ -82,7 +82,7 @@ function Import-WorkerModule([string]$Name) {
             $entry['path'] = Get-NonEmpty $module.Path
         }
     } catch {
-        $record = Get-ErrorRecord (Get-InnerException $_.Exception)
+        $record = [Svc.Host.ErrorInfo]::RecordOf((Get-InnerException $_.Exception))
         $entry['error'] = $record.ToString()
         $errorId = ([string]$record.FullyQualifiedErrorId -split ',')[0]
         $entry['found'] = @('Modules_ModuleNotFound', 'Modules_ModuleWithVersionNotFound') -notcontains $errorId
@@ -117,12 +117,12 @@ function Invoke-Startup($Id, [hashtable]$Params) {
             try { $null = $ps.AddScript($text); $null = $ps.Invoke() } finally { $ps.Dispose() }
         }
     } catch {
-        $failure = Get-ErrorRecord (Get-InnerException $_.Exception)
+        $failure = [Svc.Host.ErrorInfo]::RecordOf((Get-InnerException $_.Exception))
     } finally {
         $proxy.SetVariable('ErrorActionPreference', $savedPreference)
     }
     if ($null -ne $failure) {
-        Send-Failure $Id 'startup' $failure.ToString() (ConvertTo-ErrorInfo $failure $true)
+        Send-Failure $Id 'startup' $failure.ToString() ([Svc.Host.ErrorInfo]::From($failure, $true))
         return
     }
 
@@ -133,186 +133,52 @@ function Invoke-Startup($Id, [hashtable]$Params) {
     $script:Snapshot = Invoke-WorkerScript $SnapshotScript @(, (Get-GlobalAlias))
     $spans['snapshot'] = $watch.Elapsed.TotalMilliseconds
     $script:StrictMode = Get-GlobalStrictMode
-    $script:EnvSnapshot = Get-EnvSnapshot
+    $script:EnvSnapshot = [Svc.Host.EnvironmentSnapshot]::Take()
     Save-CleanFingerprint
     $spans['fingerprint'] = $watch.Elapsed.TotalMilliseconds
     Send-Response $Id ([ordered]@{ modules = $modules; durationMs = $watch.ElapsedMilliseconds; spans = $spans })
 }
 
-function New-Credential($Value) {
-    if ($Value -isnot [System.Collections.IDictionary]) { throw 'A credential must be an object with UserName and Password.' }
-    # NetworkCredential accepts an empty password, which ConvertTo-SecureString -String rejects.
-    $secure = [System.Net.NetworkCredential]::new('', [string]$Value['Password']).SecurePassword
-    return [System.Management.Automation.PSCredential]::new([string]$Value['UserName'], $secure)
-}
-
 function Start-Invoke($Id, [hashtable]$Params) {
-    $command = $Params['command']
-    if ($command -isnot [string] -or $command.Length -eq 0) { throw 'The invoke request names no command.' }
-    $depth = 4
-    if ($null -ne $Params['depth']) { $depth = [int]$Params['depth'] }
-    if ($depth -lt 0 -or $depth -gt 100) { throw "Depth $depth is outside 0..100, the range ConvertTo-Json accepts." }
-    $parameters = $Params['parameters']
-    if ($null -ne $parameters -and $parameters -isnot [hashtable]) { throw 'The invoke parameters are not an object.' }
-    $credentials = ConvertTo-List $Params['credentials']
-    $select = $Params['select']
-    if ($null -ne $select -and $select -isnot [hashtable]) { throw 'The invoke select is not an object.' }
-    $progress = $Params['progress'] -eq $true
-    $first = $null
-    if ($null -ne $Params['first']) {
-        $first = [int]$Params['first']
-        if ($first -lt 1) { throw "First $first is not a positive count." }
-    }
-
-    $ps = [powershell]::Create($script:Worker)
-    try {
-        $null = $ps.AddCommand($command)
-        if ($null -ne $parameters) {
-            foreach ($name in @($parameters.Keys)) {
-                $value = $parameters[$name]
-                if ($value -is [System.Collections.IDictionary] -or $value -is [object[]]) { $value = ConvertTo-PlainJsonValue $value }
-                if ($null -ne $value -and $credentials -contains $name) { $value = New-Credential $value }
-                $null = $ps.AddParameter([string]$name, $value)
-            }
-        }
-        # One item past the limit says whether more exist; Select-Object then stops the command.
-        if ($null -ne $first) { $null = $ps.AddCommand('Microsoft.PowerShell.Utility\Select-Object').AddParameter('First', $first + 1) }
-        # A completed, empty input collection: the command gets no pipeline input. The output
-        # collection is ours, so objects written before a Stop or a terminating error survive.
-        $pipelineInput = [System.Management.Automation.PSDataCollection[psobject]]::new()
-        $pipelineInput.Complete()
-        $output = [System.Management.Automation.PSDataCollection[psobject]]::new()
-        # Progress records are stored only under Continue; the worker runs with SilentlyContinue so
-        # that calls nobody watches keep none. The saved value is put back when the call ends.
-        $savedProgress = $null
-        if ($progress) {
-            $savedProgress = $script:Worker.SessionStateProxy.GetVariable('ProgressPreference')
-            $script:Worker.SessionStateProxy.SetVariable('ProgressPreference', [System.Management.Automation.ActionPreference]::Continue)
-        }
-        $watch = [System.Diagnostics.Stopwatch]::StartNew()
-        $task = $ps.InvokeAsync($pipelineInput, $output)
-    } catch {
-        $ps.Dispose()
-        throw
-    }
-    $script:Running = [pscustomobject]@{
-        Id = $Id; PowerShell = $ps; Task = $task; Output = $output; Depth = $depth; Watch = $watch; StopRequested = $false
-        Select = $select; First = $first; Progress = $progress; SavedProgress = $savedProgress
-    }
+    $script:Running = [Svc.Host.Invocation]::Start($script:Worker, [long]$Id, $Params)
 }
 
 function Stop-Running {
     $run = $script:Running
-    if ($null -eq $run -or $run.StopRequested) { return }
-    $run.StopRequested = $true
-    # BeginStop returns at once; Stop() would block the loop (and can deadlock on a stuck prompt).
-    try { $null = $run.PowerShell.BeginStop($null, $null) } catch { Write-Diag "stop failed: $((Get-InnerException $_.Exception).Message)" }
-}
-
-function ConvertTo-OutputJson($Items, [int]$Depth) {
-    # Type-data script properties run in this scope while ConvertTo-Json reads them; they are written
-    # for non-strict code, so keep the host's strict mode away from them.
-    Set-StrictMode -Off
-    $parts = [System.Collections.Generic.List[string]]::new()
-    foreach ($item in $Items) {
-        if ($null -eq $item) { $parts.Add('null'); continue }
-        $json = $null
-        try {
-            $json = ConvertTo-Json -InputObject $item -Depth $Depth -Compress -EnumsAsStrings -WarningAction SilentlyContinue
-        } catch {
-            $text = $null
-            try { $text = $item.ToString() } catch { $text = $item.PSObject.BaseObject.GetType().FullName }
-            $json = ConvertTo-Json -InputObject ([string]$text) -Compress
-        }
-        if ($null -eq $json) { $json = 'null' }
-        $parts.Add($json)
-    }
-    return , $parts
+    if ($null -eq $run) { return }
+    try { $run.Stop() } catch { Write-Diag "stop failed: $((Get-InnerException $_.Exception).Message)" }
 }
 
 # Sends the newest progress record of the running call, if any came since the last look: one
 # frame per turn of the slot loop (every 100 ms at most) however fast the command writes them.
 function Send-RunningProgress {
-    $run = $script:Running
-    $records = $run.PowerShell.Streams.Progress.ReadAll()
-    if ($records.Count -eq 0) { return }
-    $record = $records[$records.Count - 1]
-    Send-Frame ([System.Text.Json.JsonSerializer]::Serialize([ordered]@{
-                type      = 'progress'
-                id        = [long]$run.Id
-                activity  = [string]$record.Activity
-                status    = [string]$record.StatusDescription
-                operation = Get-NonEmpty $record.CurrentOperation
-                percent   = [int]$record.PercentComplete
-                completed = $record.RecordType -eq [System.Management.Automation.ProgressRecordType]::Completed
-            }, [System.Collections.Specialized.OrderedDictionary]))
+    $frame = $script:Running.TakeProgressFrame()
+    if ($null -ne $frame) { Send-Frame $frame }
+}
+
+# The response is encoded by the compiled half, which reads type-data script properties; they are
+# written for non-strict code, so the host's strict mode is kept away from them (this scope is where
+# they look it up).
+function ConvertTo-InvokeResponse([Svc.Host.Invocation]$Run, $Items) {
+    Set-StrictMode -Off
+    return $Run.ToResponse($Items)
 }
 
 function Complete-Invoke {
     $run = $script:Running
     $script:Running = $null
-    $ps = $run.PowerShell
     try {
-        if ($run.Progress) { $script:Worker.SessionStateProxy.SetVariable('ProgressPreference', $run.SavedProgress) }
-        $run.Watch.Stop()
-        $stopped = $ps.InvocationStateInfo.State -eq [System.Management.Automation.PSInvocationState]::Stopped
-        # The task is built over EndInvoke; its AggregateException holds what EndInvoke threw.
-        $terminating = $null
-        if ($run.Task.IsFaulted -and $null -ne $run.Task.Exception) { $terminating = $run.Task.Exception.InnerException }
-        $terminatingRecord = $null
-        if ($null -ne $terminating -and -not ($stopped -and $terminating -is [System.Management.Automation.PipelineStoppedException])) {
-            $terminatingRecord = Get-ErrorRecord $terminating
+        $items = $run.TakeOutput()
+        if ($null -ne $run.Select) {
+            $projected = Select-OutputProperty $items $run.Select
+            $items = $projected.Items
+            $run.SetProjectionReport($projected.Report['types'], $projected.Report['unknownProperties'])
         }
-        $errors = [System.Collections.Generic.List[object]]::new()
-        foreach ($record in $ps.Streams.Error.ReadAll()) {
-            if ($null -ne $terminatingRecord -and [object]::ReferenceEquals($record, $terminatingRecord)) { continue }
-            $errors.Add((ConvertTo-ErrorInfo $record $false))
-        }
-        if ($null -ne $terminatingRecord) { $errors.Add((ConvertTo-ErrorInfo $terminatingRecord $true)) }
-
-        $result = [ordered]@{
-            errors      = $errors
-            warnings    = @(foreach ($r in $ps.Streams.Warning.ReadAll()) { $r.Message })
-            verbose     = @(foreach ($r in $ps.Streams.Verbose.ReadAll()) { $r.Message })
-            debug       = @(foreach ($r in $ps.Streams.Debug.ReadAll()) { $r.Message })
-            information = @(foreach ($r in $ps.Streams.Information.ReadAll()) {
-                    [ordered]@{ message = [string]$r.MessageData; tags = @($r.Tags); source = $r.Source }
-                })
-            hadErrors   = $ps.HadErrors
-            stopped     = $stopped
-            durationMs  = $run.Watch.ElapsedMilliseconds
-        }
-        $items = $run.Output.ReadAll()
-        if ($null -ne $run.First -or $null -ne $run.Select) {
-            $shape = [ordered]@{ moreResults = $false }
-            if ($null -ne $run.First -and $items.Count -gt $run.First) {
-                $items = @($items)[0..($run.First - 1)]
-                $shape['moreResults'] = $true
-            }
-            if ($null -ne $run.Select) {
-                $projected = Select-OutputProperty $items $run.Select
-                $items = $projected.Items
-                $shape['types'] = $projected.Report['types']
-                $shape['unknownProperties'] = $projected.Report['unknownProperties']
-            }
-            $result['shape'] = $shape
-        }
-        # Output items are already JSON; splice them in rather than encode them a second time.
-        $items = ConvertTo-OutputJson $items $run.Depth
-        # Without error records the envelope holds only strings, numbers and booleans, which
-        # System.Text.Json encodes in a twentieth of ConvertTo-Json's time; error records carry
-        # values straight from PowerShell objects, so they keep ConvertTo-Json.
-        $rest = if ($errors.Count -eq 0) {
-            [System.Text.Json.JsonSerializer]::Serialize($result, [System.Collections.Specialized.OrderedDictionary])
-        } else {
-            ConvertTo-Json -InputObject $result -Depth 10 -Compress
-        }
-        Send-Frame ('{"id":' + [long]$run.Id + ',"ok":true,"result":{"output":[' + ($items -join ',') + '],' + $rest.Substring(1) + '}')
+        Send-Frame (ConvertTo-InvokeResponse $run $items)
     } catch {
-        $record = Get-ErrorRecord (Get-InnerException $_.Exception)
-        Send-Failure $run.Id 'internal' $record.ToString() (ConvertTo-ErrorInfo $record $true)
+        Send-ExceptionFailure $run.Id 'internal' $_.Exception
     } finally {
-        $ps.Dispose()
+        $run.Dispose()
     }
 }
 
@@ -343,7 +209,7 @@ function Open-Slot([int]$Slot) {
 
 function Invoke-Frame([string]$Line) {
     $frame = $null
-    try { $frame = ConvertFrom-FrameJson $Line } catch { $frame = $null }
+    try { $frame = [Svc.Host.FrameJson]::ParseObject($Line) } catch { $frame = $null }
     if ($frame -isnot [hashtable]) {
         # Only a leading top-level id is trusted: a stop notification carries its target id in params.
         if ($Line -match '^\s*\{\s*"id"\s*:\s*(-?\d{1,18})\s*[,}]') {
@@ -403,7 +269,6 @@ function Invoke-Frame([string]$Line) {
             default { Send-Failure $id 'unknown-op' "Unknown op '$op'." $null }
         }
     } catch {
-        $record = Get-ErrorRecord (Get-InnerException $_.Exception)
-        Send-Failure $id 'internal' $record.ToString() (ConvertTo-ErrorInfo $record $true)
+        Send-ExceptionFailure $id 'internal' $_.Exception
     }
 }

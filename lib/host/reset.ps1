@@ -36,11 +36,10 @@ function Get-GlobalScope {
 
 # ---------------------------------------------------------------------------------------------------
 # The reset's fast path. Most calls change nothing a reset restores, so before running the reset
-# script the host compares a fingerprint of that state, read straight from the engine's tables (no
-# cmdlets, no providers, about a millisecond), with the one taken when the state was last clean. Any
-# difference, or any table it cannot read, sends the reset down the full path. The tables are
-# internal members, read only while the worker is idle; a build without them always takes the full
-# path.
+# script the host compares a fingerprint of that state, read straight from the engine's tables
+# (lib/host/cs/StateFingerprint.cs), with the one taken when the state was last clean. Any
+# difference, or any table it cannot read, sends the reset down the full path; a build without
+# those tables always takes the full path.
 # ---------------------------------------------------------------------------------------------------
 
 # Variable names both reset paths leave alone: per-pipeline automatics, constants, $Error (cleared
@@ -50,88 +49,15 @@ $script:AutomaticVariables = [System.Collections.Generic.HashSet[string]]::new([
         'PSCommandPath', 'PSScriptRoot', 'Error', 'PWD', 'ExecutionContext', 'Host', 'null', 'true', 'false'),
     [System.StringComparer]::OrdinalIgnoreCase)
 
-# The engine's tables the fingerprint reads, found once (reflection on internal members).
-function Get-EngineTables {
-    if ($null -eq $script:EngineTables) {
-        $scope = Get-GlobalScope
-        $state = $script:WorkerSessionState
-        $internal = (Get-InternalProperty $state 'Internal').GetValue($state)
-        $context = (Get-InternalProperty $internal 'ExecutionContext').GetValue($internal)
-        $script:EngineTables = @{
-            Scope      = $scope
-            Context    = $context
-            Variables  = (Get-InternalProperty $scope 'Variables').GetValue($scope)
-            Functions  = (Get-InternalProperty $scope 'FunctionTable').GetValue($scope)
-            Aliases    = Get-InternalProperty $scope 'AliasTable'
-            Drives     = Get-InternalProperty $scope 'Drives'
-            Modules    = (Get-InternalProperty $internal 'ModuleTable').GetValue($internal)
-            TraceLevel = Get-InternalProperty $context 'PSDebugTraceLevel'
-            TraceStep  = Get-InternalProperty $context 'PSDebugTraceStep'
-            Jobs       = (Get-InternalProperty $script:Worker 'JobRepository').GetValue($script:Worker)
-        }
-    }
-    return $script:EngineTables
-}
-
-# What a reset restores, as plain values and object references; one pass over each table. Items
-# of collections held by variables are kept one level deep, as the snapshot script keeps them.
-function Get-StateFingerprint {
-    $t = Get-EngineTables
-    $variables = [System.Collections.Generic.List[object]]::new()
-    foreach ($variable in $t.Variables.Values) {
-        if ($script:AutomaticVariables.Contains($variable.Name)) { continue }
-        $value = $variable.Value
-        $variables.Add($variable)
-        $variables.Add($value)
-        $variables.Add($variable.Options)
-        if ($value -is [System.Collections.IDictionary]) {
-            $variables.Add($value.Count)
-            foreach ($entry in $value.GetEnumerator()) { $variables.Add($entry.Key); $variables.Add($entry.Value) }
-        } elseif ($value -is [System.Collections.IList]) {
-            $variables.Add($value.Count)
-            foreach ($item in $value) { $variables.Add($item) }
-        } elseif ($null -ne $value -and $value.PSObject.BaseObject -is [System.Management.Automation.PSCustomObject]) {
-            foreach ($property in $value.PSObject.Properties) { $variables.Add($property.Name); $variables.Add($property.Value) }
-        }
-    }
-    foreach ($function in $t.Functions.Values) { $variables.Add($function); $variables.Add($function.ScriptBlock); $variables.Add($function.Options) }
-    foreach ($alias in $t.Aliases.GetValue($t.Scope)) { $variables.Add($alias.Name); $variables.Add($alias.Definition); $variables.Add($alias.Options) }
-    foreach ($drive in $t.Drives.GetValue($t.Scope)) { $variables.Add($drive) }
-    foreach ($module in $t.Modules.Values) { $variables.Add($module) }
-    $variables.Add($script:WorkerSessionState.Path.CurrentLocation.Path)
-    $variables.Add($script:StrictModeProperty.GetValue($t.Scope))
-    $variables.Add($t.TraceLevel.GetValue($t.Context))
-    $variables.Add($t.TraceStep.GetValue($t.Context))
-    $variables.Add($t.Jobs.Jobs.Count)
-    $variables.Add(@($script:Worker.Events.Subscribers).Count)
-    $variables.Add($script:Worker.Events.ReceivedEvents.Count)
-    $variables.Add($script:Worker.Debugger.GetBreakpoints().Count)
-    $variables.Add($PSStyle.OutputRendering)
-    return , $variables
-}
-
-# True when nothing a reset restores differs from the clean fingerprint: the same objects, or equal
-# strings and value types (which are boxed anew on each read).
-function Test-StateUnchanged([System.Collections.Generic.List[object]]$Clean) {
-    $now = Get-StateFingerprint
-    if ($now.Count -ne $Clean.Count) { return $false }
-    for ($i = 0; $i -lt $now.Count; $i++) {
-        $left = $now[$i]
-        $right = $Clean[$i]
-        if ([object]::ReferenceEquals($left, $right)) { continue }
-        if ($null -eq $left -or $null -eq $right) { return $false }
-        if (($left -is [string] -or $left -is [System.ValueType]) -and $left.Equals($right)) { continue }
-        return $false
-    }
-    return $true
-}
-
 # The fingerprint of the clean state, or null when the engine's tables cannot be read (every reset
 # then takes the full path; said once).
 function Save-CleanFingerprint {
     if ($script:FastResetBroken) { return }
     try {
-        $script:CleanFingerprint = Get-StateFingerprint
+        if ($null -eq $script:Fingerprint) {
+            $script:Fingerprint = [Svc.Host.StateFingerprint]::new($script:Worker, $script:WorkerSessionState, $script:AutomaticVariables)
+        }
+        $script:CleanFingerprint = $script:Fingerprint.Take()
     } catch {
         $script:FastResetBroken = $true
         $script:CleanFingerprint = $null
@@ -198,31 +124,6 @@ function Restore-GlobalItem([string[]]$FunctionNames) {
     }
 }
 
-function Get-EnvSnapshot {
-    $comparer = if ($IsWindows) { [System.StringComparer]::OrdinalIgnoreCase } else { [System.StringComparer]::Ordinal }
-    $table = [System.Collections.Generic.Dictionary[string, string]]::new($comparer)
-    foreach ($entry in [System.Environment]::GetEnvironmentVariables().GetEnumerator()) {
-        # Windows keeps per-drive directories as '=C:' entries, which cannot be set by name.
-        if (-not ([string]$entry.Key).StartsWith('=')) { $table[[string]$entry.Key] = [string]$entry.Value }
-    }
-    return , $table
-}
-
-function Restore-Environment {
-    $saved = $script:EnvSnapshot
-    $now = Get-EnvSnapshot
-    foreach ($name in @($now.Keys)) {
-        # [NullString]::Value, not $null: PowerShell passes $null to a string parameter as "", which
-        # leaves the variable set (to an empty value) instead of removing it.
-        if (-not $saved.ContainsKey($name)) { [System.Environment]::SetEnvironmentVariable($name, [NullString]::Value) }
-    }
-    foreach ($name in @($saved.Keys)) {
-        if (-not $now.ContainsKey($name) -or $now[$name] -cne $saved[$name]) {
-            [System.Environment]::SetEnvironmentVariable($name, $saved[$name])
-        }
-    }
-}
-
 function Invoke-Reset($Id) {
     $watch = [System.Diagnostics.Stopwatch]::StartNew()
     # Where the time goes, per step, for the profile in bench/ (ms, cumulative).
@@ -232,7 +133,7 @@ function Invoke-Reset($Id) {
         if ($null -eq $script:Snapshot) { throw 'There is no snapshot to return to: startup has not run.' }
         $unchanged = $false
         if ($null -ne $script:CleanFingerprint) {
-            try { $unchanged = Test-StateUnchanged $script:CleanFingerprint } catch { $unchanged = $false }
+            try { $unchanged = $script:Fingerprint.Matches($script:CleanFingerprint) } catch { $unchanged = $false }
         }
         $spans['check'] = $watch.Elapsed.TotalMilliseconds
         if ($unchanged) {
@@ -248,11 +149,10 @@ function Invoke-Reset($Id) {
             Save-CleanFingerprint
             $spans['fingerprint'] = $watch.Elapsed.TotalMilliseconds
         }
-        Restore-Environment
+        $script:EnvSnapshot.Restore()
         $spans['environment'] = $watch.Elapsed.TotalMilliseconds
     } catch {
-        $record = Get-ErrorRecord (Get-InnerException $_.Exception)
-        Send-Failure $Id 'reset' $record.ToString() (ConvertTo-ErrorInfo $record $true)
+        Send-ExceptionFailure $Id 'reset' $_.Exception
         return
     }
     Send-Response $Id ([ordered]@{ durationMs = $watch.ElapsedMilliseconds; path = $path; spans = $spans })

@@ -6,7 +6,7 @@
 //
 // Run through tests/support/fake-pwsh:
 //   fake-pwsh -NoLogo -NoProfile -NonInteractive [-ExecutionPolicy Bypass] -File <dir>/host.ps1
-//             -Endpoint unix:<socket path>|tcp:127.0.0.1:<port>
+//             -Endpoint unix:<socket path>|tcp:127.0.0.1:<port> [-AssemblyCache <dir>]
 // with the token in SVC_WORKER_TOKEN.
 
 import { appendFileSync, existsSync, readFileSync } from "node:fs";
@@ -125,14 +125,26 @@ function parseCommandLine(argv: string[]): CommandLine {
         "of the name, or if a path was included, verify that the path is correct and try again.",
     );
   }
-  // The script's own arguments: exactly -Endpoint <endpoint> (a binding failure of host.ps1's
-  // param block would end pwsh with exit code 1).
+  // The script's own arguments: -Endpoint <endpoint> [-AssemblyCache <dir>] (a binding failure of
+  // host.ps1's param block would end pwsh with exit code 1). The stand-in has no compiled half, so
+  // the cache directory is accepted and not used.
   const scriptArgs = argv.slice(i);
-  if (scriptArgs.length !== 2 || scriptArgs[0]?.toLowerCase() !== "-endpoint") {
-    diagnostic(`host script arguments must be -Endpoint <endpoint>, got: ${scriptArgs.join(" ")}`);
+  const named = new Map<string, string>();
+  for (let k = 0; k + 1 < scriptArgs.length; k += 2) {
+    named.set((scriptArgs[k] as string).toLowerCase(), scriptArgs[k + 1] as string);
+  }
+  const known = [...named.keys()].every((name) =>
+    name === "-endpoint" || name === "-assemblycache"
+  );
+  if (scriptArgs.length % 2 !== 0 || !named.has("-endpoint") || !known) {
+    diagnostic(
+      `host script arguments must be -Endpoint <endpoint> [-AssemblyCache <dir>], got: ${
+        scriptArgs.join(" ")
+      }`,
+    );
     Deno.exit(1);
   }
-  return { file, endpoint: parseEndpoint(scriptArgs[1] as string) };
+  return { file, endpoint: parseEndpoint(named.get("-endpoint") as string) };
 }
 
 function parseEndpoint(text: string): Endpoint {

@@ -11,6 +11,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { Client as V1Client } from "sdk1/client/index.js";
 import { StdioClientTransport as V1StdioClientTransport } from "sdk1/client/stdio.js";
 import type { JSONRPCMessage } from "sdk1/types.js";
+import { defaultCacheDirectory } from "../../lib/cache_directory.ts";
 import { DEFAULT_WAIT_MS, outputWithin, unlessExited } from "./deadline.ts";
 
 const root = new URL("../../", import.meta.url).pathname;
@@ -54,6 +55,15 @@ export const TEST_PWSH = (!STAND_IN_FORCED && findRealPwsh()) || FAKE_PWSH;
 
 /** True when the tests run against the stand-in rather than real PowerShell. */
 export const USING_STAND_IN = TEST_PWSH === FAKE_PWSH;
+
+/**
+ * Every server a test starts gets a catalog cache of its own, but shares the compiled worker host in
+ * the user cache (it depends on no configuration): compiling it for each server would add about a
+ * second of CPU to every start with a real pwsh.
+ */
+const SHARED_HOST_CACHE: Record<string, string> = defaultCacheDirectory()
+  ? { SVC_HOST_CACHE_DIR: defaultCacheDirectory()! }
+  : {};
 
 /**
  * Name and `ignore` for a test that needs one of the stand-in's knobs (a failing or slow reset, an
@@ -174,6 +184,7 @@ export async function startSvc(options: StartSvcOptions = {}): Promise<SvcConnec
   const serverEnv: Record<string, string> = {
     ...Deno.env.toObject(),
     SVC_CACHE_DIR: `${dir}/cache`,
+    ...SHARED_HOST_CACHE,
     SVC_LOG_LEVEL: "debug",
     ...env,
   };
@@ -459,7 +470,13 @@ export async function startHttpSvc(options: StartHttpSvcOptions = {}): Promise<H
       pwsh,
       ...args,
     ],
-    env: { ...Deno.env.toObject(), SVC_CACHE_DIR: `${dir}/cache`, SVC_LOG_LEVEL: "debug", ...env },
+    env: {
+      ...Deno.env.toObject(),
+      SVC_CACHE_DIR: `${dir}/cache`,
+      ...SHARED_HOST_CACHE,
+      SVC_LOG_LEVEL: "debug",
+      ...env,
+    },
     stdin: "null",
     stdout: "null",
     stderr: "piped",

@@ -1,0 +1,69 @@
+# svc worker, part of lib/host.ps1 (dot-sourced by it): the compiled half of the host (lib/host/cs),
+# the per-call path that costs too much as script. Compiling takes about a second, so the assembly
+# is kept in svc's cache directory under a name derived from its sources and the engine build, and
+# every later process start only loads it (about 10 ms).
+
+# The file the assembly is kept in: a digest of the sources and of the engine it was compiled for.
+function Get-HostAssemblyName([string[]]$Sources) {
+    $sha = [System.Security.Cryptography.SHA256]::Create()
+    try {
+        $text = [System.Text.StringBuilder]::new()
+        $null = $text.Append([string][psobject].Assembly.ManifestModule.ModuleVersionId).Append("`n")
+        foreach ($source in $Sources) {
+            $null = $text.Append([System.IO.Path]::GetFileName($source)).Append("`n").Append([System.IO.File]::ReadAllText($source)).Append("`n")
+        }
+        $digest = $sha.ComputeHash([System.Text.Encoding]::UTF8.GetBytes($text.ToString()))
+        return 'svc-host-' + [System.Convert]::ToHexString($digest, 0, 16).ToLowerInvariant() + '.dll'
+    } finally {
+        $sha.Dispose()
+    }
+}
+
+# Compiles the sources to $Path, or into memory (and loads them) when $Path is empty.
+function Invoke-HostCompiler([string[]]$Sources, [string]$Path) {
+    # With -ReferencedAssemblies, Add-Type references only what it is given (and System.Runtime), so
+    # the framework's reference assemblies and the engine are listed with the one extra (JsonObject).
+    $references = [System.Collections.Generic.List[string]]::new([System.IO.Directory]::GetFiles([System.IO.Path]::Combine($PSHOME, 'ref'), '*.dll'))
+    $references.Add([psobject].Assembly.Location)
+    $references.Add([System.IO.Path]::Combine($PSHOME, 'Microsoft.PowerShell.Commands.Utility.dll'))
+    $references.Add([System.IO.Path]::Combine($PSHOME, 'Newtonsoft.Json.dll'))
+    $arguments = @{ Path = $Sources; ReferencedAssemblies = $references.ToArray(); CompilerOptions = '-optimize+' }
+    if ($Path) { $arguments['OutputAssembly'] = $Path }
+    Microsoft.PowerShell.Utility\Add-Type @arguments
+}
+
+# Loads the compiled half: from the cache when it holds this build, else compiled into it (through a
+# directory of this process's own, then renamed, so processes starting together never load a
+# half-written file), else, when the cache cannot be written, compiled into memory.
+function Import-HostAssembly([string]$HostDirectory, [string]$CacheDirectory) {
+    $sources = [System.IO.Directory]::GetFiles([System.IO.Path]::Combine($HostDirectory, 'cs'), '*.cs')
+    [System.Array]::Sort($sources, [System.StringComparer]::Ordinal)
+    if ($CacheDirectory) {
+        $name = Get-HostAssemblyName $sources
+        $path = [System.IO.Path]::Combine($CacheDirectory, $name)
+        if (-not [System.IO.File]::Exists($path)) {
+            $staging = [System.IO.Path]::Combine($CacheDirectory, "tmp-$PID-" + [guid]::NewGuid().ToString('N'))
+            try {
+                # Only this user may write where code is loaded from.
+                if ($IsWindows) {
+                    $null = [System.IO.Directory]::CreateDirectory($CacheDirectory)
+                } else {
+                    $null = [System.IO.Directory]::CreateDirectory($CacheDirectory, [System.IO.UnixFileMode]'UserRead, UserWrite, UserExecute')
+                }
+                $null = [System.IO.Directory]::CreateDirectory($staging)
+                Invoke-HostCompiler $sources ([System.IO.Path]::Combine($staging, $name))
+                # Another process may have put it there first; either copy will do.
+                try { [System.IO.File]::Move([System.IO.Path]::Combine($staging, $name), $path) } catch { $null = $_ }
+            } catch {
+                Write-Diag "cannot keep the compiled host in '$CacheDirectory', so it is compiled at every start: $((Get-InnerException $_.Exception).Message)"
+            } finally {
+                try { [System.IO.Directory]::Delete($staging, $true) } catch { $null = $_ }
+            }
+        }
+        if ([System.IO.File]::Exists($path)) {
+            $null = [System.Reflection.Assembly]::LoadFrom($path)
+            return
+        }
+    }
+    Invoke-HostCompiler $sources ''
+}

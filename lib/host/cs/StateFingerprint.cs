@@ -1,0 +1,135 @@
+// svc worker, part of lib/host.ps1 (compiled by lib/host/assembly.ps1): the fingerprint behind the
+// reset's fast path (lib/host/reset.ps1). Most calls change nothing a reset restores, so the host
+// compares a fingerprint of that state, read straight from the engine's tables, with the one taken
+// when the state was last clean; any difference sends the reset down the full path. The tables are
+// internal members, read only while the worker is idle.
+using System;
+using System.Collections;
+using System.Collections.Generic;
+using System.Management.Automation;
+using System.Management.Automation.Runspaces;
+using System.Reflection;
+
+namespace Svc.Host
+{
+    /// <summary>Reads what a reset restores, as plain values and object references.</summary>
+    public sealed class StateFingerprint
+    {
+        private const BindingFlags Members = BindingFlags.NonPublic | BindingFlags.Public | BindingFlags.Instance;
+        private readonly Runspace _worker;
+        private readonly SessionState _state;
+        private readonly ISet<string> _skipped;
+        private readonly object _scope;
+        private readonly object _context;
+        private readonly IDictionary _variables;
+        private readonly IDictionary _functions;
+        private readonly PropertyInfo _aliases;
+        private readonly PropertyInfo _drives;
+        private readonly PropertyInfo _strictMode;
+        private readonly IDictionary _modules;
+        private readonly PropertyInfo _traceLevel;
+        private readonly PropertyInfo _traceStep;
+        private readonly JobRepository _jobs;
+
+        /// <summary>
+        /// Finds the engine's tables for <paramref name="worker"/>, whose global session state is
+        /// <paramref name="state"/>. Variables named in <paramref name="skipped"/> are left out. Throws
+        /// <see cref="MissingMemberException"/> when this engine build lacks one of the members.
+        /// </summary>
+        public StateFingerprint(Runspace worker, SessionState state, ISet<string> skipped)
+        {
+            _worker = worker;
+            _state = state;
+            _skipped = skipped;
+            object internalState = Property(state, "Internal").GetValue(state);
+            _scope = Property(internalState, "GlobalScope").GetValue(internalState);
+            _context = Property(internalState, "ExecutionContext").GetValue(internalState);
+            _variables = (IDictionary)Property(_scope, "Variables").GetValue(_scope);
+            _functions = (IDictionary)Property(_scope, "FunctionTable").GetValue(_scope);
+            _aliases = Property(_scope, "AliasTable");
+            _drives = Property(_scope, "Drives");
+            _strictMode = Property(_scope, "StrictModeVersion");
+            _modules = (IDictionary)Property(internalState, "ModuleTable").GetValue(internalState);
+            _traceLevel = Property(_context, "PSDebugTraceLevel");
+            _traceStep = Property(_context, "PSDebugTraceStep");
+            _jobs = (JobRepository)Property(worker, "JobRepository").GetValue(worker);
+        }
+
+        private static PropertyInfo Property(object target, string name)
+        {
+            PropertyInfo property = target.GetType().GetProperty(name, Members);
+            if (property == null) throw new MissingMemberException("The engine has no member '" + name + "' on " + target.GetType().Name + ".");
+            return property;
+        }
+
+        /// <summary>
+        /// The fingerprint now: one pass over each table. Items of collections held by variables are kept
+        /// one level deep, as the snapshot script keeps them.
+        /// </summary>
+        public List<object> Take()
+        {
+            List<object> values = new List<object>(1024);
+            foreach (PSVariable variable in _variables.Values)
+            {
+                if (_skipped.Contains(variable.Name)) continue;
+                object value = variable.Value;
+                values.Add(variable);
+                values.Add(value);
+                values.Add(variable.Options);
+                object unwrapped = value is PSObject ? ((PSObject)value).BaseObject : value;
+                IDictionary table = unwrapped as IDictionary;
+                IList list = unwrapped as IList;
+                if (table != null)
+                {
+                    values.Add(table.Count);
+                    foreach (DictionaryEntry entry in table) { values.Add(entry.Key); values.Add(entry.Value); }
+                }
+                else if (list != null)
+                {
+                    values.Add(list.Count);
+                    foreach (object item in list) values.Add(item);
+                }
+                else if (unwrapped is PSCustomObject && value is PSObject)
+                {
+                    foreach (PSPropertyInfo property in ((PSObject)value).Properties) { values.Add(property.Name); values.Add(property.Value); }
+                }
+            }
+            foreach (FunctionInfo function in _functions.Values) { values.Add(function); values.Add(function.ScriptBlock); values.Add(function.Options); }
+            foreach (AliasInfo alias in (IEnumerable)_aliases.GetValue(_scope)) { values.Add(alias.Name); values.Add(alias.Definition); values.Add(alias.Options); }
+            foreach (object drive in (IEnumerable)_drives.GetValue(_scope)) values.Add(drive);
+            foreach (object module in _modules.Values) values.Add(module);
+            values.Add(_state.Path.CurrentLocation.Path);
+            values.Add(_strictMode.GetValue(_scope));
+            values.Add(_traceLevel.GetValue(_context));
+            values.Add(_traceStep.GetValue(_context));
+            values.Add(_jobs.Jobs.Count);
+            int subscribers = 0;
+            foreach (PSEventSubscriber subscriber in _worker.Events.Subscribers) subscribers++;
+            values.Add(subscribers);
+            values.Add(_worker.Events.ReceivedEvents.Count);
+            values.Add(_worker.Debugger.GetBreakpoints().Count);
+            values.Add(PSStyle.Instance.OutputRendering);
+            return values;
+        }
+
+        /// <summary>
+        /// True when nothing a reset restores differs from <paramref name="clean"/>: the same objects, or
+        /// equal strings and value types (which are boxed anew on each read).
+        /// </summary>
+        public bool Matches(List<object> clean)
+        {
+            List<object> now = Take();
+            if (now.Count != clean.Count) return false;
+            for (int i = 0; i < now.Count; i++)
+            {
+                object left = now[i];
+                object right = clean[i];
+                if (ReferenceEquals(left, right)) continue;
+                if (left == null || right == null) return false;
+                if ((left is string || left is ValueType) && left.Equals(right)) continue;
+                return false;
+            }
+            return true;
+        }
+    }
+}

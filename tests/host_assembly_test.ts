@@ -1,0 +1,73 @@
+/**
+ * The compiled half of the worker host (lib/host/cs, loaded by lib/host/assembly.ps1): compiled once
+ * into svc's cache directory, loaded from there by later starts, and compiled in memory when the
+ * cache cannot be written. Real pwsh only: the stand-in has no compiled half.
+ */
+import assert from "node:assert/strict";
+import { Worker } from "../lib/shell.ts";
+import { needsRealPwsh, REAL_PWSH as pwsh } from "./support/real_pwsh.ts";
+
+async function callGetDate(cacheDirectory: string | null): Promise<void> {
+  await using worker = await Worker.start({ pwsh: pwsh!, stopTimeoutMs: 3_000, cacheDirectory });
+  await worker.startup({ modules: [], scriptPath: null, script: null }, 60_000);
+  const { result } = await worker.invoke(
+    { command: "Get-Date", parameters: { Year: 2001 }, credentials: [], depth: 1 },
+    { timeoutMs: 30_000 },
+  );
+  assert.equal(result.errors.length, 0);
+  assert.equal(result.output.length, 1);
+}
+
+async function entries(directory: string): Promise<string[]> {
+  return (await Array.fromAsync(Deno.readDir(directory))).map((entry) => entry.name).sort();
+}
+
+Deno.test({
+  ...needsRealPwsh("compiled host: kept in the cache directory once, then loaded from it"),
+  async fn() {
+    const root = await Deno.makeTempDir({ prefix: "svc-assembly-" });
+    try {
+      const cache = `${root}/cache`;
+      await callGetDate(cache);
+      const first = await entries(cache);
+      assert.equal(first.length, 1, `one file and no staging leftovers, got ${first.join(", ")}`);
+      assert.match(first[0]!, /^svc-host-[0-9a-f]{32}\.dll$/);
+      if (Deno.build.os !== "windows") {
+        assert.equal(
+          (await Deno.stat(cache)).mode! & 0o777,
+          0o700,
+          "only this user may write there",
+        );
+      }
+      const compiled = await Deno.stat(`${cache}/${first[0]}`);
+
+      await callGetDate(cache);
+      assert.deepEqual(await entries(cache), first);
+      const loaded = await Deno.stat(`${cache}/${first[0]}`);
+      assert.equal(
+        loaded.mtime?.getTime(),
+        compiled.mtime?.getTime(),
+        "the second start loads, not compiles",
+      );
+      assert.equal(loaded.ino, compiled.ino);
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  ...needsRealPwsh("compiled host: a cache that cannot be written, or none, still serves"),
+  async fn() {
+    const root = await Deno.makeTempDir({ prefix: "svc-assembly-" });
+    try {
+      // A directory cannot be made under a regular file.
+      await Deno.writeTextFile(`${root}/file`, "");
+      await callGetDate(`${root}/file/cache`);
+      assert.deepEqual(await entries(root), ["file"]);
+      await callGetDate(null);
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
