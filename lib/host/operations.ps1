@@ -139,49 +139,6 @@ function Invoke-Startup($Id, [hashtable]$Params) {
     Send-Response $Id ([ordered]@{ modules = $modules; durationMs = $watch.ElapsedMilliseconds; spans = $spans })
 }
 
-function Start-Invoke($Id, [hashtable]$Params) {
-    $script:Running = [Svc.Host.Invocation]::Start($script:Worker, [long]$Id, $Params)
-}
-
-function Stop-Running {
-    $run = $script:Running
-    if ($null -eq $run) { return }
-    try { $run.Stop() } catch { Write-Diag "stop failed: $((Get-InnerException $_.Exception).Message)" }
-}
-
-# Sends the newest progress record of the running call, if any came since the last look: one
-# frame per turn of the slot loop (every 100 ms at most) however fast the command writes them.
-function Send-RunningProgress {
-    $frame = $script:Running.TakeProgressFrame()
-    if ($null -ne $frame) { Send-Frame $frame }
-}
-
-# The response is encoded by the compiled half, which reads type-data script properties; they are
-# written for non-strict code, so the host's strict mode is kept away from them (this scope is where
-# they look it up).
-function ConvertTo-InvokeResponse([Svc.Host.Invocation]$Run, $Items) {
-    Set-StrictMode -Off
-    return $Run.ToResponse($Items)
-}
-
-function Complete-Invoke {
-    $run = $script:Running
-    $script:Running = $null
-    try {
-        $items = $run.TakeOutput()
-        if ($null -ne $run.Select) {
-            $projected = Select-OutputProperty $items $run.Select
-            $items = $projected.Items
-            $run.SetProjectionReport($projected.Report['types'], $projected.Report['unknownProperties'])
-        }
-        Send-Frame (ConvertTo-InvokeResponse $run $items)
-    } catch {
-        Send-ExceptionFailure $run.Id 'internal' $_.Exception
-    } finally {
-        $run.Dispose()
-    }
-}
-
 # Starts another slot of this process (lib/host/slot.ps1) in a runspace of its own; it connects and
 # says hello by itself. Handled while a call runs, like stop: svc asks whichever slot it has.
 function Open-Slot([int]$Slot) {
@@ -207,68 +164,43 @@ function Open-Slot([int]$Slot) {
     }
 }
 
-function Invoke-Frame([string]$Line) {
-    $frame = $null
-    try { $frame = [Svc.Host.FrameJson]::ParseObject($Line) } catch { $frame = $null }
-    if ($frame -isnot [hashtable]) {
-        # Only a leading top-level id is trusted: a stop notification carries its target id in params.
-        if ($Line -match '^\s*\{\s*"id"\s*:\s*(-?\d{1,18})\s*[,}]') {
-            Send-Failure ([long]$Matches[1]) 'protocol' 'The frame is not a valid JSON object.' $null
-        } else {
-            Write-Diag 'dropped a frame that is not a JSON object'
-        }
-        return
-    }
-    $id = $frame['id']
-    $op = $frame['op']
-    $params = $frame['params']
-
-    if ($op -ceq 'stop') {
-        $target = if ($params -is [hashtable]) { $params['id'] } else { $null }
-        if ($null -ne $script:Running -and $null -ne $target -and $target -eq $script:Running.Id) { Stop-Running }
-        return
-    }
-    if ($op -ceq 'open') {
-        $slot = if ($params -is [hashtable]) { $params['slot'] } else { $null }
+# Every request the slot loop (lib/host/cs/SlotLoop.cs) does not run itself; it has checked the
+# frame's shape, that nothing runs, and that $Params is a table. $Id is null for an open frame.
+function Invoke-HostRequest($Id, [string]$Op, $Params) {
+    if ($Op -ceq 'open') {
+        $slot = if ($Params -is [hashtable]) { $Params['slot'] } else { $null }
         if (($slot -is [int] -or $slot -is [long]) -and $slot -gt 0 -and $slot -le [int]::MaxValue) { Open-Slot ([int]$slot) } else { Write-Diag 'dropped an open frame without a positive integer slot' }
         return
     }
-    if (-not ($id -is [int] -or $id -is [long])) {
-        Write-Diag 'dropped a frame without an integer id'
-        return
-    }
-    if ($op -isnot [string]) { Send-Failure $id 'protocol' 'The frame has no op.' $null; return }
-    if ($null -eq $params) { $params = @{} }
-    if ($params -isnot [hashtable]) { Send-Failure $id 'protocol' 'The params of the frame are not an object.' $null; return }
-    if ($null -ne $script:Running) { Send-Failure $id 'busy' 'Another request is running.' $null; return }
     Complete-WorkerPreload
+    $script:Loop.Ready = $true
 
     try {
-        switch -CaseSensitive ($op) {
-            'startup' { Invoke-Startup $id $params }
+        switch -CaseSensitive ($Op) {
+            'startup' { Invoke-Startup $Id $Params }
             'commands' {
-                $names = ConvertTo-List $params['names']
+                $names = ConvertTo-List $Params['names']
                 # Get-Command -Module takes names: a configured path becomes the name startup imported from it.
-                $modules = @(foreach ($entry in (ConvertTo-List $params['modules'])) {
+                $modules = @(foreach ($entry in (ConvertTo-List $Params['modules'])) {
                         $via = [string]$entry
                         $name = if ($script:ModuleNames.ContainsKey($via)) { $script:ModuleNames[$via] } else { $via }
                         @{ Name = $name; Via = $via }
                     })
-                $patterns = ConvertTo-List $params['patterns']
-                Send-Response $id (Invoke-WorkerScript $CommandsScript @($names, $modules, $patterns))
+                $patterns = ConvertTo-List $Params['patterns']
+                Send-Response $Id (Invoke-WorkerScript $CommandsScript @($names, $modules, $patterns))
             }
             'describe' {
-                $names = ConvertTo-List $params['names']
+                $names = ConvertTo-List $Params['names']
                 $withHelp = $true
-                if ($params.ContainsKey('help')) { $withHelp = [bool]$params['help'] }
-                Send-Response $id (Invoke-WorkerScript $DescribeScript @($names, $withHelp))
+                if ($Params.ContainsKey('help')) { $withHelp = [bool]$Params['help'] }
+                Send-Response $Id (Invoke-WorkerScript $DescribeScript @($names, $withHelp))
             }
-            'invoke' { Start-Invoke $id $params }
-            'reset' { Invoke-Reset $id }
-            'exit' { Send-Response $id ([ordered]@{}); $script:Quit = $true }
-            default { Send-Failure $id 'unknown-op' "Unknown op '$op'." $null }
+            'invoke' { $script:Loop.StartInvoke($Id, $Params) }
+            'reset' { Invoke-Reset $Id }
+            'exit' { Send-Response $Id ([ordered]@{}); $script:Loop.Quit = $true }
+            default { Send-Failure $Id 'unknown-op' "Unknown op '$Op'." $null }
         }
     } catch {
-        Send-ExceptionFailure $id 'internal' $_.Exception
+        Send-ExceptionFailure $Id 'internal' $_.Exception
     }
 }

@@ -32,7 +32,7 @@ $script:Slot = $Slot
 $script:Worker = $null
 $script:Reader = $null
 $script:Writer = $null
-$script:Running = $null
+$script:Loop = $null
 $script:Preload = $null
 $script:Snapshot = $null
 $script:EnvSnapshot = $null
@@ -45,11 +45,16 @@ $script:CleanFingerprint = $null
 $script:FastResetBroken = $false
 $script:GlobalScope = $null
 $script:StrictModeProperty = $null
-# Property names of each type chain's first table or list view (lib/host/projection.ps1).
-$script:FormatViewNames = [System.Collections.Generic.Dictionary[string, string[]]]::new([System.StringComparer]::Ordinal)
 # Module entry as given to startup (a name or a path) -> name of the module imported from it.
 $script:ModuleNames = [System.Collections.Generic.Dictionary[string, string]]::new([System.StringComparer]::Ordinal)
-$script:Quit = $false
+
+# The loop encodes output, which runs type-data script properties written for non-strict code; they
+# take the strict mode of the scope the loop was called from, which is this function's. The callbacks
+# given to the loop put the host's own strict mode back for the script they run.
+function Invoke-SlotLoop([Svc.Host.SlotLoop]$Loop) {
+    Set-StrictMode -Off
+    $Loop.Run()
+}
 
 # ---------------------------------------------------------------------------------------------------
 # Main.
@@ -78,27 +83,10 @@ try {
                 os        = [string]$PSVersionTable['OS']
             }))
 
-    # One pending read is kept across turns (a second ReadLineAsync while one is pending throws). The
-    # loop waits on it and on the running invoke together, so a stop frame is seen while a command runs.
-    $pending = $script:Reader.ReadLineAsync()
-    while (-not $script:Quit) {
-        $waitOn = if ($null -ne $script:Running) { @($pending, $script:Running.Task) } else { @($pending) }
-        # A call whose client watches progress is looked at every 100 ms for new records.
-        $turn = if ($null -ne $script:Running -and $script:Running.Progress) { 100 } else { 1000 }
-        $null = [System.Threading.Tasks.Task]::WaitAny([System.Threading.Tasks.Task[]]$waitOn, $turn)
-        if ($null -ne $script:Running -and $script:Running.Progress -and -not $script:Running.Task.IsCompleted) { Send-RunningProgress }
-        if ($null -ne $script:Running -and $script:Running.Task.IsCompleted) { Complete-Invoke }
-        if (-not $pending.IsCompleted) { continue }
-        if ($pending.Status -ne [System.Threading.Tasks.TaskStatus]::RanToCompletion) {
-            $why = if ($pending.IsFaulted) { $pending.Exception.GetBaseException().Message } else { [string]$pending.Status }
-            Write-Diag "slot ${Slot}: reading the socket failed: $why"
-            break
-        }
-        $line = $pending.Result
-        if ($null -eq $line) { break }
-        $pending = $script:Reader.ReadLineAsync()
-        try { Invoke-Frame $line } catch { Write-Diag "slot ${Slot}: frame handling failed: $((Get-InnerException $_.Exception).Message)" }
-    }
+    $script:Loop = [Svc.Host.SlotLoop]::new($Slot, $script:Reader, $script:Writer, $script:Worker,
+        { param($Id, $Op, $Params) Set-StrictMode -Version 3.0; Invoke-HostRequest $Id $Op $Params },
+        [Svc.Host.OutputProjection]::new({ param($TypeNames) Set-StrictMode -Version 3.0; Get-FormatViewPropertyName $TypeNames }))
+    Invoke-SlotLoop $script:Loop
 } catch {
     Write-Diag "slot ${Slot}: fatal: $((Get-InnerException $_.Exception).Message)"
     $Process['Failed'] = $true
@@ -107,9 +95,10 @@ try {
 # The connection is gone (or exit was requested): stop what runs. A pipeline thread that ignores the
 # stop keeps the process alive after every script has ended, so host.ps1 is told to end it hard.
 $stuck = $false
-if ($null -ne $script:Running) {
-    Stop-Running
-    $finished = [System.Threading.Tasks.Task]::WaitAny([System.Threading.Tasks.Task[]]@($script:Running.Task), 5000)
+$running = if ($null -ne $script:Loop) { $script:Loop.Running } else { $null }
+if ($null -ne $running) {
+    $script:Loop.StopRunning()
+    $finished = [System.Threading.Tasks.Task]::WaitAny([System.Threading.Tasks.Task[]]@($running.Task), 5000)
     if ($finished -lt 0) { $stuck = $true; $Process['Stuck'] = $true }
 }
 # Disposing the writer closes the stream and the socket it owns.

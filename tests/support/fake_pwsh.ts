@@ -629,7 +629,7 @@ class Worker {
 }
 
 /**
- * `first` and `select` of an invoke (protocol §4.4), as lib/host/projection.ps1 applies them:
+ * `first` and `select` of an invoke (protocol §4.4), as lib/host/cs/OutputProjection.cs applies them:
  * objects keep the requested properties (wildcards allowed), else their type's display set, else
  * stay whole; scalars always stay whole.
  */
