@@ -8,6 +8,7 @@ import HOST_SCRIPT from "./host.ps1" with { type: "text" };
 import HOST_ASSEMBLY from "./host/assembly.ps1" with { type: "text" };
 import HOST_CS_ENVIRONMENT from "./host/cs/EnvironmentSnapshot.cs" with { type: "text" };
 import HOST_CS_ERROR_INFO from "./host/cs/ErrorInfo.cs" with { type: "text" };
+import HOST_CS_FAST_RESET from "./host/cs/FastReset.cs" with { type: "text" };
 import HOST_CS_FRAME_JSON from "./host/cs/FrameJson.cs" with { type: "text" };
 import HOST_CS_INVOCATION from "./host/cs/Invocation.cs" with { type: "text" };
 import HOST_CS_JSON_VALUE from "./host/cs/JsonValue.cs" with { type: "text" };
@@ -32,6 +33,7 @@ const HOST_FILES: Record<string, string> = {
   "host/assembly.ps1": HOST_ASSEMBLY,
   "host/cs/EnvironmentSnapshot.cs": HOST_CS_ENVIRONMENT,
   "host/cs/ErrorInfo.cs": HOST_CS_ERROR_INFO,
+  "host/cs/FastReset.cs": HOST_CS_FAST_RESET,
   "host/cs/FrameJson.cs": HOST_CS_FRAME_JSON,
   "host/cs/Invocation.cs": HOST_CS_INVOCATION,
   "host/cs/JsonValue.cs": HOST_CS_JSON_VALUE,

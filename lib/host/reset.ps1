@@ -35,11 +35,11 @@ function Get-GlobalScope {
 }
 
 # ---------------------------------------------------------------------------------------------------
-# The reset's fast path. Most calls change nothing a reset restores, so before running the reset
-# script the host compares a fingerprint of that state, read straight from the engine's tables
-# (lib/host/cs/StateFingerprint.cs), with the one taken when the state was last clean. Any
-# difference, or any table it cannot read, sends the reset down the full path; a build without
-# those tables always takes the full path.
+# The reset's fast path. Most calls change nothing a reset restores, so before asking for the reset
+# script the slot loop compares a fingerprint of that state, read straight from the engine's tables
+# (lib/host/cs/StateFingerprint.cs and FastReset.cs), with the one taken when the state was last
+# clean. Any difference, or any table it cannot read, sends the reset down the full path; a build
+# without those tables always takes the full path.
 # ---------------------------------------------------------------------------------------------------
 
 # Variable names both reset paths leave alone: per-pipeline automatics, constants, $Error (cleared
@@ -49,18 +49,21 @@ $script:AutomaticVariables = [System.Collections.Generic.HashSet[string]]::new([
         'PSCommandPath', 'PSScriptRoot', 'Error', 'PWD', 'ExecutionContext', 'Host', 'null', 'true', 'false'),
     [System.StringComparer]::OrdinalIgnoreCase)
 
-# The fingerprint of the clean state, or null when the engine's tables cannot be read (every reset
-# then takes the full path; said once).
+# Records the clean state for the reset's fast path (lib/host/cs/FastReset.cs), which the slot loop
+# takes before asking for the full path here. When the engine's tables cannot be read, every reset
+# takes the full path (said once).
 function Save-CleanFingerprint {
     if ($script:FastResetBroken) { return }
     try {
-        if ($null -eq $script:Fingerprint) {
-            $script:Fingerprint = [Svc.Host.StateFingerprint]::new($script:Worker, $script:WorkerSessionState, $script:AutomaticVariables)
+        if ($null -eq $script:Loop.FastReset) {
+            $fingerprint = [Svc.Host.StateFingerprint]::new($script:Worker, $script:WorkerSessionState, $script:AutomaticVariables)
+            $script:Loop.FastReset = [Svc.Host.FastReset]::new($fingerprint, $script:WorkerSessionState, $script:EnvSnapshot)
+        } else {
+            $script:Loop.FastReset.SaveClean()
         }
-        $script:CleanFingerprint = $script:Fingerprint.Take()
     } catch {
         $script:FastResetBroken = $true
-        $script:CleanFingerprint = $null
+        $script:Loop.FastReset = $null
         Write-Diag "every reset takes the full path: $((Get-InnerException $_.Exception).Message)"
     }
 }
@@ -124,36 +127,25 @@ function Restore-GlobalItem([string[]]$FunctionNames) {
     }
 }
 
+# The reset's full path: the slot loop found the state changed (or has no fast path).
 function Invoke-Reset($Id) {
     $watch = [System.Diagnostics.Stopwatch]::StartNew()
     # Where the time goes, per step, for the profile in bench/ (ms, cumulative).
     $spans = [ordered]@{}
-    $path = 'full'
     try {
         if ($null -eq $script:Snapshot) { throw 'There is no snapshot to return to: startup has not run.' }
-        $unchanged = $false
-        if ($null -ne $script:CleanFingerprint) {
-            try { $unchanged = $script:Fingerprint.Matches($script:CleanFingerprint) } catch { $unchanged = $false }
-        }
-        $spans['check'] = $watch.Elapsed.TotalMilliseconds
-        if ($unchanged) {
-            $path = 'fast'
-            $errors = $script:WorkerSessionState.PSVariable.GetValue('Error')
-            if ($errors -is [System.Collections.IList] -and $errors.Count -gt 0) { $errors.Clear() }
-        } else {
-            $result = Invoke-WorkerScript $ResetScript @($script:Snapshot, $script:AutomaticVariables)
-            $spans['script'] = $watch.Elapsed.TotalMilliseconds
-            Restore-GlobalItem @($result['Restore'])
-            $spans['functionsAndAliases'] = $watch.Elapsed.TotalMilliseconds
-            Restore-GlobalStrictMode $script:StrictMode
-            Save-CleanFingerprint
-            $spans['fingerprint'] = $watch.Elapsed.TotalMilliseconds
-        }
+        $result = Invoke-WorkerScript $ResetScript @($script:Snapshot, $script:AutomaticVariables)
+        $spans['script'] = $watch.Elapsed.TotalMilliseconds
+        Restore-GlobalItem @($result['Restore'])
+        $spans['functionsAndAliases'] = $watch.Elapsed.TotalMilliseconds
+        Restore-GlobalStrictMode $script:StrictMode
+        Save-CleanFingerprint
+        $spans['fingerprint'] = $watch.Elapsed.TotalMilliseconds
         $script:EnvSnapshot.Restore()
         $spans['environment'] = $watch.Elapsed.TotalMilliseconds
     } catch {
         Send-ExceptionFailure $Id 'reset' $_.Exception
         return
     }
-    Send-Response $Id ([ordered]@{ durationMs = $watch.ElapsedMilliseconds; path = $path; spans = $spans })
+    Send-Response $Id ([ordered]@{ durationMs = $watch.ElapsedMilliseconds; path = 'full'; spans = $spans })
 }

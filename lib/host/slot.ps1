@@ -40,8 +40,6 @@ $script:StrictMode = $null
 # Host script block -> the same script compiled once in the worker runspace.
 $script:CompiledScripts = [System.Collections.Generic.Dictionary[scriptblock, scriptblock]]::new()
 $script:WorkerSessionState = $null
-$script:Fingerprint = $null
-$script:CleanFingerprint = $null
 $script:FastResetBroken = $false
 $script:GlobalScope = $null
 $script:StrictModeProperty = $null

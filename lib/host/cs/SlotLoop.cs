@@ -1,9 +1,11 @@
 // svc worker, part of lib/host.ps1 (compiled by lib/host/assembly.ps1): the loop of one slot (one
-// connection to svc and its worker runspace). It reads frames, runs `invoke` and `stop` itself (every
-// tool call takes that path), and hands every other request to the host script, which keeps the rare
-// operations (startup, discovery, reset, slots) readable as PowerShell.
+// connection to svc and its worker runspace). It reads frames, runs `invoke`, `stop` and the reset's
+// fast path itself (every tool call takes that path), and hands every other request to the host
+// script, which keeps the rare operations (startup, discovery, full reset, slots) readable as
+// PowerShell.
 using System;
 using System.Collections;
+using System.Collections.Specialized;
 using System.IO;
 using System.Management.Automation;
 using System.Management.Automation.Runspaces;
@@ -43,6 +45,9 @@ namespace Svc.Host
 
         /// <summary>Set by the host script once the worker runspace is free for calls (its preload is done).</summary>
         public bool Ready { get; set; }
+
+        /// <summary>The reset's fast path, once startup has recorded the clean state; null sends every reset to the script.</summary>
+        public FastReset FastReset { get; set; }
 
         /// <summary>Set to end the loop after the current frame (the <c>exit</c> request).</summary>
         public bool Quit { get; set; }
@@ -122,11 +127,11 @@ namespace Svc.Host
 
         private void SendFailure(object id, string kind, string message, object record)
         {
-            System.Collections.Specialized.OrderedDictionary failure = new System.Collections.Specialized.OrderedDictionary();
+            OrderedDictionary failure = new OrderedDictionary();
             failure["kind"] = kind;
             failure["message"] = message;
             failure["record"] = record;
-            System.Collections.Specialized.OrderedDictionary frame = new System.Collections.Specialized.OrderedDictionary();
+            OrderedDictionary frame = new OrderedDictionary();
             frame["id"] = id;
             frame["ok"] = false;
             frame["error"] = failure;
@@ -178,7 +183,30 @@ namespace Svc.Host
                 StartInvoke(requestId, table);
                 return;
             }
+            if (FastReset != null && string.Equals(op, "reset", StringComparison.Ordinal) && TryFastReset(requestId)) return;
             _onRequest.Invoke(requestId, op, table);
+        }
+
+        // True when the fast path answered the reset (done, or failed); false leaves it to the full path.
+        private bool TryFastReset(long id)
+        {
+            OrderedDictionary result;
+            try
+            {
+                result = FastReset.TryReset();
+            }
+            catch (Exception e)
+            {
+                SendFailure(id, "reset", ErrorInfo.RecordOf(Inner(e)));
+                return true;
+            }
+            if (result == null) return false;
+            OrderedDictionary frame = new OrderedDictionary();
+            frame["id"] = id;
+            frame["ok"] = true;
+            frame["result"] = result;
+            Send(JsonValue.Serialize(frame));
+            return true;
         }
 
         private void SendProgress(Invocation running)
