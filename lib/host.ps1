@@ -4,6 +4,10 @@
 # made in TypeScript. Frames travel over the socket named by -Endpoint, never over stdin/stdout, so
 # nothing user code prints can corrupt them; stdout/stderr are diagnostics only.
 #
+# The path every tool call takes (the frame loop, invoke, projection, encoding, the reset's fast
+# path) is C# in lib/host/cs, compiled once and cached (lib/host/assembly.ps1); as script it cost
+# about a millisecond per call. The rare operations stay PowerShell (docs/compiled-host.md).
+#
 # One process serves one or more slots. Each slot is a connection of its own with a worker runspace
 # of its own (lib/host/slot.ps1); this script runs slot 0, svc asks for more with an `open` frame, and
 # the process ends when its last slot has ended.
