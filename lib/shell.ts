@@ -68,7 +68,8 @@ interface Pending {
 export class Worker implements AsyncDisposable {
   readonly #process: WorkerProcess;
   readonly #conn: Deno.Conn;
-  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  // Frames are written in order, one after the other: a partial write must not interleave with the next.
+  #writing: Promise<void> = Promise.resolve();
   readonly #info: WorkerInfo;
   readonly #label: string;
   readonly #stopTimeoutMs: number;
@@ -87,7 +88,6 @@ export class Worker implements AsyncDisposable {
   ) {
     this.#process = process;
     this.#conn = connection.conn;
-    this.#writer = connection.conn.writable.getWriter();
     this.#info = connection.info;
     this.#label = label;
     this.#stopTimeoutMs = process.stopTimeoutMs;
@@ -301,11 +301,12 @@ export class Worker implements AsyncDisposable {
     };
     try {
       let ok = take(decoder.decode(connection.rest, { stream: true }));
-      if (ok) {
-        for await (const chunk of connection.conn.readable) {
-          ok = take(decoder.decode(chunk, { stream: true }));
-          if (!ok) break;
-        }
+      // Plain reads into one buffer: a web stream costs more per frame than the frame itself.
+      const buffer = new Uint8Array(64 * 1024);
+      while (ok) {
+        const count = await connection.conn.read(buffer);
+        if (count === null) break;
+        ok = take(decoder.decode(buffer.subarray(0, count), { stream: true }));
       }
       if (!ok) {
         await this.kill();
@@ -454,7 +455,15 @@ export class Worker implements AsyncDisposable {
   }
 
   #write(frame: unknown): Promise<void> {
-    return this.#writer.write(new TextEncoder().encode(JSON.stringify(frame) + "\n"));
+    const bytes = new TextEncoder().encode(JSON.stringify(frame) + "\n");
+    const conn = this.#conn;
+    const written = this.#writing.then(async () => {
+      for (let offset = 0; offset < bytes.length;) {
+        offset += await conn.write(bytes.subarray(offset));
+      }
+    });
+    this.#writing = written.catch(() => {});
+    return written;
   }
 }
 
