@@ -6,14 +6,9 @@
  */
 import { parseArgs } from "node:util";
 import { loadSettings, type Settings, type SettingsOverrides } from "./lib/config.ts";
-import { formatChangeReport, updateConfig } from "./lib/config_edit.ts";
-import { createConfig } from "./lib/config_template.ts";
-import { formatDoctorText, runDoctor } from "./lib/doctor.ts";
 import { ConfigError, exitCodeOf } from "./lib/errors.ts";
-import { serveHttp } from "./lib/http.ts";
 import { configureLogging, flushLogging, logger } from "./lib/log.ts";
 import { resolvePwsh } from "./lib/pwsh_path.ts";
-import { serveStdio } from "./lib/stdio.ts";
 import project from "./deno.json" with { type: "json" };
 
 /** svc's version, from deno.json. */
@@ -213,8 +208,12 @@ async function serve(argv: string[]): Promise<number> {
     Pwsh: pwsh,
   });
   if (settings.transport === "http") {
+    const { serveHttp } = await import("./lib/http.ts");
     await serveHttp({ settings, pwsh, version: VERSION, shutdown });
-  } else await serveStdio({ settings, pwsh, version: VERSION, shutdown });
+  } else {
+    const { serveStdio } = await import("./lib/stdio.ts");
+    await serveStdio({ settings, pwsh, version: VERSION, shutdown });
+  }
   return 0;
 }
 
@@ -228,6 +227,7 @@ async function createConfigCommand(argv: string[]): Promise<number> {
     print(HELP["create-config"]!);
     return 0;
   }
+  const { createConfig } = await import("./lib/config_template.ts");
   const result = await createConfig(configPathOf(values), { force: values.force ?? false });
   print(`${result.overwritten ? "Overwrote" : "Created"} default configuration: ${result.path}`);
   print("Wrote appsettings.schema.json beside it, for editors to complete and check the keys.");
@@ -241,6 +241,7 @@ async function updateConfigCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const list = (key: keyof typeof values) => (values[key] as string[] | undefined) ?? [];
+  const { formatChangeReport, updateConfig } = await import("./lib/config_edit.ts");
   const report = await updateConfig(configPathOf(values), {
     addCommands: list("add-command"),
     removeCommands: list("remove-command"),
@@ -273,6 +274,7 @@ async function doctorCommand(argv: string[]): Promise<number> {
     print(JSON.stringify({ version: VERSION, errors: [error.message], exitCode: 2 }, null, 2));
     return 2;
   }
+  const { formatDoctorText, runDoctor } = await import("./lib/doctor.ts");
   const report = await runDoctor(settings, { version: VERSION, strict: values.strict ?? false });
   print(format === "json" ? JSON.stringify(report, null, 2) : formatDoctorText(report));
   return report.exitCode;
