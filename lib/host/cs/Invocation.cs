@@ -234,11 +234,7 @@ namespace Svc.Host
                 }
                 result["shape"] = shape;
             }
-            OrderedDictionary frame = new OrderedDictionary();
-            frame["id"] = Id;
-            frame["ok"] = true;
-            frame["result"] = result;
-            return JsonValue.Serialize(frame);
+            return JsonValue.SuccessFrame(Id, result);
         }
 
         private string EncodeItems(IList items)

@@ -2,6 +2,7 @@
 // encoded without ConvertTo-Json (a twentieth of its time for an envelope).
 using System;
 using System.Collections;
+using System.Collections.Specialized;
 using System.Globalization;
 using System.IO;
 using System.Management.Automation;
@@ -46,6 +47,30 @@ namespace Svc.Host
                 using (Utf8JsonWriter writer = new Utf8JsonWriter(buffer, Options)) Write(writer, value);
                 return Encoding.UTF8.GetString(buffer.GetBuffer(), 0, (int)buffer.Length);
             }
+        }
+
+        /// <summary>The success response to request <paramref name="id"/> (protocol §2).</summary>
+        public static string SuccessFrame(object id, object result)
+        {
+            OrderedDictionary frame = new OrderedDictionary();
+            frame["id"] = id;
+            frame["ok"] = true;
+            frame["result"] = result;
+            return Serialize(frame);
+        }
+
+        /// <summary>The failure response to request <paramref name="id"/>; <paramref name="record"/> is an ErrorInfo or null.</summary>
+        public static string FailureFrame(object id, string kind, string message, object record)
+        {
+            OrderedDictionary failure = new OrderedDictionary();
+            failure["kind"] = kind;
+            failure["message"] = message;
+            failure["record"] = record;
+            OrderedDictionary frame = new OrderedDictionary();
+            frame["id"] = id;
+            frame["ok"] = false;
+            frame["error"] = failure;
+            return Serialize(frame);
         }
 
         private static void Write(Utf8JsonWriter writer, object value)

@@ -127,15 +127,7 @@ namespace Svc.Host
 
         private void SendFailure(object id, string kind, string message, object record)
         {
-            OrderedDictionary failure = new OrderedDictionary();
-            failure["kind"] = kind;
-            failure["message"] = message;
-            failure["record"] = record;
-            OrderedDictionary frame = new OrderedDictionary();
-            frame["id"] = id;
-            frame["ok"] = false;
-            frame["error"] = failure;
-            Send(JsonValue.Serialize(frame));
+            Send(JsonValue.FailureFrame(id, kind, message, record));
         }
 
         private void Handle(string line)
@@ -201,11 +193,7 @@ namespace Svc.Host
                 return true;
             }
             if (result == null) return false;
-            OrderedDictionary frame = new OrderedDictionary();
-            frame["id"] = id;
-            frame["ok"] = true;
-            frame["result"] = result;
-            Send(JsonValue.Serialize(frame));
+            Send(JsonValue.SuccessFrame(id, result));
             return true;
         }
 
