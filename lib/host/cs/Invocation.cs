@@ -17,12 +17,13 @@ namespace Svc.Host
     /// <summary>A command running in the worker runspace, and what it produced.</summary>
     public sealed class Invocation : IDisposable
     {
-        private readonly Runspace _worker;
         private readonly PSDataCollection<PSObject> _output = new PSDataCollection<PSObject>();
-        private readonly Stopwatch _watch;
-        private readonly int _depth;
-        private readonly int _first;
-        private readonly object _savedProgress;
+        private readonly Stopwatch _watch = new Stopwatch();
+        // Set once, by Start's object initializer.
+        private Runspace _worker;
+        private int _depth;
+        private int _first;
+        private object _savedProgress;
         private bool _stopRequested;
         private bool _moreResults;
         private object _shapeTypes;
@@ -43,17 +44,8 @@ namespace Svc.Host
         /// <summary>The projection request (<c>properties</c>, <c>display</c>), or null for none.</summary>
         public Hashtable Select { get; private set; }
 
-        private Invocation(Runspace worker, long id, PowerShell powerShell, int depth, int first, Hashtable select, bool progress, object savedProgress)
+        private Invocation()
         {
-            _worker = worker;
-            Id = id;
-            PowerShell = powerShell;
-            _depth = depth;
-            _first = first;
-            Select = select;
-            Progress = progress;
-            _savedProgress = savedProgress;
-            _watch = new Stopwatch();
         }
 
         /// <summary>
@@ -108,7 +100,17 @@ namespace Svc.Host
                     savedProgress = worker.SessionStateProxy.GetVariable("ProgressPreference");
                     worker.SessionStateProxy.SetVariable("ProgressPreference", ActionPreference.Continue);
                 }
-                Invocation run = new Invocation(worker, id, ps, depth, first, select, progress, savedProgress);
+                Invocation run = new Invocation
+                {
+                    _worker = worker,
+                    Id = id,
+                    PowerShell = ps,
+                    _depth = depth,
+                    _first = first,
+                    Select = select,
+                    Progress = progress,
+                    _savedProgress = savedProgress,
+                };
                 // A completed, empty input collection: the command gets no pipeline input. The output
                 // collection is ours, so objects written before a Stop or a terminating error survive.
                 PSDataCollection<PSObject> input = new PSDataCollection<PSObject>();
