@@ -57,6 +57,33 @@ Deno.test({
 });
 
 Deno.test({
+  ...needsRealPwsh(
+    "compiled host: not loaded from a cache other users can write, nor when it does not load",
+  ),
+  ignore: !pwsh || Deno.build.os === "windows",
+  async fn() {
+    const cache = await Deno.makeTempDir({ prefix: "svc-assembly-" });
+    try {
+      await callGetDate(cache);
+      const [name] = await entries(cache);
+      // Group- or world-writable: nothing is compiled into it, or loaded from it.
+      await Deno.remove(`${cache}/${name}`);
+      await Deno.chmod(cache, 0o777);
+      await callGetDate(cache);
+      assert.deepEqual(await entries(cache), [], "no assembly was written where others can write");
+      // This user's own directory, but a file that does not load: compiled in memory instead.
+      await Deno.chmod(cache, 0o700);
+      const planted = new TextEncoder().encode("not an assembly");
+      await Deno.writeFile(`${cache}/${name}`, planted);
+      await callGetDate(cache);
+      assert.deepEqual(await Deno.readFile(`${cache}/${name}`), planted, "the cache is left alone");
+    } finally {
+      await Deno.remove(cache, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
   ...needsRealPwsh("compiled host: a cache that cannot be written, or none, still serves"),
   async fn() {
     const root = await Deno.makeTempDir({ prefix: "svc-assembly-" });

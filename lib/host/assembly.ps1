@@ -32,37 +32,51 @@ function Invoke-HostCompiler([string[]]$Sources, [string]$Path) {
     Microsoft.PowerShell.Utility\Add-Type @arguments
 }
 
-# Loads the compiled half: from the cache when it holds this build, else compiled into it (through a
-# directory of this process's own, then renamed, so processes starting together never load a
-# half-written file), else, when the cache cannot be written, compiled into memory.
+# True when a user other than this one may write $Path (Unix group or other write bit): code is
+# not loaded from such a place.
+function Test-WritableByOthers([string]$Path) {
+    if ($IsWindows) { return $false }
+    $mode = [System.IO.File]::GetUnixFileMode($Path)
+    return ($mode -band [System.IO.UnixFileMode]'GroupWrite, OtherWrite') -ne 0
+}
+
+# Compiles the sources into the cache as $Name, through a directory of this process's own and a
+# rename, so processes starting together never load a half-written file.
+function Save-HostAssembly([string[]]$Sources, [string]$CacheDirectory, [string]$Name) {
+    # Only this user may write where code is loaded from.
+    if ($IsWindows) {
+        $null = [System.IO.Directory]::CreateDirectory($CacheDirectory)
+    } else {
+        $null = [System.IO.Directory]::CreateDirectory($CacheDirectory, [System.IO.UnixFileMode]'UserRead, UserWrite, UserExecute')
+    }
+    if (Test-WritableByOthers $CacheDirectory) { throw 'other users can write there.' }
+    $staging = [System.IO.Path]::Combine($CacheDirectory, "tmp-$PID-" + [guid]::NewGuid().ToString('N'))
+    try {
+        $null = [System.IO.Directory]::CreateDirectory($staging)
+        Invoke-HostCompiler $Sources ([System.IO.Path]::Combine($staging, $Name))
+        # Another process may have put it there first; either copy will do.
+        try { [System.IO.File]::Move([System.IO.Path]::Combine($staging, $Name), [System.IO.Path]::Combine($CacheDirectory, $Name)) } catch { $null = $_ }
+    } finally {
+        try { [System.IO.Directory]::Delete($staging, $true) } catch { $null = $_ }
+    }
+}
+
+# Loads the compiled half: from the cache when it holds this build, else compiled into it first.
+# A cache that cannot be written, that other users can write, or whose file does not load leaves
+# the host compiling into memory at every start instead (said on stderr).
 function Import-HostAssembly([string]$HostDirectory, [string]$CacheDirectory) {
     $sources = [System.IO.Directory]::GetFiles([System.IO.Path]::Combine($HostDirectory, 'cs'), '*.cs')
     [System.Array]::Sort($sources, [System.StringComparer]::Ordinal)
     if ($CacheDirectory) {
         $name = Get-HostAssemblyName $sources
         $path = [System.IO.Path]::Combine($CacheDirectory, $name)
-        if (-not [System.IO.File]::Exists($path)) {
-            $staging = [System.IO.Path]::Combine($CacheDirectory, "tmp-$PID-" + [guid]::NewGuid().ToString('N'))
-            try {
-                # Only this user may write where code is loaded from.
-                if ($IsWindows) {
-                    $null = [System.IO.Directory]::CreateDirectory($CacheDirectory)
-                } else {
-                    $null = [System.IO.Directory]::CreateDirectory($CacheDirectory, [System.IO.UnixFileMode]'UserRead, UserWrite, UserExecute')
-                }
-                $null = [System.IO.Directory]::CreateDirectory($staging)
-                Invoke-HostCompiler $sources ([System.IO.Path]::Combine($staging, $name))
-                # Another process may have put it there first; either copy will do.
-                try { [System.IO.File]::Move([System.IO.Path]::Combine($staging, $name), $path) } catch { $null = $_ }
-            } catch {
-                Write-Diag "cannot keep the compiled host in '$CacheDirectory', so it is compiled at every start: $((Get-InnerException $_.Exception).Message)"
-            } finally {
-                try { [System.IO.Directory]::Delete($staging, $true) } catch { $null = $_ }
-            }
-        }
-        if ([System.IO.File]::Exists($path)) {
+        try {
+            if (-not [System.IO.File]::Exists($path)) { Save-HostAssembly $sources $CacheDirectory $name }
+            if ((Test-WritableByOthers $CacheDirectory) -or (Test-WritableByOthers $path)) { throw 'other users can write there.' }
             $null = [System.Reflection.Assembly]::LoadFrom($path)
             return
+        } catch {
+            Write-Diag "the compiled host is not kept in '$CacheDirectory', so it is compiled at every start: $((Get-InnerException $_.Exception).Message)"
         }
     }
     Invoke-HostCompiler $sources ''
