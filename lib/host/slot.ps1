@@ -47,8 +47,9 @@ $script:StrictModeProperty = $null
 $script:ModuleNames = [System.Collections.Generic.Dictionary[string, string]]::new([System.StringComparer]::Ordinal)
 
 # The loop encodes output, which runs type-data script properties written for non-strict code; they
-# take the strict mode of the scope the loop was called from, which is this function's. The callbacks
-# given to the loop put the host's own strict mode back for the script they run.
+# take the strict mode of the scope the loop was called from, which is this function's. The request
+# callback puts the host's own strict mode back; the format-view lookup, which reads format data
+# written for non-strict code too, keeps it off.
 function Invoke-SlotLoop([Svc.Host.SlotLoop]$Loop) {
     Set-StrictMode -Off
     $Loop.Run()
@@ -83,7 +84,7 @@ try {
 
     $script:Loop = [Svc.Host.SlotLoop]::new($Slot, $script:Reader, $script:Writer, $script:Worker,
         { param($Id, $Op, $Params) Set-StrictMode -Version 3.0; Invoke-HostRequest $Id $Op $Params },
-        [Svc.Host.OutputProjection]::new({ param($TypeNames) Set-StrictMode -Version 3.0; Get-FormatViewPropertyName $TypeNames }))
+        [Svc.Host.OutputProjection]::new({ param($TypeNames) Get-FormatViewPropertyName $TypeNames }))
     Invoke-SlotLoop $script:Loop
 } catch {
     Write-Diag "slot ${Slot}: fatal: $((Get-InnerException $_.Exception).Message)"
