@@ -122,7 +122,7 @@ function Invoke-Startup($Id, [hashtable]$Params) {
         $proxy.SetVariable('ErrorActionPreference', $savedPreference)
     }
     if ($null -ne $failure) {
-        Send-Failure $Id 'startup' $failure.ToString() ([Svc.Host.ErrorInfo]::From($failure, $true))
+        $script:Loop.SendFailure($Id, 'startup', $failure)
         return
     }
 

@@ -32,15 +32,14 @@ function Send-Response($Id, $Result) {
     Send-Frame (ConvertTo-Json -InputObject ([ordered]@{ id = $Id; ok = $true; result = $Result }) -Depth 100 -Compress)
 }
 
+# Failure frames are built where the slot loop builds its own (lib/host/cs/JsonValue.cs, SlotLoop.cs).
 function Send-Failure($Id, [string]$Kind, [string]$Message, $Record) {
-    $failure = [ordered]@{ kind = $Kind; message = $Message; record = $Record }
-    Send-Frame (ConvertTo-Json -InputObject ([ordered]@{ id = $Id; ok = $false; error = $failure }) -Depth 100 -Compress)
+    Send-Frame ([Svc.Host.JsonValue]::FailureFrame($Id, $Kind, $Message, $Record))
 }
 
 # A failure answer for what a catch block caught: the exception's error record and its ErrorInfo.
 function Send-ExceptionFailure($Id, [string]$Kind, [System.Exception]$Exception) {
-    $record = [Svc.Host.ErrorInfo]::RecordOf((Get-InnerException $Exception))
-    Send-Failure $Id $Kind $record.ToString() ([Svc.Host.ErrorInfo]::From($record, $true))
+    $script:Loop.SendFailure($Id, $Kind, [Svc.Host.ErrorInfo]::RecordOf((Get-InnerException $Exception)))
 }
 
 function Connect-Endpoint([string]$Spec) {
