@@ -184,18 +184,17 @@ export class WorkerPool implements AsyncDisposable {
         new PoolError("DRAINING", "The worker pool is shutting down and accepts no new calls"),
       );
     }
-    const slot = this.#takeWarm();
-    if (slot) {
-      poolTelemetry.acquisitions.add(1, { outcome: "ok" });
-      poolTelemetry.acquisitionWait.record(0);
-      return Promise.resolve(this.#leaseOf(slot));
-    }
-    const { acquisitionTimeoutMs } = this.#options.pool;
     const started = performance.now();
     const waited = (outcome: string) => {
       poolTelemetry.acquisitions.add(1, { outcome });
       poolTelemetry.acquisitionWait.record(performance.now() - started);
     };
+    const slot = this.#takeWarm();
+    if (slot) {
+      waited("ok");
+      return Promise.resolve(this.#leaseOf(slot));
+    }
+    const { acquisitionTimeoutMs } = this.#options.pool;
     return new Promise<Lease>((resolve, reject) => {
       const timer = { id: undefined as ReturnType<typeof setTimeout> | undefined };
       const onAbort = () => finish(new Error("The call was cancelled while waiting for a worker"));
