@@ -288,7 +288,13 @@ Deno.test("stdio serves the fixture module and built-ins with their names, schem
     const [worker] = childrenOf(svc.serverPid()!);
     assert.ok(worker, "svc has a worker child");
     Deno.kill(worker, "SIGKILL");
-    await eventually(() => !isAlive(worker));
+    // Wait until svc has noticed the exit, not only until the process is gone: a call sent in
+    // between reaches the dead worker and fails like a call the worker died in.
+    assert.ok(
+      await eventually(() => svc.stderr().includes(`PowerShell worker ${worker} exited`)),
+      "svc logs the worker's exit",
+    );
+    assert.ok(!isAlive(worker));
     const result = await svc.callTool("get_fixture_greeting", { Name: "phoenix" });
     assert.deepEqual(outputOf(result), ["Hello, phoenix!"]);
   });
