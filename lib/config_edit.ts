@@ -446,7 +446,7 @@ export async function updateConfig(
   }
   const bom = original.startsWith("\uFEFF") ? "\uFEFF" : "";
   const text = original.slice(bom.length);
-  parseConfigText(text, path); // throws INVALID_FILE naming the line
+  await parseConfigText(text, path); // throws INVALID_FILE naming the line
   const draft: Draft = {
     path,
     text,

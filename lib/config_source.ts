@@ -5,10 +5,11 @@
  *
  * @module
  */
-import { parse as parseJsonc, type ParseError, printParseErrorCode } from "jsonc-parser";
+import type { ParseError } from "jsonc-parser";
 import { resolve } from "node:path";
 import { ConfigError } from "./errors.ts";
 import { isTree, type Tree } from "./config_reader.ts";
+import { parseJsoncFast } from "./jsonc.ts";
 import embeddedDefaults from "../appsettings.json" with { type: "json" };
 
 /** Top-level sections whose `Section__Key` environment variables are read. */
@@ -55,7 +56,7 @@ export async function readConfigFile(
       { cause: error },
     );
   }
-  return { tree: parseConfigText(text, candidate), path: candidate };
+  return { tree: await parseConfigText(text, candidate), path: candidate };
 }
 
 /** What each parser error means, in words a user can act on. */
@@ -83,8 +84,7 @@ const PARSE_ERROR_WORDS: Record<string, string> = {
  *
  * @throws {ConfigError} `INVALID_FILE` naming the file, what was wrong, and its line and column.
  */
-export function parseConfigText(text: string, path: string): Tree {
-  const errors: ParseError[] = [];
+export async function parseConfigText(text: string, path: string): Promise<Tree> {
   // Windows editors and PowerShell 5's Out-File write a UTF-8 byte-order mark.
   if (text.startsWith("\uFEFF")) text = text.slice(1);
   if (text.trim() === "") {
@@ -93,7 +93,23 @@ export function parseConfigText(text: string, path: string): Tree {
       `Configuration file '${path}' is empty: it must hold a JSON object (run 'svc create-config --force' for a complete one)`,
     );
   }
-  const tree = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
+  const tree = parseJsoncFast(text) ?? await parseWithErrors(text, path);
+  if (!isTree(tree)) {
+    throw new ConfigError(
+      "INVALID_FILE",
+      `Configuration file '${path}' must hold a JSON object, not ${
+        Array.isArray(tree) ? "an array" : JSON.stringify(tree)
+      }`,
+    );
+  }
+  return tree;
+}
+
+/** The full JSONC parser, for a text the fast path refused: its first error, in words, or the value. */
+async function parseWithErrors(text: string, path: string): Promise<unknown> {
+  const { parse, printParseErrorCode } = await import("jsonc-parser");
+  const errors: ParseError[] = [];
+  const tree = parse(text, errors, { allowTrailingComma: true, disallowComments: false });
   const first = errors[0];
   if (first) {
     const before = text.slice(0, first.offset).split("\n");
@@ -107,14 +123,6 @@ export function parseConfigText(text: string, path: string): Tree {
     throw new ConfigError(
       "INVALID_FILE",
       `Cannot parse configuration file '${path}': ${words} at line ${line}, column ${column}`,
-    );
-  }
-  if (!isTree(tree)) {
-    throw new ConfigError(
-      "INVALID_FILE",
-      `Configuration file '${path}' must hold a JSON object, not ${
-        Array.isArray(tree) ? "an array" : JSON.stringify(tree)
-      }`,
     );
   }
   return tree;

@@ -14,31 +14,62 @@
  *
  * @module
  */
-import { metrics, type ObservableResult, SpanStatusCode, trace } from "@opentelemetry/api";
+import type { ObservableResult } from "@opentelemetry/api";
 
-const meter = metrics.getMeter("svc");
-const tracer = trace.getTracer("svc");
+/** True unless `OTEL_DENO` is unset, empty, "false" or "0": only then can anything be exported. */
+function otelRequested(): boolean {
+  try {
+    const value = Deno.env.get("OTEL_DENO")?.trim().toLowerCase() ?? "";
+    return value !== "" && value !== "false" && value !== "0";
+  } catch {
+    return false; // no permission to read the environment: Deno cannot have been asked either
+  }
+}
 
-const callDuration = meter.createHistogram("svc.tool.call.duration", {
+// Without OTEL_DENO the API would only hand out no-op instruments; not importing it at all keeps
+// its module load off every start (svc's stdio start is measured against the bare SDK) and the
+// no-op span off every call.
+const api = otelRequested() ? await import("@opentelemetry/api") : null;
+const meter = api?.metrics.getMeter("svc");
+const tracer = api?.trace.getTracer("svc");
+
+/** A counter as svc uses it; a no-op when telemetry is off. */
+interface Counter {
+  add(value: number, attributes?: Record<string, string>): void;
+}
+
+/** A histogram as svc uses it; a no-op when telemetry is off. */
+interface Histogram {
+  record(value: number, attributes?: Record<string, string>): void;
+}
+
+const NONE: Counter & Histogram = { add() {}, record() {} };
+
+const callDuration = meter?.createHistogram("svc.tool.call.duration", {
   unit: "ms",
   description: "Duration of tool calls, from lookup to result.",
 });
 
 /** Instruments of the worker pool. */
-export const poolTelemetry = {
-  acquisitions: meter.createCounter("svc.pool.acquisitions", {
+export const poolTelemetry: {
+  acquisitions: Counter;
+  acquisitionWait: Histogram;
+  resets: Counter;
+  evictions: Counter;
+} = {
+  acquisitions: meter?.createCounter("svc.pool.acquisitions", {
     description: "Worker leases asked for, by outcome.",
-  }),
-  acquisitionWait: meter.createHistogram("svc.pool.acquisition.wait", {
+  }) ?? NONE,
+  acquisitionWait: meter?.createHistogram("svc.pool.acquisition.wait", {
     unit: "ms",
     description: "Time a call waited for a warm worker.",
-  }),
-  resets: meter.createCounter("svc.pool.resets", {
+  }) ?? NONE,
+  resets: meter?.createCounter("svc.pool.resets", {
     description: "Worker resets after a call, by outcome.",
-  }),
-  evictions: meter.createCounter("svc.pool.evictions", {
+  }) ?? NONE,
+  evictions: meter?.createCounter("svc.pool.evictions", {
     description: "Workers removed from the pool, by reason.",
-  }),
+  }) ?? NONE,
 };
 
 /**
@@ -46,6 +77,7 @@ export const poolTelemetry = {
  * returned function is called.
  */
 export function observePoolWorkers(counts: () => Record<string, number>): () => void {
+  if (!workersGauge) return () => {};
   const observe = (result: ObservableResult) => {
     for (const [state, count] of Object.entries(counts())) result.observe(count, { state });
   };
@@ -53,7 +85,7 @@ export function observePoolWorkers(counts: () => Record<string, number>): () => 
   return () => workersGauge.removeCallback(observe);
 }
 
-const workersGauge = meter.createObservableGauge("svc.pool.workers", {
+const workersGauge = meter?.createObservableGauge("svc.pool.workers", {
   description: "Workers in the pool, by state.",
 });
 
@@ -72,6 +104,8 @@ export async function tracedCall<T>(
   call: () => Promise<T>,
   describe: (value: T) => CallDescription,
 ): Promise<T> {
+  if (!api || !tracer) return await call();
+  const { SpanStatusCode } = api;
   const started = performance.now();
   return await tracer.startActiveSpan("svc.tool.call", async (span) => {
     let described: CallDescription = { outcome: "failed", tool: null, command: null };
@@ -88,7 +122,7 @@ export async function tracedCall<T>(
         span.setStatus({ code: SpanStatusCode.ERROR, message: described.outcome });
       }
       span.end();
-      callDuration.record(performance.now() - started, {
+      callDuration?.record(performance.now() - started, {
         "mcp.tool.name": tool,
         "svc.outcome": described.outcome,
       });

@@ -112,7 +112,7 @@ Deno.test("loadSettings() reads per-command time limits from CommandOverrides", 
   );
 });
 
-Deno.test("parseConfigText() says what is wrong in words, with line and column", () => {
+Deno.test("parseConfigText() says what is wrong in words, with line and column", async () => {
   const cases: [string, string][] = [
     ['{\n  "a": 1,\n  "b": }', "expected a value at line 3, column 8"],
     ['{\n  "a": {\n    "b": 1\n', "expected '}' at line 4, column 1"],
@@ -130,7 +130,7 @@ Deno.test("parseConfigText() says what is wrong in words, with line and column",
     ],
   ];
   for (const [text, words] of cases) {
-    assert.throws(
+    await assert.rejects(
       () => parseConfigText(text, "/cfg/x.json"),
       (error: unknown) => {
         assert.ok(error instanceof ConfigError);
@@ -140,12 +140,15 @@ Deno.test("parseConfigText() says what is wrong in words, with line and column",
       text,
     );
   }
-  assert.throws(() => parseConfigText("[1]", "x.json"), /must hold a JSON object, not an array/);
-  assert.throws(
+  await assert.rejects(
+    () => parseConfigText("[1]", "x.json"),
+    /must hold a JSON object, not an array/,
+  );
+  await assert.rejects(
     () => parseConfigText("  \n", "x.json"),
     /'x\.json' is empty: it must hold a JSON object/,
   );
-  assert.throws(() => parseConfigText("\uFEFF", "x.json"), /is empty/);
+  await assert.rejects(() => parseConfigText("\uFEFF", "x.json"), /is empty/);
 });
 
 Deno.test("a scalar where a list is expected names the key and the file; variables name themselves", async () => {

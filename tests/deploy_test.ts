@@ -120,7 +120,7 @@ Deno.test("the manifests' appsettings.json and API key serve: probes answer and 
   const text = kinds.get("ConfigMap")!.data["appsettings.json"] as string;
   const key = kinds.get("Secret")!.stringData.ops as string;
   await using svc = await startHttpSvc({
-    config: parseConfigText(text, "configmap.yaml") as Record<string, unknown>,
+    config: await parseConfigText(text, "configmap.yaml") as Record<string, unknown>,
     env: { "Authentication__Schemes__keys__Keys__ops__Value": key },
   });
   for (const path of ["/health", "/health/ready"]) {
