@@ -1,7 +1,8 @@
 /**
  * OpenTelemetry traces and metrics. Deno exports them over OTLP when svc runs with
  * `OTEL_DENO=true` (endpoint, protocol and interval from the standard `OTEL_*` variables), and
- * adds a span for every HTTP request `Deno.serve` answers; without it the API below is a no-op.
+ * adds a span for every HTTP request `Deno.serve` answers; without it the OpenTelemetry API is not
+ * loaded and everything below does nothing.
  *
  * Instruments (attributes in brackets):
  * - `svc.tool.call` span per tool call [`mcp.tool.name`, `svc.command`, `svc.outcome`];
