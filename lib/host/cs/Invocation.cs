@@ -50,8 +50,9 @@ namespace Svc.Host
 
         /// <summary>
         /// Checks the request's params and starts the command in <paramref name="worker"/>. Throws with a
-        /// one-sentence message when the params are malformed. <paramref name="ended"/> is called on the
-        /// pipeline's thread once the command has ended and <see cref="Task"/> has completed. Defaults:
+        /// one-sentence message when the params are malformed. <paramref name="ended"/> is called once the
+        /// command has ended and <see cref="Task"/> has completed: on the pipeline's thread, or on the
+        /// caller's, inside this method, when the pipeline fails before it starts. Defaults:
         /// depth 4, no limit on items, no projection, no progress.
         /// </summary>
         public static Invocation Start(Runspace worker, long id, Hashtable request, Action ended)
@@ -78,6 +79,8 @@ namespace Svc.Host
             }
 
             PowerShell ps = PowerShell.Create(worker);
+            object savedProgress = null;
+            bool progressSet = false;
             try
             {
                 ps.AddCommand(command);
@@ -95,11 +98,11 @@ namespace Svc.Host
                 if (first > 0) ps.AddCommand("Microsoft.PowerShell.Utility\\Select-Object").AddParameter("First", first + 1);
                 // Progress records are stored only under Continue; the worker runs with SilentlyContinue so
                 // that calls nobody watches keep none. The saved value is put back when the call ends.
-                object savedProgress = null;
                 if (progress)
                 {
                     savedProgress = worker.SessionStateProxy.GetVariable("ProgressPreference");
                     worker.SessionStateProxy.SetVariable("ProgressPreference", ActionPreference.Continue);
+                    progressSet = true;
                 }
                 Invocation run = new Invocation
                 {
@@ -139,6 +142,12 @@ namespace Svc.Host
             }
             catch
             {
+                // A command that never started does not keep the progress preference it was given.
+                if (progressSet)
+                {
+                    try { worker.SessionStateProxy.SetVariable("ProgressPreference", savedProgress); }
+                    catch (Exception) { /* the failure being thrown says more than this one */ }
+                }
                 ps.Dispose();
                 throw;
             }
