@@ -101,6 +101,8 @@ interface Waiter {
 export class WorkerPool implements AsyncDisposable {
   readonly #options: WorkerPoolOptions;
   readonly #slots = new Set<Slot>();
+  // Workers being closed or killed; drain() waits for them, so shutdown leaves no process behind.
+  readonly #closing = new Set<Promise<void>>();
   readonly #warm: Slot[] = [];
   readonly #waiters: Waiter[] = [];
   readonly #timers: ReturnType<typeof setInterval>[] = [];
@@ -261,11 +263,15 @@ export class WorkerPool implements AsyncDisposable {
     if (remaining > 0) {
       log.warning("Drain timed out; force-closing {Count} busy worker(s).", { Count: remaining });
     }
-    await Promise.all([...this.#slots].map((slot) => this.#evict(slot, "shutdown")));
-    // Workers still starting are closed as soon as they finish starting (see #create).
+    // A worker still starting has nothing to close yet: #create closes it once it has started. Evicting
+    // its slot here would make that a no-op and leave the worker running, its directory behind.
+    await Promise.all(
+      [...this.#slots].filter((s) => s.state !== "creating").map((s) => this.#evict(s, "shutdown")),
+    );
     while ([...this.#slots].some((s) => s.state === "creating")) {
       await new Promise((r) => setTimeout(r, 25));
     }
+    await Promise.all(this.#closing);
     log.info("RunspacePool disposed.");
   }
 
@@ -480,8 +486,14 @@ export class WorkerPool implements AsyncDisposable {
     if (i >= 0) this.#warm.splice(i, 1);
     this.#slots.delete(slot);
     if (slot.worker) {
-      if (reason === "shutdown" || reason === "idle") await slot.worker.close();
-      else await slot.worker.kill();
+      const worker = slot.worker;
+      const closing = reason === "shutdown" || reason === "idle" ? worker.close() : worker.kill();
+      this.#closing.add(closing);
+      try {
+        await closing;
+      } finally {
+        this.#closing.delete(closing);
+      }
     }
     log.debug("Worker {CreatedAt} evicted from {From} (reason={Reason}). Total={Total}.", {
       CreatedAt: slot.createdAt,

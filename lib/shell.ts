@@ -217,7 +217,7 @@ export class Worker implements AsyncDisposable {
 
   /**
    * Asks the worker to exit; kills it if it has not gone within the stop timeout. When it was the
-   * last worker of its process, waits for the process to end too.
+   * last worker of its process, waits for the process to end and its directory to be removed too.
    */
   async close(): Promise<void> {
     if (this.#process.exitCode === null && !this.#closing) {
@@ -239,7 +239,7 @@ export class Worker implements AsyncDisposable {
       if (!gone) return await this.kill();
     }
     this.#release();
-    if (this.#process.slots === 0) await this.#process.exited;
+    if (this.#process.slots === 0) await this.#process.gone;
   }
 
   /**

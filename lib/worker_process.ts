@@ -63,6 +63,7 @@ export class WorkerProcess {
   readonly #options: Required<WorkerProcessOptions>;
   readonly #waiters = new Map<number, Waiter>();
   readonly #exited: Promise<number>;
+  readonly #gone: Promise<void>;
   #exitCode: number | null = null;
   #diagnostics: string[] = [];
   #nextSlot = 0;
@@ -87,6 +88,9 @@ export class WorkerProcess {
       this.#onExit(status.code);
       return status.code;
     });
+    // However the process ended (asked to, killed, crashed), its directory goes with it: a crashed
+    // worker in a stdio session is replaced without being closed, and left one per start before.
+    this.#gone = this.#exited.then(() => this.#cleanup());
     this.#drain(child.stdout, "stdout");
     this.#drain(child.stderr, "stderr");
     this.#acceptSlots();
@@ -183,6 +187,11 @@ export class WorkerProcess {
     return this.#exited;
   }
 
+  /** Resolves once the process has exited and its private directory (host script, socket) is removed. */
+  get gone(): Promise<void> {
+    return this.#gone;
+  }
+
   /** True once a slot was lost: the process takes no new slots and ends when its last slot closes. */
   get retiring(): boolean {
     return this.#retiring;
@@ -250,7 +259,6 @@ export class WorkerProcess {
         delay(this.#options.stopTimeoutMs).then(() => false),
       ]);
       if (!exited) await this.kill();
-      else await this.#cleanup();
     })();
   }
 
@@ -263,8 +271,7 @@ export class WorkerProcess {
   async kill(): Promise<void> {
     this.#ending = true;
     if (this.#exitCode === null) await killTree(this.#child);
-    await this.#exited;
-    await this.#cleanup();
+    await this.#gone;
   }
 
   /** The last lines the process printed, for error messages (empty when it printed nothing). */
@@ -386,6 +393,7 @@ export class WorkerProcess {
     } catch { /* process gone */ }
   }
 
+  /** Closes the listener and removes the directory; run once, when the process has exited. */
   async #cleanup(): Promise<void> {
     try {
       this.#listener.close();

@@ -4,6 +4,7 @@
  * reset off the response path; then the same failure paths through `svc serve --transport http`.
  */
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import type { PoolSettings, ShellSettings } from "../lib/config.ts";
 import { type Lease, PoolError, WorkerPool } from "../lib/pool.ts";
 import type { InvokeOptions, Worker } from "../lib/shell.ts";
@@ -18,6 +19,7 @@ import {
   startHttpSvc,
   TEST_PWSH,
   USING_STAND_IN,
+  workerDirectories,
 } from "./support/harness.ts";
 
 const shell: ShellSettings = {
@@ -284,6 +286,36 @@ Deno.test("WorkerPool.drain() lets a running call finish, then closes every work
   await drained;
   assert.equal(pool.stats().total, 0);
   assert.ok(await eventually(() => pids.every((pid) => !isAlive(pid))));
+});
+
+Deno.test("WorkerPool.drain() closes a worker that was still starting, and no worker leaves its directory", async () => {
+  // Drained before the worker that growth adds has said hello, the pool has no worker to close yet:
+  // it must close it once it has started. The stand-in waits 1.5 s before it connects; a real pwsh
+  // takes 0.1-0.3 s, and the drain below comes within 50 ms of the spawn.
+  await withEnv(USING_STAND_IN ? { SVC_FAKE_PWSH_DELAY_MS: "1500" } : {}, async () => {
+    const pool = await WorkerPool.start({
+      pwsh: TEST_PWSH,
+      shell,
+      pool: poolSettings({ eagerWarmCount: 1, maxPoolSize: 2, acquisitionTimeoutMs: 30_000 }),
+    });
+    const first = await pool.lease();
+    const second = pool.lease();
+    second.catch(() => {});
+    assert.ok(
+      await eventually(() => workerDirectories().size === 2),
+      "growth spawned a second worker",
+    );
+    const workers = workerDirectories();
+    assert.equal(pool.stats().creating, 1, "the second worker is still starting");
+    first.release();
+    await pool.drain();
+    await assert.rejects(() => second, { name: "PoolError", code: "DRAINING" });
+    assert.equal(pool.stats().total, 0);
+    for (const [pid, dir] of workers) {
+      assert.ok(!isAlive(pid), `worker ${pid} was closed`);
+      assert.ok(!existsSync(dir), `worker ${pid} removed ${dir}`);
+    }
+  });
 });
 
 Deno.test("http: a failing startup script evicts workers with the SPEC warning and readiness stays 503", async () => {

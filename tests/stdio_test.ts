@@ -3,6 +3,7 @@
  * worker (real pwsh where one is found, else the stand-in).
  */
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import {
   childrenOf,
   eventually,
@@ -13,6 +14,7 @@ import {
   standInOnly,
   startSvc,
   TEST_PWSH,
+  workerDirectories,
 } from "./support/harness.ts";
 
 function textOf(result: { content: { type: string; text?: string }[] }): string {
@@ -298,6 +300,27 @@ Deno.test("stdio serves the fixture module and built-ins with their names, schem
     const result = await svc.callTool("get_fixture_greeting", { Name: "phoenix" });
     assert.deepEqual(outputOf(result), ["Hello, phoenix!"]);
   });
+});
+
+Deno.test("stdio: a worker's directory is removed when the worker dies and when the session ends", async () => {
+  await using svc = await startSvc();
+  const server = svc.serverPid()!;
+  // Once the first worker has served a call: one that dies while starting is a startup error.
+  assert.deepEqual(outputOf(await svc.callTool("get_fixture_greeting", { Name: "one" })), [
+    "Hello, one!",
+  ]);
+  const [[killed, killedDir]] = [...workerDirectories(server)] as [[number, string]];
+  Deno.kill(killed, "SIGKILL");
+  assert.ok(
+    await eventually(() => !existsSync(killedDir)),
+    "a killed worker's directory is removed",
+  );
+  const result = await svc.callTool("get_fixture_greeting", { Name: "again" });
+  assert.deepEqual(outputOf(result), ["Hello, again!"]);
+  const [[, dir]] = [...workerDirectories(server)] as [[number, string]];
+  await svc.close();
+  assert.ok(await eventually(() => !isAlive(server)), "svc exits when its client goes");
+  assert.ok(!existsSync(dir), "the session's worker directory is removed before svc exits");
 });
 
 Deno.test("stdio time limits stop the command, and kill the process tree when Stop is not enough", async (t) => {

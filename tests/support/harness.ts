@@ -362,6 +362,19 @@ export function processesMatching(marker: string): number[] {
 }
 
 /**
+ * The private directories of the worker processes (pwsh or stand-in) whose parent is `parent`, by
+ * pid, read from their command lines (`-File <dir>/host.ps1`). @default parent: this test process
+ */
+export function workerDirectories(parent: number = Deno.pid): Map<number, string> {
+  const dirs = new Map<number, string>();
+  for (const p of processTable()) {
+    const match = /-File (\S+)\/host\.ps1 -Endpoint/.exec(p.args);
+    if (match && p.ppid === parent && !p.zombie) dirs.set(p.pid, match[1]!);
+  }
+  return dirs;
+}
+
+/**
  * Worker processes (stand-in or pwsh running svc's host script) left behind: their parent is gone,
  * is init, or is this test process. Workers of another live svc (a benchmark, say) do not count.
  */
