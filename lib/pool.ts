@@ -486,8 +486,9 @@ export class WorkerPool implements AsyncDisposable {
     if (i >= 0) this.#warm.splice(i, 1);
     this.#slots.delete(slot);
     if (slot.worker) {
-      const worker = slot.worker;
-      const closing = reason === "shutdown" || reason === "idle" ? worker.close() : worker.kill();
+      const closing = reason === "shutdown" || reason === "idle"
+        ? slot.worker.close()
+        : slot.worker.kill();
       this.#closing.add(closing);
       try {
         await closing;

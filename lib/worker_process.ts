@@ -371,9 +371,6 @@ export class WorkerProcess {
     );
     for (const waiter of this.#waiters.values()) waiter.reject(error);
     this.#waiters.clear();
-    try {
-      this.#listener.close();
-    } catch { /* already closed */ }
   }
 
   async #drain(stream: ReadableStream<Uint8Array>, name: string): Promise<void> {
