@@ -100,14 +100,14 @@ if ($null -ne $running) {
     $finished = [System.Threading.Tasks.Task]::WaitAny([System.Threading.Tasks.Task[]]@($running.Task), 5000)
     if ($finished -lt 0) { $stuck = $true; $Process['Stuck'] = $true }
 }
-# A graceful shutdown first: the reader thread's blocking read then ends with end-of-file on every
-# platform, and the close below cannot turn abortive (a reset) and drop the last reply on its way.
 if ($null -ne $script:Writer) {
+    # A graceful shutdown first: the reader thread's blocking read then ends with end-of-file on every
+    # platform, and the close cannot turn abortive (a reset) and drop the last reply on its way.
     try { $script:Writer.BaseStream.Socket.Shutdown([System.Net.Sockets.SocketShutdown]::Both) }
     catch { <# the connection is already gone #> }
+    # Disposing the writer closes the stream and the socket it owns.
+    try { $script:Writer.Dispose() } catch { Write-Diag "slot ${Slot}: closing the socket failed: $($_.Exception.Message)" }
 }
-# Disposing the writer closes the stream and the socket it owns.
-if ($null -ne $script:Writer) { try { $script:Writer.Dispose() } catch { Write-Diag "slot ${Slot}: closing the socket failed: $($_.Exception.Message)" } }
 # The worker runspace is freed only while the process goes on serving other slots: closing runs
 # module OnRemove handlers, and a process about to end need not wait for them.
 $others = $Process['Live'].Count - 1
