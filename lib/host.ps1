@@ -37,6 +37,11 @@ try {
 # starts share this environment, and the token is not theirs to read.
 $token = [string]$env:SVC_WORKER_TOKEN
 [System.Environment]::SetEnvironmentVariable('SVC_WORKER_TOKEN', [NullString]::Value)
+# The variables svc set only for pwsh's own start (see workerEnvironment in lib/worker_process.ts)
+# have been read by now; user code gets svc's environment without them.
+foreach ($name in @(([string]$env:SVC_WORKER_STARTUP_ENV).Split(',', [StringSplitOptions]::RemoveEmptyEntries)) + 'SVC_WORKER_STARTUP_ENV') {
+    [System.Environment]::SetEnvironmentVariable($name, [NullString]::Value)
+}
 # Native programs started by user code are decoded with the console encoding; make it UTF-8.
 try { [Console]::OutputEncoding = [System.Text.UTF8Encoding]::new($false) } catch { Write-Diag "cannot set the console encoding: $($_.Exception.Message)" }
 

@@ -19,6 +19,36 @@ const log = logger("worker");
 const IS_WINDOWS = Deno.build.os === "windows";
 const MAX_HELLO_BYTES = 64 * 1024;
 
+/**
+ * Variables that only shape how pwsh itself starts. Each worker gets them unless svc's own
+ * environment sets them; the host removes the ones svc added (named in `SVC_WORKER_STARTUP_ENV`)
+ * once it runs, so user code and the programs it starts see svc's environment.
+ */
+const STARTUP_ONLY_ENV: Readonly<Record<string, string>> = {
+  // No debugger, profiler or EventPipe endpoint per worker: on Unix each is a socket or FIFO in the
+  // temp directory, left there whenever a worker is killed; starting without them is also faster.
+  "DOTNET_EnableDiagnostics": "0",
+  // No Enter-PSHostProcess listener (PowerShell 7.6 and later; earlier versions ignore it): one
+  // thread and socket less per worker, and no way for another process into its runspaces.
+  POWERSHELL_DIAGNOSTICS_OPTOUT: "1",
+};
+
+/** The environment a worker starts with, on top of svc's own (see {@linkcode STARTUP_ONLY_ENV}). */
+function workerEnvironment(
+  token: string,
+  own: Record<string, string> = Deno.env.toObject(),
+): Record<string, string> {
+  const added = Object.entries(STARTUP_ONLY_ENV).filter(([name]) => own[name] === undefined);
+  return {
+    SVC_WORKER_TOKEN: token,
+    POWERSHELL_TELEMETRY_OPTOUT: "1",
+    POWERSHELL_UPDATECHECK: "Off",
+    NO_COLOR: "1",
+    ...Object.fromEntries(added),
+    SVC_WORKER_STARTUP_ENV: added.map(([name]) => name).join(","),
+  };
+}
+
 /** Options of {@linkcode WorkerProcess.start}. */
 export interface WorkerProcessOptions {
   /** Absolute path of the pwsh executable (see `resolvePwsh` in `lib/pwsh_path.ts`). */
@@ -140,12 +170,7 @@ export class WorkerProcess {
           stderr: "piped",
           // Its own process group, so the whole tree can be killed with one signal.
           detached: !IS_WINDOWS,
-          env: {
-            SVC_WORKER_TOKEN: token,
-            POWERSHELL_TELEMETRY_OPTOUT: "1",
-            POWERSHELL_UPDATECHECK: "Off",
-            NO_COLOR: "1",
-          },
+          env: workerEnvironment(token),
         }).spawn();
       } catch (error) {
         throw new WorkerError(

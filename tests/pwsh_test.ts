@@ -46,6 +46,58 @@ pwshTest("hello reports PowerShell 7.4 or later", (worker) => {
   assert.match(worker.info.psVersion, /^7\.([4-9]|\d\d)|^([89]|\d\d)\./);
 });
 
+/** Entries .NET and PowerShell make in the temp directory for the diagnostics of process `pid`. */
+function diagnosticEndpoints(pid: number): string[] {
+  const names = [...Deno.readDirSync(Deno.env.get("TMPDIR") || "/tmp")].map((entry) => entry.name);
+  return names.filter((name) =>
+    name.startsWith(`dotnet-diagnostic-${pid}-`) || name.startsWith(`clr-debug-pipe-${pid}-`) ||
+    (name.startsWith("CoreFxPipe_PSHost.") && name.includes(`.${pid}.`))
+  );
+}
+
+const ENDPOINTS_TEST =
+  "a worker opens no diagnostic endpoints, and its commands see svc's environment";
+Deno.test({
+  ...(Deno.build.os === "windows"
+    ? {
+      name: `pwsh: ${ENDPOINTS_TEST} [skipped: the endpoints are files only on Unix]`,
+      ignore: true,
+    }
+    : needsRealPwsh(ENDPOINTS_TEST)),
+  async fn() {
+    const visible = async (worker: Worker, name: string) =>
+      (await invoke(worker, "Test-Path", { Path: `env:${name}` })).result.output;
+    {
+      await using worker = await Worker.start({ pwsh: pwsh!, stopTimeoutMs: 3_000 });
+      // Killed workers left these behind in the temp directory, three per process.
+      const open = diagnosticEndpoints(worker.pid);
+      // PowerShell 7.6 added the opt-out of its Enter-PSHostProcess listener; 7.4 and 7.5 keep it.
+      const [major, minor] = worker.info.psVersion.split(".").map(Number) as [number, number];
+      const listenerOptOut = major > 7 || minor >= 6;
+      assert.deepEqual(
+        listenerOptOut ? open : open.filter((name) => !name.startsWith("CoreFxPipe_PSHost.")),
+        [],
+      );
+      for (const name of ["DOTNET_EnableDiagnostics", "POWERSHELL_DIAGNOSTICS_OPTOUT"]) {
+        assert.deepEqual(await visible(worker, name), [false], name);
+      }
+      assert.deepEqual(await visible(worker, "SVC_WORKER_STARTUP_ENV"), [false]);
+    }
+    // Where svc's own environment decides, the worker keeps it.
+    Deno.env.set("DOTNET_EnableDiagnostics", "1");
+    try {
+      await using worker = await Worker.start({ pwsh: pwsh!, stopTimeoutMs: 3_000 });
+      assert.deepEqual(await visible(worker, "DOTNET_EnableDiagnostics"), [true]);
+      assert.ok(
+        diagnosticEndpoints(worker.pid).some((name) => name.startsWith("dotnet-diagnostic-")),
+        "the runtime's diagnostic endpoint is open when asked for",
+      );
+    } finally {
+      Deno.env.delete("DOTNET_EnableDiagnostics");
+    }
+  },
+});
+
 pwshTest(
   "describe reports parameter sets, validation attributes and help of the fixture module",
   async (worker) => {
