@@ -15,7 +15,10 @@
 param(
     [Parameter(Mandatory)][string]$Endpoint,
     # Where the compiled half of the host is kept between starts (lib/host/assembly.ps1); none: compiled in memory.
-    [string]$AssemblyCache = ''
+    [string]$AssemblyCache = '',
+    # svc runs a private copy of the host per worker: remove its directory ($PSScriptRoot) on the
+    # way out. svc removes it too once the process has ended, but not if svc itself was killed.
+    [switch]$RemoveScriptDirectory
 )
 
 Set-StrictMode -Version 3.0
@@ -71,5 +74,8 @@ while ($runs.Count -gt 0) {
 # after this script ends. The worker runspaces are not closed (that runs module OnRemove handlers
 # and waits on jobs); the process is ending anyway.
 $exitCode = if ($process['Failed']) { 1 } else { 0 }
+if ($RemoveScriptDirectory) {
+    try { [System.IO.Directory]::Delete($PSScriptRoot, $true) } catch { Write-Diag "cannot remove the host's directory: $($_.Exception.Message)" }
+}
 if ($process['Stuck']) { [System.Environment]::Exit($exitCode) }
 exit $exitCode

@@ -161,6 +161,7 @@ export class WorkerProcess {
       if (IS_WINDOWS) args.push("-ExecutionPolicy", "Bypass");
       args.push("-File", `${dir}/host.ps1`, "-Endpoint", endpoint);
       if (settings.cacheDirectory) args.push("-AssemblyCache", settings.cacheDirectory);
+      args.push("-RemoveScriptDirectory");
       let child: Deno.ChildProcess;
       try {
         child = new Deno.Command(settings.pwsh, {

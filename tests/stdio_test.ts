@@ -323,6 +323,19 @@ Deno.test("stdio: a worker's directory is removed when the worker dies and when 
   assert.ok(!existsSync(dir), "the session's worker directory is removed before svc exits");
 });
 
+Deno.test("stdio: a worker whose svc is killed ends and removes its directory", async () => {
+  await using svc = await startSvc();
+  const server = svc.serverPid()!;
+  assert.deepEqual(outputOf(await svc.callTool("get_fixture_greeting", { Name: "one" })), [
+    "Hello, one!",
+  ]);
+  const [[worker, dir]] = [...workerDirectories(server)] as [[number, string]];
+  // Nothing of svc runs after SIGKILL: only the worker can clean up after itself.
+  Deno.kill(server, "SIGKILL");
+  assert.ok(await eventually(() => !isAlive(worker)), "the worker ends at end-of-file");
+  assert.ok(await eventually(() => !existsSync(dir)), "the worker removes its directory");
+});
+
 Deno.test("stdio time limits stop the command, and kill the process tree when Stop is not enough", async (t) => {
   await using svc = await startSvc({
     config: fixtureConfig({

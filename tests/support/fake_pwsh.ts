@@ -7,9 +7,11 @@
 // Run through tests/support/fake-pwsh:
 //   fake-pwsh -NoLogo -NoProfile -NonInteractive [-ExecutionPolicy Bypass] -File <dir>/host.ps1
 //             -Endpoint unix:<socket path>|tcp:127.0.0.1:<port> [-AssemblyCache <dir>]
+//             [-RemoveScriptDirectory]
 // with the token in SVC_WORKER_TOKEN.
 
 import { appendFileSync, existsSync, readFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { bindArguments, type CallArguments } from "./fake_pwsh_binding.ts";
 import { builtinCommands, resolveSessionPath } from "./fake_pwsh_builtins.ts";
 import {
@@ -67,6 +69,8 @@ type Endpoint = { transport: "unix"; path: string } | {
 interface CommandLine {
   file: string;
   endpoint: Endpoint;
+  /** -RemoveScriptDirectory: remove the script's directory on the way out, as host.ps1 does. */
+  removeScriptDirectory: boolean;
 }
 
 function usageError(message: string): never {
@@ -125,10 +129,13 @@ function parseCommandLine(argv: string[]): CommandLine {
         "of the name, or if a path was included, verify that the path is correct and try again.",
     );
   }
-  // The script's own arguments: -Endpoint <endpoint> [-AssemblyCache <dir>] (a binding failure of
-  // host.ps1's param block would end pwsh with exit code 1). The stand-in has no compiled half, so
-  // the cache directory is accepted and not used.
-  const scriptArgs = argv.slice(i);
+  // The script's own arguments: -Endpoint <endpoint> [-AssemblyCache <dir>]
+  // [-RemoveScriptDirectory] (a binding failure of host.ps1's param block would end pwsh with exit
+  // code 1). The stand-in has no compiled half, so the cache directory is accepted and not used.
+  const switchAt = argv.findIndex((arg, k) =>
+    k >= i && arg.toLowerCase() === "-removescriptdirectory"
+  );
+  const scriptArgs = argv.slice(i).filter((arg) => arg.toLowerCase() !== "-removescriptdirectory");
   const named = new Map<string, string>();
   for (let k = 0; k + 1 < scriptArgs.length; k += 2) {
     named.set((scriptArgs[k] as string).toLowerCase(), scriptArgs[k + 1] as string);
@@ -138,13 +145,17 @@ function parseCommandLine(argv: string[]): CommandLine {
   );
   if (scriptArgs.length % 2 !== 0 || !named.has("-endpoint") || !known) {
     diagnostic(
-      `host script arguments must be -Endpoint <endpoint> [-AssemblyCache <dir>], got: ${
-        scriptArgs.join(" ")
+      `host script arguments must be -Endpoint <endpoint> [-AssemblyCache <dir>] [-RemoveScriptDirectory], got: ${
+        argv.slice(i).join(" ")
       }`,
     );
     Deno.exit(1);
   }
-  return { file, endpoint: parseEndpoint(named.get("-endpoint") as string) };
+  return {
+    file,
+    endpoint: parseEndpoint(named.get("-endpoint") as string),
+    removeScriptDirectory: switchAt >= 0,
+  };
 }
 
 function parseEndpoint(text: string): Endpoint {
@@ -798,7 +809,15 @@ async function main() {
     const end = () => {
       if (ended) return;
       ended = true;
-      if (--live === 0) Deno.exit(0);
+      if (--live > 0) return;
+      if (cli.removeScriptDirectory) {
+        try {
+          Deno.removeSync(dirname(cli.file), { recursive: true });
+        } catch (e) {
+          diagnostic(`cannot remove the host's directory: ${e instanceof Error ? e.message : e}`);
+        }
+      }
+      Deno.exit(0);
     };
     const conn = await connect(cli.endpoint);
     const channel = new FrameChannel(conn, end);
