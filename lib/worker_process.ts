@@ -30,15 +30,14 @@ const STARTUP_ONLY_ENV: Readonly<Record<string, string>> = {
   "DOTNET_EnableDiagnostics": "0",
   // No Enter-PSHostProcess listener (PowerShell 7.6 and later; earlier versions ignore it): one
   // thread and socket less per worker, and no way for another process into its runspaces.
-  POWERSHELL_DIAGNOSTICS_OPTOUT: "1",
+  "POWERSHELL_DIAGNOSTICS_OPTOUT": "1",
 };
 
 /** The environment a worker starts with, on top of svc's own (see {@linkcode STARTUP_ONLY_ENV}). */
-function workerEnvironment(
-  token: string,
-  own: Record<string, string> = Deno.env.toObject(),
-): Record<string, string> {
-  const added = Object.entries(STARTUP_ONLY_ENV).filter(([name]) => own[name] === undefined);
+function workerEnvironment(token: string): Record<string, string> {
+  const added = Object.entries(STARTUP_ONLY_ENV).filter(([name]) =>
+    Deno.env.get(name) === undefined
+  );
   return {
     SVC_WORKER_TOKEN: token,
     POWERSHELL_TELEMETRY_OPTOUT: "1",

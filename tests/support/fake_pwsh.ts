@@ -132,10 +132,8 @@ function parseCommandLine(argv: string[]): CommandLine {
   // The script's own arguments: -Endpoint <endpoint> [-AssemblyCache <dir>]
   // [-RemoveScriptDirectory] (a binding failure of host.ps1's param block would end pwsh with exit
   // code 1). The stand-in has no compiled half, so the cache directory is accepted and not used.
-  const switchAt = argv.findIndex((arg, k) =>
-    k >= i && arg.toLowerCase() === "-removescriptdirectory"
-  );
-  const scriptArgs = argv.slice(i).filter((arg) => arg.toLowerCase() !== "-removescriptdirectory");
+  const isSwitch = (arg: string) => arg.toLowerCase() === "-removescriptdirectory";
+  const scriptArgs = argv.slice(i).filter((arg) => !isSwitch(arg));
   const named = new Map<string, string>();
   for (let k = 0; k + 1 < scriptArgs.length; k += 2) {
     named.set((scriptArgs[k] as string).toLowerCase(), scriptArgs[k + 1] as string);
@@ -154,7 +152,7 @@ function parseCommandLine(argv: string[]): CommandLine {
   return {
     file,
     endpoint: parseEndpoint(named.get("-endpoint") as string),
-    removeScriptDirectory: switchAt >= 0,
+    removeScriptDirectory: argv.slice(i).some(isSwitch),
   };
 }
 
