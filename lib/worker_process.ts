@@ -26,7 +26,7 @@ const MAX_HELLO_BYTES = 64 * 1024;
  */
 const STARTUP_ONLY_ENV: Readonly<Record<string, string>> = {
   // No debugger, profiler or EventPipe endpoint per worker: on Unix each is a socket or FIFO in the
-  // temp directory, left there whenever a worker is killed; starting without them is also faster.
+  // temp directory, left there whenever a worker is killed.
   "DOTNET_EnableDiagnostics": "0",
   // No Enter-PSHostProcess listener (PowerShell 7.6 and later; earlier versions ignore it): one
   // thread and socket less per worker, and no way for another process into its runspaces.
