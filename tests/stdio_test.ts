@@ -13,9 +13,23 @@ import {
   runSvc,
   standInOnly,
   startSvc,
+  type SvcConnection,
   TEST_PWSH,
   workerDirectories,
 } from "./support/harness.ts";
+
+/**
+ * The pid and directory of the session's worker, once it has served a call (a worker that dies
+ * while starting is a startup error, not a lost worker).
+ */
+async function servingWorker(svc: SvcConnection): Promise<[number, string]> {
+  assert.deepEqual(outputOf(await svc.callTool("get_fixture_greeting", { Name: "one" })), [
+    "Hello, one!",
+  ]);
+  const [worker] = [...workerDirectories(svc.serverPid()!)];
+  assert.ok(worker, "svc has a worker");
+  return worker;
+}
 
 function textOf(result: { content: { type: string; text?: string }[] }): string {
   return result.content.map((c) => c.text ?? "").join("\n");
@@ -305,11 +319,7 @@ Deno.test("stdio serves the fixture module and built-ins with their names, schem
 Deno.test("stdio: a worker's directory is removed when the worker dies and when the session ends", async () => {
   await using svc = await startSvc();
   const server = svc.serverPid()!;
-  // Once the first worker has served a call: one that dies while starting is a startup error.
-  assert.deepEqual(outputOf(await svc.callTool("get_fixture_greeting", { Name: "one" })), [
-    "Hello, one!",
-  ]);
-  const [[killed, killedDir]] = [...workerDirectories(server)] as [[number, string]];
+  const [killed, killedDir] = await servingWorker(svc);
   Deno.kill(killed, "SIGKILL");
   assert.ok(
     await eventually(() => !existsSync(killedDir)),
@@ -325,13 +335,9 @@ Deno.test("stdio: a worker's directory is removed when the worker dies and when 
 
 Deno.test("stdio: a worker whose svc is killed ends and removes its directory", async () => {
   await using svc = await startSvc();
-  const server = svc.serverPid()!;
-  assert.deepEqual(outputOf(await svc.callTool("get_fixture_greeting", { Name: "one" })), [
-    "Hello, one!",
-  ]);
-  const [[worker, dir]] = [...workerDirectories(server)] as [[number, string]];
+  const [worker, dir] = await servingWorker(svc);
   // Nothing of svc runs after SIGKILL: only the worker can clean up after itself.
-  Deno.kill(server, "SIGKILL");
+  Deno.kill(svc.serverPid()!, "SIGKILL");
   assert.ok(await eventually(() => !isAlive(worker)), "the worker ends at end-of-file");
   assert.ok(await eventually(() => !existsSync(dir)), "the worker removes its directory");
 });
