@@ -69,7 +69,7 @@ Deno.test({
       (await invoke(worker, "Test-Path", { Path: `env:${name}` })).result.output;
     {
       await using worker = await Worker.start({ pwsh: pwsh!, stopTimeoutMs: 3_000 });
-      // Killed workers left these behind in the temp directory, three per process.
+      // Killed workers left these behind in the temp directory, four per process.
       const open = diagnosticEndpoints(worker.pid);
       // PowerShell 7.6 added the opt-out of its Enter-PSHostProcess listener; 7.4 and 7.5 keep it.
       const [major, minor] = worker.info.psVersion.split(".").map(Number) as [number, number];
