@@ -28,12 +28,21 @@ $ErrorActionPreference = 'Stop'
 . ([System.IO.Path]::Combine($PSScriptRoot, 'host', 'slot_runs.ps1'))
 . ([System.IO.Path]::Combine($PSScriptRoot, 'host', 'assembly.ps1'))
 
+# The way out, whichever it is: with -RemoveScriptDirectory the private copy of the host goes too.
+function Exit-Host([int]$Code, [switch]$Abruptly) {
+    if ($RemoveScriptDirectory) {
+        try { [System.IO.Directory]::Delete($PSScriptRoot, $true) } catch { Write-Diag "cannot remove the host's directory: $($_.Exception.Message)" }
+    }
+    if ($Abruptly) { [System.Environment]::Exit($Code) }
+    exit $Code
+}
+
 # Every slot of this process uses the compiled half; without it no request can be served.
 try {
     Import-HostAssembly ([System.IO.Path]::Combine($PSScriptRoot, 'host')) $AssemblyCache
 } catch {
     Write-Diag "cannot load the compiled part of the host: $((Get-InnerException $_.Exception).Message)"
-    exit 1
+    Exit-Host 1
 }
 
 # Take the token, then drop it from the process environment: user code and the native programs it
@@ -73,9 +82,4 @@ while ($runs.Count -gt 0) {
 # Pipeline threads are foreground threads: one that ignored its stop would keep the process alive
 # after this script ends. The worker runspaces are not closed (that runs module OnRemove handlers
 # and waits on jobs); the process is ending anyway.
-$exitCode = if ($process['Failed']) { 1 } else { 0 }
-if ($RemoveScriptDirectory) {
-    try { [System.IO.Directory]::Delete($PSScriptRoot, $true) } catch { Write-Diag "cannot remove the host's directory: $($_.Exception.Message)" }
-}
-if ($process['Stuck']) { [System.Environment]::Exit($exitCode) }
-exit $exitCode
+Exit-Host -Code ([int]$process['Failed']) -Abruptly:($process['Stuck'])

@@ -21,30 +21,42 @@ const MAX_HELLO_BYTES = 64 * 1024;
 
 /**
  * Variables that only shape how pwsh itself starts. Each worker gets them unless svc's own
- * environment sets them; the host removes the ones svc added (named in `SVC_WORKER_STARTUP_ENV`)
- * once it runs, so user code and the programs it starts see svc's environment.
+ * environment already decides the matter (`decidedBy` matches one of its names); the host removes
+ * the ones svc added (named in `SVC_WORKER_STARTUP_ENV`) once it runs, so user code and the programs
+ * it starts see svc's environment.
  */
-const STARTUP_ONLY_ENV: Readonly<Record<string, string>> = {
+const STARTUP_ONLY_ENV: readonly { name: string; value: string; decidedBy: RegExp }[] = [
   // No debugger, profiler or EventPipe endpoint per worker: on Unix each is a socket or FIFO in the
-  // temp directory, left there whenever a worker is killed.
-  "DOTNET_EnableDiagnostics": "0",
+  // temp directory, left there whenever a worker is killed. Any of the runtime's diagnostics
+  // settings (also the older COMPlus_ prefix and the finer _IPC, _Debugger, _Profiler) is the
+  // user's choice instead.
+  {
+    name: "DOTNET_EnableDiagnostics",
+    value: "0",
+    decidedBy: /^(DOTNET|COMPlus)_(EnableDiagnostics|DiagnosticPorts)/i,
+  },
   // No Enter-PSHostProcess listener (PowerShell 7.6 and later; earlier versions ignore it): one
   // thread and socket less per worker, and no way for another process into its runspaces.
-  "POWERSHELL_DIAGNOSTICS_OPTOUT": "1",
-};
+  {
+    name: "POWERSHELL_DIAGNOSTICS_OPTOUT",
+    value: "1",
+    decidedBy: /^POWERSHELL_DIAGNOSTICS_OPTOUT$/i,
+  },
+];
 
 /** The environment a worker starts with, on top of svc's own (see {@linkcode STARTUP_ONLY_ENV}). */
 function workerEnvironment(token: string): Record<string, string> {
-  const added = Object.entries(STARTUP_ONLY_ENV).filter(([name]) =>
-    Deno.env.get(name) === undefined
+  const own = Object.keys(Deno.env.toObject());
+  const added = STARTUP_ONLY_ENV.filter(({ decidedBy }) =>
+    !own.some((name) => decidedBy.test(name))
   );
   return {
     SVC_WORKER_TOKEN: token,
     POWERSHELL_TELEMETRY_OPTOUT: "1",
     POWERSHELL_UPDATECHECK: "Off",
     NO_COLOR: "1",
-    ...Object.fromEntries(added),
-    SVC_WORKER_STARTUP_ENV: added.map(([name]) => name).join(","),
+    ...Object.fromEntries(added.map(({ name, value }) => [name, value])),
+    SVC_WORKER_STARTUP_ENV: added.map(({ name }) => name).join(","),
   };
 }
 

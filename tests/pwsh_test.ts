@@ -46,13 +46,33 @@ pwshTest("hello reports PowerShell 7.4 or later", (worker) => {
   assert.match(worker.info.psVersion, /^7\.([4-9]|\d\d)|^([89]|\d\d)\./);
 });
 
-/** Entries .NET and PowerShell make in the temp directory for the diagnostics of process `pid`. */
-function diagnosticEndpoints(pid: number): string[] {
-  const names = [...Deno.readDirSync(Deno.env.get("TMPDIR") || "/tmp")].map((entry) => entry.name);
-  return names.filter((name) =>
-    name.startsWith(`dotnet-diagnostic-${pid}-`) || name.startsWith(`clr-debug-pipe-${pid}-`) ||
-    (name.startsWith("CoreFxPipe_PSHost.") && name.includes(`.${pid}.`))
+/**
+ * Entries .NET and PowerShell made in the temp directory for the diagnostics of process `pid` since
+ * `since` (ms since the epoch): older ones are of an earlier process with the same pid.
+ */
+function diagnosticEndpoints(pid: number, since: number): string[] {
+  const dir = Deno.env.get("TMPDIR") || "/tmp";
+  return [...Deno.readDirSync(dir)].map((entry) => entry.name).filter((name) =>
+    (name.startsWith(`dotnet-diagnostic-${pid}-`) || name.startsWith(`clr-debug-pipe-${pid}-`) ||
+      (name.startsWith("CoreFxPipe_PSHost.") && name.includes(`.${pid}.`))) &&
+    (Deno.lstatSync(`${dir}/${name}`).mtime?.getTime() ?? 0) >= since - 1_000
   );
+}
+
+/** Runs `fn` with svc's environment variables `values` (undefined: unset), then restores them. */
+async function withEnvironment(
+  values: Record<string, string | undefined>,
+  fn: () => Promise<void>,
+): Promise<void> {
+  const saved = Object.keys(values).map((name) => [name, Deno.env.get(name)] as const);
+  const apply = (name: string, value: string | undefined) =>
+    value === undefined ? Deno.env.delete(name) : Deno.env.set(name, value);
+  try {
+    for (const [name, value] of Object.entries(values)) apply(name, value);
+    await fn();
+  } finally {
+    for (const [name, value] of saved) apply(name, value);
+  }
 }
 
 const ENDPOINTS_TEST =
@@ -67,10 +87,15 @@ Deno.test({
   async fn() {
     const visible = async (worker: Worker, name: string) =>
       (await invoke(worker, "Test-Path", { Path: `env:${name}` })).result.output;
-    {
+    const unset = {
+      "DOTNET_EnableDiagnostics": undefined,
+      "POWERSHELL_DIAGNOSTICS_OPTOUT": undefined,
+    };
+    await withEnvironment(unset, async () => {
+      const started = Date.now();
       await using worker = await Worker.start({ pwsh: pwsh!, stopTimeoutMs: 3_000 });
       // Killed workers left these behind in the temp directory, four per process.
-      const open = diagnosticEndpoints(worker.pid);
+      const open = diagnosticEndpoints(worker.pid, started);
       // PowerShell 7.6 added the opt-out of its Enter-PSHostProcess listener; 7.4 and 7.5 keep it.
       const [major, minor] = worker.info.psVersion.split(".").map(Number) as [number, number];
       const listenerOptOut = major > 7 || minor >= 6;
@@ -82,18 +107,22 @@ Deno.test({
         assert.deepEqual(await visible(worker, name), [false], name);
       }
       assert.deepEqual(await visible(worker, "SVC_WORKER_STARTUP_ENV"), [false]);
-    }
-    // Where svc's own environment decides, the worker keeps it.
-    Deno.env.set("DOTNET_EnableDiagnostics", "1");
-    try {
-      await using worker = await Worker.start({ pwsh: pwsh!, stopTimeoutMs: 3_000 });
-      assert.deepEqual(await visible(worker, "DOTNET_EnableDiagnostics"), [true]);
-      assert.ok(
-        diagnosticEndpoints(worker.pid).some((name) => name.startsWith("dotnet-diagnostic-")),
-        "the runtime's diagnostic endpoint is open when asked for",
-      );
-    } finally {
-      Deno.env.delete("DOTNET_EnableDiagnostics");
+    });
+    // Where svc's own environment decides, also through a finer setting of the runtime's, the
+    // worker keeps that choice, svc adds nothing over it, and the runtime's endpoint is open.
+    for (const own of ["DOTNET_EnableDiagnostics", "DOTNET_EnableDiagnostics_Debugger"]) {
+      await withEnvironment({ ...unset, [own]: "1" }, async () => {
+        const started = Date.now();
+        await using worker = await Worker.start({ pwsh: pwsh!, stopTimeoutMs: 3_000 });
+        assert.deepEqual(await visible(worker, own), [true], own);
+        assert.deepEqual(
+          await visible(worker, "DOTNET_EnableDiagnostics"),
+          [own === "DOTNET_EnableDiagnostics"],
+          `svc adds DOTNET_EnableDiagnostics over ${own}`,
+        );
+        const open = diagnosticEndpoints(worker.pid, started);
+        assert.ok(open.some((name) => name.startsWith("dotnet-diagnostic-")), own);
+      });
     }
   },
 });

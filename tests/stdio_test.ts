@@ -338,8 +338,12 @@ Deno.test("stdio: a worker whose svc is killed ends and removes its directory", 
   const [worker, dir] = await servingWorker(svc);
   // Nothing of svc runs after SIGKILL: only the worker can clean up after itself.
   Deno.kill(svc.serverPid()!, "SIGKILL");
-  assert.ok(await eventually(() => !isAlive(worker)), "the worker ends at end-of-file");
-  assert.ok(await eventually(() => !existsSync(dir)), "the worker removes its directory");
+  try {
+    assert.ok(await eventually(() => !isAlive(worker)), "the worker ends at end-of-file");
+    assert.ok(await eventually(() => !existsSync(dir)), "the worker removes its directory");
+  } finally {
+    if (isAlive(worker)) Deno.kill(worker, "SIGKILL");
+  }
 });
 
 Deno.test("stdio time limits stop the command, and kill the process tree when Stop is not enough", async (t) => {

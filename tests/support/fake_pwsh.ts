@@ -726,7 +726,20 @@ function missingArgument(command: ServedCommand, name: string): TerminatingError
 
 // ---------------------------------------------------------------------------------------------
 
-async function connect(endpoint: Endpoint): Promise<Deno.Conn> {
+/** Ends the process as host.ps1 does: with -RemoveScriptDirectory, its directory goes first. */
+function exitHost(cli: CommandLine, code: number): never {
+  if (cli.removeScriptDirectory) {
+    try {
+      Deno.removeSync(dirname(cli.file), { recursive: true });
+    } catch (e) {
+      diagnostic(`cannot remove the host's directory: ${e instanceof Error ? e.message : e}`);
+    }
+  }
+  Deno.exit(code);
+}
+
+async function connect(cli: CommandLine): Promise<Deno.Conn> {
+  const { endpoint } = cli;
   try {
     if (endpoint.transport === "unix") {
       return await Deno.connect({ transport: "unix", path: endpoint.path });
@@ -736,7 +749,7 @@ async function connect(endpoint: Endpoint): Promise<Deno.Conn> {
     return conn;
   } catch (e) {
     diagnostic(`cannot connect to the endpoint: ${e instanceof Error ? e.message : String(e)}`);
-    Deno.exit(1);
+    exitHost(cli, 1);
   }
 }
 
@@ -807,17 +820,9 @@ async function main() {
     const end = () => {
       if (ended) return;
       ended = true;
-      if (--live > 0) return;
-      if (cli.removeScriptDirectory) {
-        try {
-          Deno.removeSync(dirname(cli.file), { recursive: true });
-        } catch (e) {
-          diagnostic(`cannot remove the host's directory: ${e instanceof Error ? e.message : e}`);
-        }
-      }
-      Deno.exit(0);
+      if (--live === 0) exitHost(cli, 0);
     };
-    const conn = await connect(cli.endpoint);
+    const conn = await connect(cli);
     const channel = new FrameChannel(conn, end);
     await sendHello(channel, knobs, slot);
     const worker = new Worker(channel, table, new Session(home), knobs.logFile, knobs, (next) => {
