@@ -19,6 +19,7 @@ import {
   startHttpSvc,
   TEST_PWSH,
   USING_STAND_IN,
+  withEnv,
   workerDirectories,
 } from "./support/harness.ts";
 
@@ -56,15 +57,6 @@ function poolSettings(extra: Partial<PoolSettings> = {}): PoolSettings {
     runspacesPerProcess: 1,
     ...extra,
   };
-}
-
-async function withEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): Promise<T> {
-  for (const [k, v] of Object.entries(vars)) Deno.env.set(k, v);
-  try {
-    return await fn();
-  } finally {
-    for (const k of Object.keys(vars)) Deno.env.delete(k);
-  }
 }
 
 /** Starts `Invoke-FixtureStuck` for 60 s: a call that ignores Stop, its child's pid in `pidFile`. */

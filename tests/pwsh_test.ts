@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { RemoteError } from "../lib/errors.ts";
 import { Worker } from "../lib/shell.ts";
-import { FIXTURE_MODULE, isAlive } from "./support/harness.ts";
+import { FIXTURE_MODULE, isAlive, withEnv } from "./support/harness.ts";
 import {
   needsRealPwsh,
   NO_PWSH_REASON,
@@ -59,22 +59,6 @@ function diagnosticEndpoints(pid: number, since: number): string[] {
   );
 }
 
-/** Runs `fn` with svc's environment variables `values` (undefined: unset), then restores them. */
-async function withEnvironment(
-  values: Record<string, string | undefined>,
-  fn: () => Promise<void>,
-): Promise<void> {
-  const saved = Object.keys(values).map((name) => [name, Deno.env.get(name)] as const);
-  const apply = (name: string, value: string | undefined) =>
-    value === undefined ? Deno.env.delete(name) : Deno.env.set(name, value);
-  try {
-    for (const [name, value] of Object.entries(values)) apply(name, value);
-    await fn();
-  } finally {
-    for (const [name, value] of saved) apply(name, value);
-  }
-}
-
 const ENDPOINTS_TEST =
   "a worker opens no diagnostic endpoints, and its commands see svc's environment";
 Deno.test({
@@ -91,7 +75,7 @@ Deno.test({
       "DOTNET_EnableDiagnostics": undefined,
       "POWERSHELL_DIAGNOSTICS_OPTOUT": undefined,
     };
-    await withEnvironment(unset, async () => {
+    await withEnv(unset, async () => {
       const started = Date.now();
       await using worker = await Worker.start({ pwsh: pwsh!, stopTimeoutMs: 3_000 });
       // Killed workers left these behind in the temp directory, four per process.
@@ -111,7 +95,7 @@ Deno.test({
     // Where svc's own environment decides, also through a finer setting of the runtime's, the
     // worker keeps that choice, svc adds nothing over it, and the runtime's endpoint is open.
     for (const own of ["DOTNET_EnableDiagnostics", "DOTNET_EnableDiagnostics_Debugger"]) {
-      await withEnvironment({ ...unset, [own]: "1" }, async () => {
+      await withEnv({ ...unset, [own]: "1" }, async () => {
         const started = Date.now();
         await using worker = await Worker.start({ pwsh: pwsh!, stopTimeoutMs: 3_000 });
         assert.deepEqual(await visible(worker, own), [true], own);

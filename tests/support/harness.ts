@@ -387,6 +387,25 @@ export function orphanedWorkers(): number[] {
     .map((p) => p.pid);
 }
 
+/**
+ * Runs `fn` with this process's environment variables `values` (undefined: unset; workers started
+ * meanwhile inherit them), then puts back what was there before.
+ */
+export async function withEnv<T>(
+  values: Record<string, string | undefined>,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const saved = Object.keys(values).map((name) => [name, Deno.env.get(name)] as const);
+  const apply = (name: string, value: string | undefined) =>
+    value === undefined ? Deno.env.delete(name) : Deno.env.set(name, value);
+  try {
+    for (const [name, value] of Object.entries(values)) apply(name, value);
+    return await fn();
+  } finally {
+    for (const [name, value] of saved) apply(name, value);
+  }
+}
+
 /** Waits until `check` returns true, polling every 50 ms, for at most `ms`. */
 export async function eventually(
   check: () => boolean | Promise<boolean>,
