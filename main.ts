@@ -8,7 +8,7 @@ import { parseArgs } from "node:util";
 import { loadSettings, type Settings, type SettingsOverrides } from "./lib/config.ts";
 import { ConfigError, exitCodeOf } from "./lib/errors.ts";
 import { configureLogging, flushLogging, logger } from "./lib/log.ts";
-import { resolvePwsh } from "./lib/pwsh_path.ts";
+import { describeOrigin, resolvePwsh } from "./lib/pwsh_path.ts";
 import project from "./deno.json" with { type: "json" };
 
 /** svc's version, from deno.json. */
@@ -30,7 +30,8 @@ script failed), 4 runtime error; doctor also uses 1 for problems found.
 
 const COMMON_HELP =
   `  --config <path>           SVC_CONFIG          ./appsettings.json, else the embedded default
-  --pwsh <path>             SVC_PWSH            ShellConfiguration:PwshPath, else 'pwsh' on PATH
+  --pwsh <path>             SVC_PWSH            ShellConfiguration:PwshPath, else 'pwsh' on PATH,
+                                                else bin/pwsh (installs PowerShell 7.6.9 from NuGet)
   --log-level <level>       SVC_LOG_LEVEL       Logging:LogLevel:Default, else Information
                             (Trace, Debug, Information, Warning, Error, Critical)
   --log-format <text|json>  SVC_LOG_FORMAT      text (logs always go to stderr)
@@ -194,19 +195,23 @@ async function serve(argv: string[]): Promise<number> {
     return 0;
   }
   const settings = await settingsFor(values);
-  const pwsh = await resolvePwsh(settings.shell.pwshPath);
+  const { path: pwsh, origin } = await resolvePwsh(settings.shell.pwshPath);
   const shutdown = new Promise<void>((resolve) => {
     const signals: Deno.Signal[] = Deno.build.os === "windows"
       ? ["SIGINT", "SIGBREAK"]
       : ["SIGINT", "SIGTERM"];
     for (const signal of signals) Deno.addSignalListener(signal, () => resolve());
   });
-  logger("main").info("svc {Version} serving over {Transport} (config {Config}, pwsh {Pwsh}).", {
-    Version: VERSION,
-    Transport: settings.transport,
-    Config: settings.configPath ?? "embedded default",
-    Pwsh: pwsh,
-  });
+  logger("main").info(
+    "svc {Version} serving over {Transport} (config {Config}, pwsh {Pwsh}, from {PwshOrigin}).",
+    {
+      Version: VERSION,
+      Transport: settings.transport,
+      Config: settings.configPath ?? "embedded default",
+      Pwsh: pwsh,
+      PwshOrigin: describeOrigin(origin),
+    },
+  );
   if (settings.transport === "http") {
     const { serveHttp } = await import("./lib/http.ts");
     await serveHttp({ settings, pwsh, version: VERSION, shutdown });

@@ -16,7 +16,7 @@ import { replacementOf, type Settings, type SettingSource } from "./config.ts";
 import { discoverCatalog } from "./discovery.ts";
 import { StartupError } from "./errors.ts";
 import { RemoteError } from "./errors.ts";
-import { resolvePwsh } from "./pwsh_path.ts";
+import { describeOrigin, resolvePwsh } from "./pwsh_path.ts";
 import { Worker } from "./shell.ts";
 import type { StartupResult } from "./worker_protocol.ts";
 
@@ -36,7 +36,13 @@ export interface DoctorReport {
   configuration: { path: string | null; description: string };
   /** Every setting read: its value (secrets masked), where it came from, and its replacement if deprecated. */
   settings: { key: string; value: unknown; source: SettingSource; deprecated: string | null }[];
-  powershell: { path: string | null; version: string | null; edition: string | null };
+  powershell: {
+    path: string | null;
+    /** Where svc found it (see `describeOrigin`). */
+    origin: string | null;
+    version: string | null;
+    edition: string | null;
+  };
   modules: {
     name: string;
     found: boolean;
@@ -81,7 +87,7 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
       description: settings.configPath ?? "embedded default (no appsettings.json found)",
     },
     settings: settingRows(settings),
-    powershell: { path: null, version: null, edition: null },
+    powershell: { path: null, origin: null, version: null, edition: null },
     modules: [],
     tools: [],
     pool: { ...settings.pool, workers: [] },
@@ -94,8 +100,10 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
   };
   let pwsh: string;
   try {
-    pwsh = await resolvePwsh(settings.shell.pwshPath);
+    const resolved = await resolvePwsh(settings.shell.pwshPath);
+    pwsh = resolved.path;
     report.powershell.path = pwsh;
+    report.powershell.origin = describeOrigin(resolved.origin);
   } catch (error) {
     report.errors.push(error instanceof Error ? error.message : String(error));
     report.exitCode = 3;
@@ -325,6 +333,7 @@ export function formatDoctorText(report: DoctorReport): string {
   }
   section("PowerShell");
   lines.push(`  path: ${report.powershell.path ?? "(not found)"}`);
+  if (report.powershell.origin) lines.push(`  from: ${report.powershell.origin}`);
   lines.push(
     `  version: ${report.powershell.version ?? "(unknown)"}${
       report.powershell.edition ? ` (${report.powershell.edition})` : ""

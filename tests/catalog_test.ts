@@ -159,21 +159,26 @@ Deno.test("selectCommands() narrows module commands by include patterns and lets
 });
 
 Deno.test("buildTools() makes one tool per parameter set of Get-Process with real metadata", () => {
-  const catalog = buildTools([cmdletMeta("Get-Process")], { psVersion: "7.4.6" });
+  const catalog = buildTools([cmdletMeta("Get-Process")], { psVersion: "7.6.9" });
+  // The InputObject sets take Process objects, which no JSON client can send: not offered.
   assert.deepEqual(catalog.tools.map((t) => t.name), [
     "get_process_name",
     "get_process_name_with_user_name",
     "get_process_id",
     "get_process_id_with_user_name",
-    "get_process_input_object",
-    "get_process_input_object_with_user_name",
   ]);
-  assert.deepEqual(catalog.warnings, []);
+  assert.deepEqual(
+    catalog.warnings,
+    ["InputObject", "InputObjectWithUserName"].map((set) =>
+      `Parameter set '${set}' of 'Get-Process' is not offered: mandatory parameter 'InputObject' has type System.Diagnostics.Process[], which JSON cannot express`
+    ),
+  );
   const byName = catalog.tools.find((t) => t.name === "get_process_name")!;
   assert.equal(byName.command, "Get-Process");
   assert.deepEqual((byName.inputSchema.properties as Record<string, unknown>)["Name"], {
     type: "array",
     items: { type: "string" },
+    minItems: 1,
   });
   const byId = catalog.tools.find((t) => t.name === "get_process_id")!;
   assert.deepEqual(byId.inputSchema.required, ["Id"]);
@@ -189,13 +194,8 @@ Deno.test("buildTools() makes one tool per parameter set of Get-Process with rea
 });
 
 Deno.test("buildTools() offers no set whose mandatory parameter JSON cannot give, and lists optional ones left out", () => {
-  // What a real worker reports for Get-Process: no Process can be made from a string.
+  // As a real worker reports Get-Process: no Process can be made from a string.
   const meta = cmdletMeta("Get-Process");
-  for (const set of meta.parameterSets) {
-    for (const p of set.parameters) {
-      if (p.name === "InputObject") p.fromString = false;
-    }
-  }
   const tool = command("Get-Thing", [[
     "Default",
     [param("Name", "System.String"), param("Filter", "System.Management.Automation.ScriptBlock")],
@@ -383,7 +383,7 @@ Deno.test("the catalog cache round-trips and is invalid when PowerShell or modul
 
 Deno.test("buildTools() with ToolGranularity Command makes one flat tool per command covering every set", () => {
   const catalog = buildTools([cmdletMeta("Get-Process"), cmdletMeta("Get-Date")], {
-    psVersion: "7.4.6",
+    psVersion: "7.6.9",
     granularity: "Command",
   });
   assert.deepEqual(catalog.tools.map((t) => t.name), ["get_process", "get_date"]);
@@ -398,11 +398,11 @@ Deno.test("buildTools() with ToolGranularity Command makes one flat tool per com
   assert.equal((selector.enum as string[])[0], "Name", "the default set comes first");
   assert.deepEqual(
     [...(selector.enum as string[])].sort(),
-    ["Id", "IdWithUserName", "InputObject", "InputObjectWithUserName", "Name", "NameWithUserName"],
+    ["Id", "IdWithUserName", "Name", "NameWithUserName"],
   );
   assert.match(String(selector.description), /IdWithUserName \(requires Id, IncludeUserName/);
-  assert.match(process.description, /6 parameter sets \(Name, .*\); _ParameterSet names one\.$/);
-  assert.equal(process.parameterSetTools?.length, 6);
+  assert.match(process.description, /4 parameter sets \(Name, .*\); _ParameterSet names one\.$/);
+  assert.equal(process.parameterSetTools?.length, 4);
   assert.ok(process.parameterSetTools?.every((set) => set.name === "get_process"));
   for (const tool of catalog.tools) {
     // Anthropic, OpenAI and Gemini reject these keywords at the top of an input schema.
@@ -416,7 +416,7 @@ Deno.test("buildTools() with ToolGranularity Command makes one flat tool per com
 
 Deno.test("chooseParameterSet() picks the set the arguments fit, or the one named, and says why not", () => {
   const [tool] = buildTools([cmdletMeta("Get-Process")], {
-    psVersion: "7.4.6",
+    psVersion: "7.6.9",
     granularity: "Command",
   }).tools;
   const choose = (args: unknown) => {
@@ -440,7 +440,7 @@ Deno.test("chooseParameterSet() picks the set the arguments fit, or the one name
   );
   assert.equal(
     choose({ _ParameterSet: "Everything" }),
-    `Invalid argument '_ParameterSet' for tool 'get_process': "Everything" is not one of Name, NameWithUserName, Id, IdWithUserName, InputObject, InputObjectWithUserName`,
+    `Invalid argument '_ParameterSet' for tool 'get_process': "Everything" is not one of Name, NameWithUserName, Id, IdWithUserName`,
   );
   assert.match(
     choose({ Bogus: 1 }),

@@ -82,7 +82,7 @@ Deno.test({
         "tests/arguments_test.ts",
         "tests/catalog_test.ts",
         "tests/config_test.ts",
-        "tests/fake_pwsh_test.ts",
+        "tests/jsonc_test.ts",
         "tests/ps_check_test.ts",
       ], "the fast tests");
       assert.match(tested, /ok \| \d+ passed/);

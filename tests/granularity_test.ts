@@ -1,7 +1,7 @@
 /**
  * `ShellConfiguration:ToolGranularity: Command` (issue 13): one tool per command whose flat schema
  * covers every parameter set, the set chosen from the arguments or `_ParameterSet`, end to end
- * through the SDK client on the test worker (real pwsh where there is one, else the stand-in).
+ * through the SDK client on real pwsh.
  */
 import assert from "node:assert/strict";
 import { type CallResult, fixtureConfig, outputOf, startSvc } from "./support/harness.ts";

@@ -1,14 +1,14 @@
 /**
  * The compiled half of the worker host (lib/host/cs, loaded by lib/host/assembly.ps1): compiled once
  * into svc's cache directory, loaded from there by later starts, and compiled in memory when the
- * cache cannot be written. Real pwsh only: the stand-in has no compiled half.
+ * cache cannot be written.
  */
 import assert from "node:assert/strict";
 import { Worker } from "../lib/shell.ts";
-import { needsRealPwsh, REAL_PWSH as pwsh } from "./support/real_pwsh.ts";
+import { TEST_PWSH as pwsh } from "./support/harness.ts";
 
 async function callGetDate(cacheDirectory: string | null): Promise<void> {
-  await using worker = await Worker.start({ pwsh: pwsh!, stopTimeoutMs: 3_000, cacheDirectory });
+  await using worker = await Worker.start({ pwsh, stopTimeoutMs: 3_000, cacheDirectory });
   await worker.startup({ modules: [], scriptPath: null, script: null }, 60_000);
   const { result } = await worker.invoke(
     { command: "Get-Date", parameters: { Year: 2001 }, credentials: [], depth: 1 },
@@ -23,7 +23,7 @@ async function entries(directory: string): Promise<string[]> {
 }
 
 Deno.test({
-  ...needsRealPwsh("compiled host: kept in the cache directory once, then loaded from it"),
+  name: "compiled host: kept in the cache directory once, then loaded from it",
   async fn() {
     const root = await Deno.makeTempDir({ prefix: "svc-assembly-" });
     try {
@@ -57,10 +57,8 @@ Deno.test({
 });
 
 Deno.test({
-  ...needsRealPwsh(
-    "compiled host: not loaded from a cache other users can write, nor when it does not load",
-  ),
-  ignore: !pwsh || Deno.build.os === "windows",
+  name: "compiled host: not loaded from a cache other users can write, nor when it does not load",
+  ignore: Deno.build.os === "windows",
   async fn() {
     const cache = await Deno.makeTempDir({ prefix: "svc-assembly-" });
     try {
@@ -84,7 +82,7 @@ Deno.test({
 });
 
 Deno.test({
-  ...needsRealPwsh("compiled host: a cache that cannot be written, or none, still serves"),
+  name: "compiled host: a cache that cannot be written, or none, still serves",
   async fn() {
     const root = await Deno.makeTempDir({ prefix: "svc-assembly-" });
     try {

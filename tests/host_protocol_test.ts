@@ -1,12 +1,12 @@
 /**
  * The real host's frame loop (lib/host/cs/SlotLoop.cs) spoken to frame by frame, as
  * docs/worker-protocol.md §2 has it: busy, stop, unknown ops, malformed frames and params, and the
- * reset's two paths. `tests/fake_pwsh_test.ts` asks the same of the stand-in. Real pwsh only.
+ * reset's two paths.
  */
 import assert from "node:assert/strict";
 import { writeHostFiles } from "../lib/host_files.ts";
 import { defaultCacheDirectory } from "../lib/cache_directory.ts";
-import { needsRealPwsh, REAL_PWSH as pwsh } from "./support/real_pwsh.ts";
+import { TEST_PWSH as pwsh } from "./support/harness.ts";
 
 type Frame = Record<string, unknown>;
 
@@ -33,7 +33,7 @@ class RawHost {
     args.push("-Endpoint", `unix:${dir}/w.sock`);
     const cache = defaultCacheDirectory();
     if (cache) args.push("-AssemblyCache", cache);
-    const child = new Deno.Command(pwsh!, {
+    const child = new Deno.Command(pwsh, {
       args,
       env: { SVC_WORKER_TOKEN: "ab".repeat(32) },
       stdin: "null",
@@ -100,7 +100,7 @@ function errorKind(frame: Frame): string {
 }
 
 Deno.test({
-  ...needsRealPwsh("host frame loop: busy, stop, unknown ops, malformed frames, both reset paths"),
+  name: "host frame loop: busy, stop, unknown ops, malformed frames, both reset paths",
   async fn() {
     const host = await RawHost.start();
     try {

@@ -1,6 +1,6 @@
 /**
  * End-to-end tests of `svc serve --transport http`: real MCP clients (SDK v2 at 2026-07-28, the v1
- * SDK at 2025-11-25 and at 2024-11-05) and raw HTTP against svc with the pool of stand-in workers.
+ * SDK at 2025-11-25 and at 2024-11-05) and raw HTTP against svc with its pool of pwsh workers.
  */
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";

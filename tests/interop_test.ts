@@ -1,7 +1,7 @@
 /**
  * Clients other than the TypeScript SDK (issue 13): the MCP Inspector's `--strict` tool-schema
  * portability check, and the official C# client (where `dotnet` is installed), against svc in
- * both tool granularities, on the test worker (real pwsh where there is one, else the stand-in).
+ * both tool granularities, on real pwsh.
  * Deno fetches the Inspector from the npm registry on first use; the C# client is built from
  * `tests/interop/CsharpClient` with packages from nuget.org.
  */

@@ -2,15 +2,13 @@
  * Output shaped for a model (issue 13): objects reduced to what PowerShell would show, the
  * `_RequestedProperties` / `_AllProperties` / `_MaxResults` arguments, what was left out said in the
  * result, and truncation that keeps whole items or a string's head and tail. End to end through the
- * SDK client on the test worker (real pwsh where there is one, else the stand-in), plus the pure
- * parts as units.
+ * SDK client on real pwsh, plus the pure parts as units.
  */
 import assert from "node:assert/strict";
 import type { ShellSettings } from "../lib/config.ts";
 import { outputShaping } from "../lib/output_shaping.ts";
 import { fitOutput, shorten } from "../lib/result_fit.ts";
 import { fixtureConfig, outputOf, startSvc } from "./support/harness.ts";
-import { needsRealPwsh, REAL_PWSH } from "./support/real_pwsh.ts";
 
 type Structured = {
   output?: unknown[];
@@ -223,10 +221,9 @@ Deno.test("shorten(): an object keeps every key, its long strings cut", () => {
 });
 
 Deno.test({
-  ...needsRealPwsh("Get-Process comes back in under 2 KB, and whole with _AllProperties"),
+  name: "Get-Process comes back in under 2 KB, and whole with _AllProperties",
   fn: async () => {
     await using svc = await startSvc({
-      pwsh: REAL_PWSH!,
       config: { ShellConfiguration: { Commands: ["Get-Process", "Get-ChildItem"] } },
     });
     // Its InputObject set takes Process objects, which no JSON client can send: not offered.

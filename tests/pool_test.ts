@@ -1,5 +1,5 @@
 /**
- * The HTTP worker pool with real stand-in worker processes and short intervals: eager warm-up, growth
+ * The HTTP worker pool with real pwsh worker processes and short intervals: eager warm-up, growth
  * to MaxPoolSize, idle reclaim to MinPoolSize, replenishment, acquisition timeout, reset failures and
  * reset off the response path; then the same failure paths through `svc serve --transport http`.
  */
@@ -15,11 +15,8 @@ import {
   isAlive,
   post,
   processesMatching,
-  standInOnly,
   startHttpSvc,
   TEST_PWSH,
-  USING_STAND_IN,
-  withEnv,
   workerDirectories,
 } from "./support/harness.ts";
 
@@ -95,8 +92,8 @@ Deno.test("WorkerPool.start() warms EagerWarmCount workers before it resolves", 
 
 Deno.test("WorkerPool.lease() grows to MaxPoolSize under load, then refuses with EXHAUSTED after AcquisitionTimeout", async () => {
   // Growth must finish within the acquisition timeout: it starts one worker after another on two
-  // cores, about a second each for real pwsh and a fraction of one for the stand-in.
-  const timeoutMs = USING_STAND_IN ? 2_000 : 10_000;
+  // cores, about a second each, more when the cores are busy.
+  const timeoutMs = 20_000;
   await using pool = await WorkerPool.start({
     pwsh: TEST_PWSH,
     shell,
@@ -202,57 +199,71 @@ Deno.test("WorkerPool replenishes to MinPoolSize after workers are killed", asyn
   lease.release();
 });
 
-Deno.test(
-  standInOnly(
-    "WorkerPool evicts a worker whose reset fails and replaces it",
-    "only the stand-in can make a reset fail on demand (SVC_FAKE_PWSH_RESET_FAIL)",
-  ),
-  async () => {
-    await withEnv({ SVC_FAKE_PWSH_RESET_FAIL: "1" }, async () => {
-      await using pool = await WorkerPool.start({
-        pwsh: TEST_PWSH,
-        shell,
-        pool: poolSettings({ eagerWarmCount: 1, minPoolSize: 1, replenishCheckIntervalMs: 100 }),
-      });
-      const lease = await pool.lease();
-      const pid = lease.worker.pid;
-      lease.release();
-      assert.ok(await eventually(() => !isAlive(pid)), "the worker that could not reset is gone");
-      assert.ok(await eventually(() => pool.stats().warm === 1));
-      const next = await pool.lease();
-      assert.notEqual(next.worker.pid, pid);
-      next.release();
-    });
-  },
-);
+Deno.test("WorkerPool evicts a worker whose reset fails and replaces it", async () => {
+  await using pool = await WorkerPool.start({
+    pwsh: TEST_PWSH,
+    shell,
+    pool: poolSettings({ eagerWarmCount: 1, minPoolSize: 1, replenishCheckIntervalMs: 100 }),
+  });
+  const lease = await pool.lease();
+  const pid = lease.worker.pid;
+  // A module the startup imported cannot be imported back by the reset: the worker is not clean.
+  const { result } = await lease.worker.invoke({
+    command: "Remove-Module",
+    parameters: { Name: "SvcFixture", Force: true },
+    credentials: [],
+    depth: 4,
+  });
+  assert.deepEqual(result.errors, []);
+  lease.release();
+  assert.ok(await eventually(() => !isAlive(pid)), "the worker that could not reset is gone");
+  assert.ok(await eventually(() => pool.stats().warm === 1));
+  const next = await pool.lease();
+  assert.notEqual(next.worker.pid, pid);
+  assert.deepEqual((await invokeGreeting(next, "clean")).result.output, ["Hello, clean!"]);
+  next.release();
+});
 
-Deno.test({
-  ...standInOnly(
-    "WorkerPool keeps the reset off the response path: a call returns before its reset ends",
-    "a real reset takes milliseconds; only the stand-in can make one slow (SVC_FAKE_PWSH_RESET_DELAY_MS)",
-  ),
-  async fn() {
-    await withEnv({ SVC_FAKE_PWSH_RESET_DELAY_MS: "800" }, async () => {
-      await using pool = await WorkerPool.start({
-        pwsh: TEST_PWSH,
-        shell,
-        pool: poolSettings({ eagerWarmCount: 2, minPoolSize: 2 }),
-      });
-      for (let i = 0; i < 2; i++) {
-        const started = performance.now();
-        const lease = await pool.lease();
-        await invokeGreeting(lease, "fast");
-        lease.release();
-        assert.ok(performance.now() - started < 500, `call ${i} waited for a reset`);
-      }
-      assert.equal(pool.stats().resetting, 2);
-      // A worker resetting after its call still counts as leased (SPEC §3.4): readiness must not
-      // drop after every burst of calls.
-      assert.equal(pool.status(), "Healthy");
-      assert.equal(pool.ready(), true);
-      assert.ok(await eventually(() => pool.stats().warm === 2));
+Deno.test("WorkerPool keeps the reset off the response path: a slow reset holds only its own worker", async () => {
+  // A module whose OnRemove takes 1.5 s: the reset that removes it is slow the real way.
+  const dir = await Deno.makeTempDir({ prefix: "svc-slow-reset-" });
+  const module = `${dir}/SlowRemove.psm1`;
+  await Deno.writeTextFile(
+    module,
+    "$ExecutionContext.SessionState.Module.OnRemove = { Start-Sleep -Milliseconds 1500 }\n",
+  );
+  try {
+    await using pool = await WorkerPool.start({
+      pwsh: TEST_PWSH,
+      shell,
+      pool: poolSettings({ eagerWarmCount: 2, minPoolSize: 2, maxPoolSize: 2 }),
     });
-  },
+    const first = await pool.lease();
+    const { result } = await first.worker.invoke({
+      command: "Import-Module",
+      parameters: { Name: module },
+      credentials: [],
+      depth: 4,
+    });
+    assert.deepEqual(result.errors, []);
+    first.release();
+    assert.equal(pool.stats().resetting, 1, "the reset runs after the call has returned");
+    // A worker resetting after its call still counts as leased (SPEC §3.4): readiness must not
+    // drop after every burst of calls.
+    assert.equal(pool.status(), "Healthy");
+    assert.equal(pool.ready(), true);
+    const second = await pool.lease();
+    assert.notEqual(second.worker.pid, first.worker.pid, "the next call takes the other worker");
+    assert.equal(pool.stats().resetting, 1, "and did not wait for the reset to end");
+    assert.deepEqual((await invokeGreeting(second, "fast")).result.output, ["Hello, fast!"]);
+    second.release();
+    assert.ok(
+      await eventually(() => pool.stats().warm === 2, 20_000),
+      JSON.stringify(pool.stats()),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("WorkerPool.drain() lets a running call finish, then closes every worker", async () => {
@@ -282,32 +293,30 @@ Deno.test("WorkerPool.drain() lets a running call finish, then closes every work
 
 Deno.test("WorkerPool.drain() closes a worker that was still starting, and no worker leaves its directory", async () => {
   // Drained before the worker that growth adds has said hello, the pool has no worker to close yet:
-  // it must close it once it has started. The stand-in waits 1.5 s before it connects; a real pwsh
-  // takes 0.1-0.3 s, and the drain below comes within 50 ms of the spawn.
-  await withEnv(USING_STAND_IN ? { SVC_FAKE_PWSH_DELAY_MS: "1500" } : {}, async () => {
-    const pool = await WorkerPool.start({
-      pwsh: TEST_PWSH,
-      shell,
-      pool: poolSettings({ eagerWarmCount: 1, maxPoolSize: 2, acquisitionTimeoutMs: 30_000 }),
-    });
-    const first = await pool.lease();
-    const second = pool.lease();
-    second.catch(() => {});
-    assert.ok(
-      await eventually(() => workerDirectories().size === 2),
-      "growth spawned a second worker",
-    );
-    const workers = workerDirectories();
-    assert.equal(pool.stats().creating, 1, "the second worker is still starting");
-    first.release();
-    await pool.drain();
-    await assert.rejects(() => second, { name: "PoolError", code: "DRAINING" });
-    assert.equal(pool.stats().total, 0);
-    for (const [pid, dir] of workers) {
-      assert.ok(!isAlive(pid), `worker ${pid} was closed`);
-      assert.ok(!existsSync(dir), `worker ${pid} removed ${dir}`);
-    }
+  // it must close it once it has started. pwsh takes 0.3 s or more to say hello, and the drain
+  // below comes within one 50 ms poll (and one `ps`) of the spawn.
+  const pool = await WorkerPool.start({
+    pwsh: TEST_PWSH,
+    shell,
+    pool: poolSettings({ eagerWarmCount: 1, maxPoolSize: 2, acquisitionTimeoutMs: 30_000 }),
   });
+  const first = await pool.lease();
+  const second = pool.lease();
+  second.catch(() => {});
+  assert.ok(
+    await eventually(() => workerDirectories().size === 2),
+    "growth spawned a second worker",
+  );
+  const workers = workerDirectories();
+  assert.equal(pool.stats().creating, 1, "the second worker is still starting");
+  first.release();
+  await pool.drain();
+  await assert.rejects(() => second, { name: "PoolError", code: "DRAINING" });
+  assert.equal(pool.stats().total, 0);
+  for (const [pid, dir] of workers) {
+    assert.ok(!isAlive(pid), `worker ${pid} was closed`);
+    assert.ok(!existsSync(dir), `worker ${pid} removed ${dir}`);
+  }
 });
 
 Deno.test("http: a failing startup script evicts workers with the SPEC warning and readiness stays 503", async () => {
@@ -354,9 +363,12 @@ Deno.test("http: an exhausted pool answers an isError result over MCP and 503 wi
   });
   const busy = post(`${svc.url}/call`, {
     tool: "start_sleep_milliseconds",
-    arguments: { Milliseconds: 2000 },
+    arguments: { Milliseconds: 4000 },
   });
-  await new Promise((r) => setTimeout(r, 300));
+  const leased = async () =>
+    ((await (await fetch(`${svc.url}/health`)).json()) as { pool: { leased: number } }).pool
+      .leased === 1;
+  assert.ok(await eventually(leased), "the sleeping call holds the only worker");
   const refused = await post(`${svc.url}/call`, {
     tool: "get_fixture_greeting",
     arguments: { Name: "x" },
@@ -377,9 +389,16 @@ Deno.test("http: an exhausted pool answers an isError result over MCP and 503 wi
   const result = (mcp.body as { result: { isError: boolean; content: { text: string }[] } }).result;
   assert.equal(result.isError, true);
   assert.match(result.content[0]!.text, /became free/);
-  const health = performance.now();
-  assert.equal((await fetch(`${svc.url}/health`)).status, 200);
-  assert.ok(performance.now() - health < 200, "health answers while the pool is exhausted");
+  // Health answers while the only worker is still busy: it does not wait for the pool.
+  const first = await Promise.race([
+    fetch(`${svc.url}/health`).then(async (response) => {
+      assert.equal(response.status, 200);
+      await response.body?.cancel();
+      return "health";
+    }),
+    busy.then(() => "the busy call"),
+  ]);
+  assert.equal(first, "health", "health answers while the pool is exhausted");
   assert.equal((await busy).status, 200);
 });
 

@@ -1,7 +1,7 @@
 /**
  * Progress (issue 13): when the client sends a progressToken, each `Write-Progress` record becomes
  * a `notifications/progress`, over stdio and HTTP (Stateless and Stateful, both eras), through the
- * SDK clients, on the test worker (real pwsh where there is one, else the stand-in).
+ * SDK clients, on real pwsh.
  */
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";

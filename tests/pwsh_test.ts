@@ -1,32 +1,20 @@
 /**
  * The PowerShell suite: tests whose meaning is PowerShell behaviour (binding, serialization, error
- * records, Stop, prompts, startup scripts, reset), run through lib/shell.ts against a REAL pwsh.
- * Where none is found they are reported as ignored with the reason; SVC_REQUIRE_PWSH=1 turns that
- * into a failure (CI on GitHub runners sets it). `tests/pwsh_tools_test.ts` asks the same of real
- * commands through an MCP client.
+ * records, Stop, prompts, startup scripts, reset), run through lib/shell.ts against real pwsh.
+ * `tests/pwsh_tools_test.ts` asks the same of real commands through an MCP client.
  */
 import assert from "node:assert/strict";
 import { RemoteError } from "../lib/errors.ts";
 import { Worker } from "../lib/shell.ts";
-import { FIXTURE_MODULE, isAlive, withEnv } from "./support/harness.ts";
-import {
-  needsRealPwsh,
-  NO_PWSH_REASON,
-  PWSH_REQUIRED,
-  REAL_PWSH as pwsh,
-} from "./support/real_pwsh.ts";
-
-if (!pwsh && PWSH_REQUIRED) {
-  Deno.test("the PowerShell suite needs a real pwsh (SVC_REQUIRE_PWSH=1)", () => {
-    assert.fail(`SVC_REQUIRE_PWSH=1 but ${NO_PWSH_REASON}`);
-  });
-}
+import type { CommandMeta } from "../lib/worker_protocol.ts";
+import { FIXTURE_MODULE, isAlive, TEST_PWSH as pwsh, withEnv } from "./support/harness.ts";
+import { cmdletMeta, DESCRIBE_FIXTURE, RECORDED_CMDLETS } from "./support/cmdlet_data.ts";
 
 function pwshTest(name: string, fn: (worker: Worker) => Promise<void> | void): void {
   Deno.test({
-    ...needsRealPwsh(name),
+    name,
     async fn() {
-      await using worker = await Worker.start({ pwsh: pwsh!, stopTimeoutMs: 3_000 });
+      await using worker = await Worker.start({ pwsh, stopTimeoutMs: 3_000 });
       await worker.startup({ modules: [FIXTURE_MODULE], scriptPath: null, script: null }, 60_000);
       await fn(worker);
     },
@@ -45,6 +33,30 @@ function invoke(
 pwshTest("hello reports PowerShell 7.4 or later", (worker) => {
   assert.match(worker.info.psVersion, /^7\.([4-9]|\d\d)|^([89]|\d\d)\./);
 });
+
+pwshTest(
+  "the recorded cmdlet metadata the catalog tests use is what describe reports",
+  async (worker) => {
+    const { commands, missing } = await worker.describe([...RECORDED_CMDLETS], false);
+    assert.deepEqual(missing, []);
+    if (Deno.env.get("SVC_RECORD_DESCRIBE") === "1") {
+      await Deno.writeTextFile(DESCRIBE_FIXTURE, JSON.stringify(commands, null, 2) + "\n");
+    }
+    // Parameter sets and their parameters, which the catalog tests are about; other versions of
+    // PowerShell differ in details such as enum values.
+    const shape = (meta: CommandMeta) =>
+      meta.parameterSets.map((
+        set,
+      ) => [set.name, set.parameters.map((p) => [p.name, p.isMandatory])]);
+    for (const live of commands) {
+      assert.deepEqual(
+        shape(live),
+        shape(cmdletMeta(live.name as (typeof RECORDED_CMDLETS)[number])),
+        `${live.name} changed: record it again with SVC_RECORD_DESCRIBE=1`,
+      );
+    }
+  },
+);
 
 /**
  * Entries .NET and PowerShell made in the temp directory for the diagnostics of process `pid` since
@@ -67,7 +79,7 @@ Deno.test({
       name: `pwsh: ${ENDPOINTS_TEST} [skipped: the endpoints are files only on Unix]`,
       ignore: true,
     }
-    : needsRealPwsh(ENDPOINTS_TEST)),
+    : { name: ENDPOINTS_TEST }),
   async fn() {
     const visible = async (worker: Worker, name: string) =>
       (await invoke(worker, "Test-Path", { Path: `env:${name}` })).result.output;
@@ -77,7 +89,7 @@ Deno.test({
     };
     await withEnv(unset, async () => {
       const started = Date.now();
-      await using worker = await Worker.start({ pwsh: pwsh!, stopTimeoutMs: 3_000 });
+      await using worker = await Worker.start({ pwsh, stopTimeoutMs: 3_000 });
       // Killed workers left these behind in the temp directory, four per process.
       const open = diagnosticEndpoints(worker.pid, started);
       // PowerShell 7.6 added the opt-out of its Enter-PSHostProcess listener; 7.4 and 7.5 keep it.
@@ -97,7 +109,7 @@ Deno.test({
     for (const own of ["DOTNET_EnableDiagnostics", "DOTNET_EnableDiagnostics_Debugger"]) {
       await withEnv({ ...unset, [own]: "1" }, async () => {
         const started = Date.now();
-        await using worker = await Worker.start({ pwsh: pwsh!, stopTimeoutMs: 3_000 });
+        await using worker = await Worker.start({ pwsh, stopTimeoutMs: 3_000 });
         assert.deepEqual(await visible(worker, own), [true], own);
         assert.deepEqual(
           await visible(worker, "DOTNET_EnableDiagnostics"),
@@ -342,7 +354,7 @@ pwshTest(
 );
 
 pwshTest("a startup script that throws is a startup error carrying its message", async () => {
-  await using worker = await Worker.start({ pwsh: pwsh!, stopTimeoutMs: 3_000 });
+  await using worker = await Worker.start({ pwsh, stopTimeoutMs: 3_000 });
   await assert.rejects(
     () =>
       worker.startup({ modules: [], scriptPath: null, script: "throw 'sign-in failed'" }, 60_000),
@@ -353,7 +365,7 @@ pwshTest("a startup script that throws is a startup error carrying its message",
 });
 
 pwshTest("startup imports modules, reports missing ones, and its definitions persist", async () => {
-  await using worker = await Worker.start({ pwsh: pwsh!, stopTimeoutMs: 3_000 });
+  await using worker = await Worker.start({ pwsh, stopTimeoutMs: 3_000 });
   const startup = await worker.startup({
     modules: [FIXTURE_MODULE, "No.Such.Module"],
     scriptPath: null,
@@ -408,7 +420,7 @@ pwshTest(
 );
 
 pwshTest("type data a startup script adds in the worker runspace shapes the output", async () => {
-  await using worker = await Worker.start({ pwsh: pwsh!, stopTimeoutMs: 3_000 });
+  await using worker = await Worker.start({ pwsh, stopTimeoutMs: 3_000 });
   await worker.startup({
     modules: [],
     scriptPath: null,

@@ -1,8 +1,7 @@
 /**
  * The PowerShell suite, through an MCP client: real commands (built-in cmdlets, a module under
  * `$PSHOME/Modules`, native programs, functions of a startup script) served by svc on a real pwsh
- * over stdio, checked on what the client receives. Only real PowerShell can answer these, so without
- * one they are skipped with the reason (`SVC_REQUIRE_PWSH=1` fails instead, see pwsh_test.ts).
+ * over stdio, checked on what the client receives.
  */
 import assert from "node:assert/strict";
 import {
@@ -13,7 +12,6 @@ import {
   startSvc,
   type SvcConnection,
 } from "./support/harness.ts";
-import { needsRealPwsh, REAL_PWSH } from "./support/real_pwsh.ts";
 
 const onWindows = Deno.build.os === "windows";
 const posixOnly = "the native-program fixtures use sh";
@@ -105,9 +103,9 @@ function structured(result: CallResult): Record<string, unknown> & { output: unk
 }
 
 Deno.test({
-  ...needsRealPwsh("real commands over MCP: modules, processes, files, native programs, streams"),
+  name: "real commands over MCP: modules, processes, files, native programs, streams",
   async fn(t) {
-    await using svc = await startSvc({ config: config(), pwsh: REAL_PWSH! });
+    await using svc = await startSvc({ config: config() });
     const names = new Set((await svc.listTools()).tools.map((tool) => tool.name));
     const tool = (name: string) => {
       assert.ok(names.has(name), `tool ${name} is listed (have: ${[...names].sort().join(", ")})`);
@@ -126,12 +124,9 @@ Deno.test({
       }
     });
 
-    const archive = names.has("compress_archive_literal_path");
+    // Microsoft.PowerShell.Archive ships with every official PowerShell.
     await t.step({
-      name: `Compress-Archive and Expand-Archive round-trip a file${
-        archive ? "" : " [skipped: this pwsh has no Microsoft.PowerShell.Archive]"
-      }`,
-      ignore: !archive,
+      name: "Compress-Archive and Expand-Archive round-trip a file",
       fn: async () => {
         await Deno.writeTextFile(`${work}/in.txt`, "zipped ü");
         const zip = await call(svc, "compress_archive_literal_path", {
@@ -305,16 +300,15 @@ Deno.test({
 });
 
 Deno.test({
-  ...needsRealPwsh(
+  name:
     "over HTTP, one worker: what a call leaves in strict mode, preferences, defaults and startup objects is undone",
-  ),
   async fn(t) {
     const settings = config();
     // One worker, so every call below lands on the worker the call before it changed.
     settings.McpServer = {
       RunspacePool: { MinPoolSize: 1, MaxPoolSize: 1, EagerWarmCount: 1, StopTimeout: "00:00:02" },
     };
-    await using svc = await startHttpSvc({ config: settings, pwsh: REAL_PWSH! });
+    await using svc = await startHttpSvc({ config: settings });
     const call = async (tool: string, args: Record<string, unknown> = {}) => {
       const { status, body } = await post(`${svc.url}/call`, { tool, arguments: args });
       assert.equal(status, 200, JSON.stringify(body));

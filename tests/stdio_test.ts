@@ -1,6 +1,6 @@
 /**
  * End-to-end tests of `svc serve --transport stdio`: a real MCP client spawns svc, which spawns its
- * worker (real pwsh where one is found, else the stand-in).
+ * worker (real pwsh).
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
@@ -11,12 +11,14 @@ import {
   isAlive,
   outputOf,
   runSvc,
-  standInOnly,
   startSvc,
   type SvcConnection,
   TEST_PWSH,
   workerDirectories,
 } from "./support/harness.ts";
+
+/** Real pwsh that reports itself as PowerShell 7.2.0 (see the script). */
+const OLD_PWSH = new URL("./support/old-pwsh", import.meta.url).pathname;
 
 /**
  * The pid and directory of the session's worker, once it has served a call (a worker that dies
@@ -473,19 +475,18 @@ Deno.test("without PowerShell svc exits 3 naming where it looked and how to get 
   }
 });
 
-Deno.test(
-  standInOnly(
-    "a PowerShell older than 7.4 is refused at startup with exit code 3",
-    "only the stand-in can pretend to be an older PowerShell (SVC_FAKE_PWSH_VERSION)",
-  ),
-  async () => {
-    const { code, stderr } = await runSvc(["serve", "--pwsh", TEST_PWSH], {
-      env: { SVC_FAKE_PWSH_VERSION: "7.2.0", SVC_CACHE_DIR: await Deno.makeTempDir() },
+Deno.test("a PowerShell older than 7.4 is refused at startup with exit code 3", async () => {
+  const cache = await Deno.makeTempDir();
+  try {
+    const { code, stderr } = await runSvc(["serve", "--pwsh", OLD_PWSH], {
+      env: { SVC_CACHE_DIR: cache },
     });
     assert.equal(code, 3, stderr);
     assert.match(stderr, /PowerShell 7\.2\.0 is too old: svc needs PowerShell 7\.4 or later/);
-  },
-);
+  } finally {
+    await Deno.remove(cache, { recursive: true });
+  }
+});
 
 Deno.test("svc --version prints the version, --help documents options with defaults and env vars", async () => {
   const version = await runSvc(["--version"]);

@@ -1,6 +1,6 @@
 /**
  * Runs last (test files run in name order): after every other suite, no worker process may be left,
- * whether stand-in or real pwsh started by svc.
+ * no pwsh started by svc.
  */
 import assert from "node:assert/strict";
 import { eventually, orphanedWorkers } from "./support/harness.ts";

@@ -1,22 +1,24 @@
 /**
- * Test support: metadata of PowerShell 7.4 built-in cmdlets as the worker's `describe` reports it,
- * from the reference data (tests/fixtures/cmdlets-7.4.json) through the stand-in's own
- * conversion, so catalog tests run on realistic commands (Get-Process has six parameter sets).
+ * Test support: metadata of built-in cmdlets exactly as a real worker's `describe` reports it
+ * (without help), recorded from PowerShell 7.6.9 into `tests/fixtures/describe-7.6.json`, so that
+ * catalog tests run on real commands (Get-Process has six parameter sets) without a process.
+ * `tests/pwsh_test.ts` checks the recording against the PowerShell the tests run on, and records it
+ * again with `SVC_RECORD_DESCRIBE=1`.
  *
  * @module
  */
 import type { CommandMeta } from "../../lib/worker_protocol.ts";
-import { cmdletFromData, describeCommand, loadCmdletData } from "./fake_pwsh_metadata.ts";
 
-const data = loadCmdletData();
+/** The recording. */
+export const DESCRIBE_FIXTURE: URL = new URL("../fixtures/describe-7.6.json", import.meta.url);
 
-/** Metadata of a PowerShell 7.4 built-in cmdlet, without help. */
-export function cmdletMeta(name: string): CommandMeta {
-  const def = cmdletFromData(data, name, {
-    implementingType: `Microsoft.PowerShell.Commands.${name.replace("-", "")}Command`,
-    moduleVersion: "7.0.0.0",
-    synopsis: "",
-    outputTypes: [],
-  });
-  return describeCommand(def, false);
+/** The cmdlets recorded. */
+export const RECORDED_CMDLETS = ["Get-Date", "Get-Process"] as const;
+
+/** Metadata of a recorded built-in cmdlet, without help; a fresh copy each call. */
+export function cmdletMeta(name: (typeof RECORDED_CMDLETS)[number]): CommandMeta {
+  const recorded = JSON.parse(Deno.readTextFileSync(DESCRIBE_FIXTURE)) as CommandMeta[];
+  const meta = recorded.find((command) => command.name === name);
+  if (!meta) throw new Error(`${name} is not recorded in ${DESCRIBE_FIXTURE.pathname}`);
+  return meta;
 }

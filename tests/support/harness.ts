@@ -1,8 +1,7 @@
 /**
  * Test support for end-to-end tests: starts `svc serve` as a real child process and connects a real
- * MCP client to it over stdio (SDK v2 in either era, or the v1 SDK at 2024-11-05). The worker is the
- * real pwsh when one is found (`SVC_TEST_PWSH`, then `pwsh` on PATH), else the stand-in
- * (`tests/support/fake-pwsh`).
+ * MCP client to it over stdio (SDK v2 in either era, or the v1 SDK at 2024-11-05). The worker is
+ * real PowerShell, found by the repository's `bin/pwsh` (see {@linkcode TEST_PWSH}).
  *
  * @module
  */
@@ -16,64 +15,35 @@ import { DEFAULT_WAIT_MS, outputWithin, unlessExited } from "./deadline.ts";
 
 const root = new URL("../../", import.meta.url).pathname;
 
-/** Path of the stand-in worker executable. */
-export const FAKE_PWSH = `${root}tests/support/fake-pwsh`;
-
 /** Absolute path of the fixture module manifest. */
 export const FIXTURE_MODULE = `${root}tests/fixtures/SvcFixture/SvcFixture.psd1`;
 
-/** `SVC_TEST_PWSH`, or null when it is unset or empty. */
-const CONFIGURED_PWSH = Deno.env.get("SVC_TEST_PWSH") || null;
-
-/** True when `SVC_TEST_PWSH` names the stand-in, to run the end-to-end tests on it regardless. */
-const STAND_IN_FORCED = CONFIGURED_PWSH !== null && (() => {
-  try {
-    return Deno.realPathSync(CONFIGURED_PWSH) === Deno.realPathSync(FAKE_PWSH);
-  } catch {
-    return false; // a bare command name: not the stand-in
-  }
-})();
-
-/** A real pwsh: `SVC_TEST_PWSH` (unless it names the stand-in), else `pwsh` on PATH, else null. */
-export function findRealPwsh(): string | null {
-  if (CONFIGURED_PWSH !== null && !STAND_IN_FORCED) return CONFIGURED_PWSH;
-  for (const dir of (Deno.env.get("PATH") ?? "").split(Deno.build.os === "windows" ? ";" : ":")) {
-    for (const name of Deno.build.os === "windows" ? ["pwsh.exe"] : ["pwsh"]) {
-      try {
-        if (Deno.statSync(`${dir}/${name}`).isFile) return `${dir}/${name}`;
-      } catch { /* not here */ }
-    }
-  }
-  return null;
-}
-
 /**
- * The worker executable every end-to-end test uses: the real pwsh {@linkcode findRealPwsh} finds,
- * else the stand-in. `SVC_TEST_PWSH=tests/support/fake-pwsh` forces the stand-in.
+ * The PowerShell every test runs on, as `bin/pwsh` finds it: `SVC_TEST_PWSH`, `SVC_PWSH`, `pwsh` on
+ * PATH, else Microsoft's PowerShell 7.6.9 installed from NuGet into `.tools/` on first use. Asked
+ * once per test process; a machine where it finds and installs none fails every test that loads
+ * this module, with `bin/pwsh`'s reason.
  */
-export const TEST_PWSH = (!STAND_IN_FORCED && findRealPwsh()) || FAKE_PWSH;
-
-/** True when the tests run against the stand-in rather than real PowerShell. */
-export const USING_STAND_IN = TEST_PWSH === FAKE_PWSH;
+export const TEST_PWSH: string = (() => {
+  const output = new Deno.Command(`${root}bin/pwsh`, {
+    env: { SVC_PWSH_LOCATE: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).outputSync();
+  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes).trim();
+  if (output.code !== 0) throw new Error(`bin/pwsh found no PowerShell: ${decode(output.stderr)}`);
+  return decode(output.stdout);
+})();
 
 /**
  * Every server a test starts gets a catalog cache of its own, but shares the compiled worker host in
  * the user cache (it depends on no configuration): compiling it for each server would add about a
- * second of CPU to every start with a real pwsh.
+ * second of CPU to every start.
  */
 const SHARED_HOST_CACHE: Record<string, string> = defaultCacheDirectory()
   ? { SVC_HOST_CACHE_DIR: defaultCacheDirectory()! }
   : {};
-
-/**
- * Name and `ignore` for a test that needs one of the stand-in's knobs (a failing or slow reset, an
- * older version): on real pwsh it is skipped, and its name says why.
- */
-export function standInOnly(name: string, why: string): { name: string; ignore: boolean } {
-  return USING_STAND_IN
-    ? { name, ignore: false }
-    : { name: `${name} [skipped on real pwsh: ${why}]`, ignore: true };
-}
 
 /** Which client and protocol era to connect with. */
 export type Era = "2026-07-28" | "2025-11-25" | "v1-2024-11-05";
@@ -139,7 +109,7 @@ export interface CallResult {
   isError?: boolean | undefined;
 }
 
-/** The default test configuration: the stand-in's built-ins plus the fixture module. */
+/** The default test configuration: a few built-in cmdlets plus the fixture module. */
 export function fixtureConfig(shell: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     ShellConfiguration: {
@@ -362,7 +332,7 @@ export function processesMatching(marker: string): number[] {
 }
 
 /**
- * The private directories of the worker processes (pwsh or stand-in) whose parent is `parent`, by
+ * The private directories of the worker processes whose parent is `parent`, by
  * pid, read from their command lines (`-File <dir>/host.ps1`). @default parent: this test process
  */
 export function workerDirectories(parent: number = Deno.pid): Map<number, string> {
@@ -375,7 +345,7 @@ export function workerDirectories(parent: number = Deno.pid): Map<number, string
 }
 
 /**
- * Worker processes (stand-in or pwsh running svc's host script) left behind: their parent is gone,
+ * Worker processes (pwsh running svc's host script) left behind: their parent is gone,
  * is init, or is this test process. Workers of another live svc (a benchmark, say) do not count.
  */
 export function orphanedWorkers(): number[] {
