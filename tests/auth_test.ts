@@ -16,6 +16,7 @@ import { StreamableHTTPClientTransport as V1HttpTransport } from "sdk1/client/st
 import {
   eventually,
   fixtureConfig,
+  logged,
   post,
   runSvc,
   startHttpSvc,
@@ -196,8 +197,8 @@ Deno.test("API keys: missing, invalid and valid keys × roles × per-tool overri
         ...key(SECRETS.alice),
         "x-correlation-id": "audit-check-1",
       });
-      assert.match(
-        svc.stderr(),
+      await logged(
+        svc.stderr,
         /INFO +mcp: Tool call get_fixture_item_by_id \(Get-FixtureItem\) by alice finished: ok in \d+ ms\..*CorrelationId=audit-check-1/,
       );
       await post(
@@ -205,8 +206,8 @@ Deno.test("API keys: missing, invalid and valid keys × roles × per-tool overri
         { tool: "set_variable", arguments: { Name: "y", Value: 2 } },
         key(SECRETS.legacy),
       );
-      assert.match(
-        svc.stderr(),
+      await logged(
+        svc.stderr,
         /Tool call set_variable \(Set-Variable\) by api-key-[0-9a-f]{8} finished/,
       );
     },
@@ -217,8 +218,8 @@ Deno.test("API keys: missing, invalid and valid keys × roles × per-tool overri
       tool: "test_fixture_credential",
       arguments: { Credential: { UserName: "u", Password: "pw-never-logged-93kd" } },
     }, key(SECRETS.alice));
-    assert.match(
-      svc.stderr(),
+    await logged(
+      svc.stderr,
       /Tool call test_fixture_credential .*Arguments=\{"Credential":"\[redacted\]"\}/,
     );
     assert.doesNotMatch(svc.stderr(), /pw-never-logged-93kd/);
@@ -417,8 +418,8 @@ Deno.test("OAuth bearer tokens: valid, expired, wrong audience or issuer, unknow
       arguments: { Id: [1] },
     }, bearer(token));
     assert.equal(response.status, 200);
-    assert.match(
-      svc.stderr(),
+    await logged(
+      svc.stderr,
       /Tool call get_fixture_item_by_id \(Get-FixtureItem\) by carol@example\.com finished: ok/,
     );
   });
@@ -573,8 +574,8 @@ Deno.test("OAuth discovery needs no extra settings: the SDK client finds the iss
     }
     // The client asked for the scope and the resource the metadata named (RFC 8707).
     assert.deepEqual(issuer.tokenRequests[0], { resource: endpoint, scope: "tools.call" });
-    assert.match(
-      svc.stderr(),
+    await logged(
+      svc.stderr,
       /Tool call get_fixture_greeting \(Get-FixtureGreeting\) by robot@example\.com finished: ok/,
     );
   });

@@ -28,8 +28,17 @@ async function run(command: string, args: string[], cwd: string) {
   return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
 }
 
+/**
+ * The Inspector gives the server it starts 15 s to connect: `bin/svc` must not be installing Deno
+ * then (it does on a first run), so it runs once beforehand, untimed.
+ */
+const svcInstalled = run(`${root}bin/svc`, ["--version"], root).then((out) => {
+  assert.equal(out.code, 0, out.stderr);
+});
+
 for (const granularity of GRANULARITIES) {
   Deno.test(`the MCP Inspector's --strict schema check finds nothing (ToolGranularity ${granularity})`, async () => {
+    await svcInstalled;
     const { dir, command } = await svcCommand(granularity);
     try {
       // Run from the temp dir without config or lock, so the test never touches deno.lock.

@@ -445,7 +445,13 @@ Deno.test("http: SIGTERM drains in-flight calls, exits 0 and leaves no worker pr
       tool: "start_sleep_milliseconds",
       arguments: { Milliseconds: 800 },
     });
-    await new Promise((r) => setTimeout(r, 200));
+    assert.ok(
+      await eventually(async () =>
+        ((await (await fetch(`${svc.url}/health`)).json()) as { pool: { leased: number } }).pool
+          .leased === 1
+      ),
+      "the call holds a worker",
+    );
     const code = svc.stop("SIGTERM");
     const response = await call;
     assert.equal(response.status, 200, "the in-flight call was allowed to finish");

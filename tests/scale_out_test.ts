@@ -188,8 +188,14 @@ Deno.test({
             tool: "start_sleep_milliseconds",
             arguments: { Milliseconds: 1500 },
           }));
-        await new Promise((r) => setTimeout(r, 500));
         const victim = replicas[1]!;
+        assert.ok(
+          await eventually(async () =>
+            ((await (await fetch(`${victim.url}/health`)).json()) as { pool: { leased: number } })
+              .pool.leased > 0
+          ),
+          "the replica to kill has calls in flight",
+        );
         await victim.stop("SIGKILL");
         const statuses = (await Promise.all(calls)).map((r) => r.status);
         const lines = nginx.log().slice(before);

@@ -9,6 +9,7 @@ import {
   eventually,
   fixtureConfig,
   isAlive,
+  logged,
   outputOf,
   runSvc,
   startSvc,
@@ -298,7 +299,7 @@ Deno.test("stdio serves the fixture module and built-ins with their names, schem
       assert.equal(after.isError, true, "state is lost with the old worker");
       assert.match(textOf(after), /svcState/);
       assert.ok(before.every((pid) => !isAlive(pid)));
-      assert.match(svc.stderr(), /Starting a new PowerShell worker/);
+      await logged(svc.stderr, /Starting a new PowerShell worker/);
     },
   );
 
@@ -519,12 +520,12 @@ Deno.test("a warm start answers tools/list from the catalog cache", async () => 
     {
       await using first = await startSvc({ env: { SVC_CACHE_DIR: cache } });
       await first.listTools();
-      assert.match(first.stderr(), /Catalog ready/);
+      await logged(first.stderr, /Catalog ready/);
     }
     await using second = await startSvc({ env: { SVC_CACHE_DIR: cache } });
     const { tools } = await second.listTools();
     assert.ok(tools.some((tool) => tool.name === "get_fixture_greeting"));
-    assert.match(second.stderr(), /from the catalog cache/);
+    await logged(second.stderr, /from the catalog cache/);
     assert.doesNotMatch(second.stderr(), /Catalog ready/);
   } finally {
     await Deno.remove(cache, { recursive: true });

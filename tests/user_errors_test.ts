@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { within } from "./support/deadline.ts";
-import { fixtureConfig, startSvc, TEST_PWSH } from "./support/harness.ts";
+import { fixtureConfig, logged, startSvc, TEST_PWSH } from "./support/harness.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 
@@ -76,10 +76,12 @@ Deno.test("a mistyped tool name gets the closest names, and refused calls leave 
   });
   const bad = await svc.callTool("get_fixture_greeting", { Nme: "x" });
   assert.equal(bad.isError, true);
-  const log = svc.stderr();
-  assert.match(log, /INFO +mcp: Tool call get_fixture_greting by \S+ refused: unknown tool\./);
-  assert.match(
-    log,
+  await logged(
+    svc.stderr,
+    /INFO +mcp: Tool call get_fixture_greting by \S+ refused: unknown tool\./,
+  );
+  await logged(
+    svc.stderr,
     /INFO +mcp: Tool call get_fixture_greeting \(Get-FixtureGreeting\) by \S+ refused: /,
   );
 });

@@ -389,6 +389,22 @@ export async function eventually(
   return await check();
 }
 
+/**
+ * Waits until the log that `read()` returns (a child's stderr, collected in the background) matches
+ * `pattern`, and returns that log; fails with the log after `ms`. A line a server writes just before
+ * it answers can reach the test after the answer does, so a log is never read once and asserted.
+ */
+export async function logged(
+  read: () => string,
+  pattern: RegExp,
+  ms: number = DEFAULT_WAIT_MS,
+): Promise<string> {
+  if (!(await eventually(() => pattern.test(read()), ms))) {
+    throw new Error(`the log did not show ${pattern} within ${ms / 1000} s; it has:\n${read()}`);
+  }
+  return read();
+}
+
 /** True when a GET of `url` answers 2xx; false for any other status or no answer at all. */
 export async function answersOk(url: string): Promise<boolean> {
   try {
