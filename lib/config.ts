@@ -465,14 +465,20 @@ function readPool(read: Reader): PoolSettings {
 
 function readOverrides(read: Reader): Record<string, CommandOverride> {
   const [name, value] = read.raw("ShellConfiguration:CommandOverrides");
-  const legacy = read.raw("ShellConfiguration:FunctionOverrides")[1];
-  const merged = { ...(isTree(legacy) ? legacy : {}), ...(isTree(value) ? value : {}) };
+  const [legacyName, legacy] = read.raw("ShellConfiguration:FunctionOverrides");
   if (value !== undefined && value !== null && !isTree(value)) {
     throw read.invalid(name, `expected an object`);
   }
+  // Each command's entry is read from the section that holds it, so PoshMcp's FunctionOverrides
+  // apply too; CommandOverrides wins for a command both name.
+  const sections = new Map<string, string>();
+  for (const command of Object.keys(isTree(legacy) ? legacy : {})) {
+    sections.set(command, legacyName);
+  }
+  for (const command of Object.keys(isTree(value) ? value : {})) sections.set(command, name);
   const out: Record<string, CommandOverride> = {};
-  for (const command of Object.keys(merged)) {
-    const key = `${name}:${command}`;
+  for (const [command, section] of sections) {
+    const key = `${section}:${command}`;
     const override: CommandOverride = {};
     const timeout = lookup(read.tree, `${key}:ToolCallTimeout`);
     if (timeout !== undefined && timeout !== null && timeout !== "") {

@@ -128,13 +128,30 @@ async function parseWithErrors(text: string, path: string): Promise<unknown> {
   return tree;
 }
 
-/** Builds a tree from `Section__Sub__Key` variables; numeric segments (`__0`) become array items. */
+/**
+ * Builds a tree from `Section__Sub__Key` variables; numeric segments (`__0`) become array items.
+ *
+ * @throws {ConfigError} `INVALID_VALUE` when one variable sets a key inside another's value
+ * (`McpServer__Port` and `McpServer__Port__X`), which no tree can hold.
+ */
 export function envTree(env: Record<string, string>): Tree {
   const tree: Tree = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (!name.includes("__")) continue;
+  const names = Object.keys(env).filter((name) =>
+    name.includes("__") &&
+    SECTIONS.some((s) => s.toLowerCase() === name.split("__")[0]!.toLowerCase())
+  );
+  for (const name of names) {
+    const inside = names.find((other) => other.startsWith(`${name}__`));
+    if (inside !== undefined) {
+      throw new ConfigError(
+        "INVALID_VALUE",
+        `Environment variable ${inside} sets a key inside ${name}, which another variable sets to a value; unset one of them`,
+      );
+    }
+  }
+  for (const name of names) {
+    const value = env[name]!;
     const parts = name.split("__");
-    if (!SECTIONS.some((s) => s.toLowerCase() === parts[0]!.toLowerCase())) continue;
     let node: Tree = tree;
     parts.forEach((part, i) => {
       if (i === parts.length - 1) node[part] = value;

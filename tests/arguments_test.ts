@@ -160,3 +160,200 @@ Deno.test("toCallToolResult() caps output at MaxResultBytes with a notice and ke
   assert.deepEqual((result.structuredContent as Record<string, unknown>).warnings, ["careful"]);
   assert.equal((result.content[1] as { text: string }).text, "WARNING: careful");
 });
+
+Deno.test("bindArguments() takes no arguments, null or undefined alike, when none is required", () => {
+  const none = tool([]);
+  for (const args of [undefined, null, {}]) {
+    assert.deepEqual(bindArguments(none, args), {
+      ok: true,
+      value: { parameters: {}, credentials: [], shaping: {} },
+    });
+  }
+  assert.equal(
+    (bindArguments(none, { X: 1 }) as { message: string }).message,
+    "Unknown argument 'X' for tool 'test_tool' (accepted arguments: none)",
+  );
+  for (const args of ["text", 3, true]) {
+    assert.equal(
+      (bindArguments(none, args) as { message: string }).message,
+      "Arguments for tool 'test_tool' must be a JSON object",
+    );
+  }
+});
+
+Deno.test("bindArguments() counts a required argument given as null as missing", () => {
+  assert.equal(refused({ Name: null }), "Missing required argument 'Name' for tool 'test_tool'");
+});
+
+Deno.test("bindArguments() keeps output-shaping arguments apart from PowerShell's", () => {
+  const shaped = tool([
+    { name: "Name", schema: { type: "string" }, required: false, kind: "value" },
+    {
+      name: "_MaxResults",
+      schema: { type: "integer", minimum: 1 },
+      required: false,
+      kind: "shaping",
+    },
+    {
+      name: "_RequestedProperties",
+      schema: { type: "array", items: { type: "string" } },
+      required: false,
+      kind: "shaping",
+    },
+  ]);
+  const result = bindArguments(shaped, {
+    name: "x",
+    _maxresults: "2",
+    _RequestedProperties: "Id",
+  });
+  assert.deepEqual(result, {
+    ok: true,
+    value: {
+      parameters: { Name: "x" },
+      credentials: [],
+      shaping: { _MaxResults: 2, _RequestedProperties: ["Id"] },
+    },
+  });
+  assert.equal(
+    (bindArguments(shaped, { _MaxResults: 0 }) as { message: string }).message,
+    "Invalid argument '_MaxResults' for tool 'test_tool': 0 is less than the minimum 1",
+  );
+});
+
+Deno.test("bindArguments() tells integers from numbers and refuses what is not a finite number", () => {
+  const numbers = tool([
+    { name: "Int", schema: { type: "integer" }, required: false, kind: "value" },
+    { name: "Real", schema: { type: "number", minimum: -1 }, required: false, kind: "value" },
+  ]);
+  const bind = (args: unknown) => {
+    const result = bindArguments(numbers, args);
+    return result.ok ? result.value.parameters : result.message;
+  };
+  assert.deepEqual(bind({ Int: " 7 ", Real: "1.5" }), { Int: 7, Real: 1.5 });
+  assert.deepEqual(bind({ Real: -1 }), { Real: -1 });
+  assert.equal(
+    bind({ Int: 1.5 }),
+    "Invalid argument 'Int' for tool 'test_tool': expected an integer, got 1.5",
+  );
+  assert.equal(
+    bind({ Int: "1.5" }),
+    `Invalid argument 'Int' for tool 'test_tool': expected an integer, got "1.5"`,
+  );
+  assert.equal(
+    bind({ Real: "  " }),
+    `Invalid argument 'Real' for tool 'test_tool': expected a number, got "  "`,
+  );
+  assert.equal(
+    bind({ Real: "Infinity" }),
+    `Invalid argument 'Real' for tool 'test_tool': expected a number, got "Infinity"`,
+  );
+  assert.equal(
+    bind({ Real: true }),
+    "Invalid argument 'Real' for tool 'test_tool': expected a number, got true",
+  );
+  assert.equal(
+    bind({ Real: -2 }),
+    "Invalid argument 'Real' for tool 'test_tool': -2 is less than the minimum -1",
+  );
+});
+
+Deno.test("bindArguments() checks strings: numbers and booleans become text, lengths are checked, patterns ignore case", () => {
+  const strings = tool([
+    {
+      name: "Text",
+      schema: { type: "string", minLength: 2, maxLength: 4 },
+      required: false,
+      kind: "value",
+    },
+    { name: "Code", schema: { type: "string", pattern: "^ab+$" }, required: false, kind: "value" },
+    {
+      name: "DotNet",
+      schema: { type: "string", pattern: "(?i)^x$" },
+      required: false,
+      kind: "value",
+    },
+  ]);
+  const bind = (args: unknown) => {
+    const result = bindArguments(strings, args);
+    return result.ok ? result.value.parameters : result.message;
+  };
+  assert.deepEqual(bind({ Text: 12 }), { Text: "12" });
+  assert.deepEqual(bind({ Text: true }), { Text: "true" });
+  assert.equal(
+    bind({ Text: "a" }),
+    `Invalid argument 'Text' for tool 'test_tool': "a" is shorter than 2 character(s)`,
+  );
+  assert.equal(
+    bind({ Text: "abcde" }),
+    `Invalid argument 'Text' for tool 'test_tool': "abcde" is longer than 4 character(s)`,
+  );
+  assert.equal(
+    bind({ Text: ["ab"] }),
+    `Invalid argument 'Text' for tool 'test_tool': expected a string, got ["ab"]`,
+  );
+  assert.deepEqual(bind({ Code: "ABB" }), { Code: "ABB" }, "ValidatePattern ignores case");
+  assert.equal(
+    bind({ Code: "ba" }),
+    `Invalid argument 'Code' for tool 'test_tool': "ba" does not match the pattern ^ab+$`,
+  );
+  // A pattern only .NET understands is left for PowerShell to check.
+  assert.deepEqual(bind({ DotNet: "anything" }), { DotNet: "anything" });
+});
+
+Deno.test("bindArguments() quotes at most 60 characters of a refused value", () => {
+  const message = refused({ Name: "a", Count: "9".repeat(100) + "x" });
+  assert.equal(
+    message,
+    `Invalid argument 'Count' for tool 'test_tool': expected an integer, got "${"9".repeat(56)}...`,
+  );
+});
+
+Deno.test("bindArguments() checks nested values and says where: item index, property name", () => {
+  const nested = tool([
+    {
+      name: "Levels",
+      schema: { type: "array", items: { type: "string", enum: ["Low", "High"] }, minItems: 1 },
+      required: false,
+      kind: "value",
+    },
+    {
+      name: "Point",
+      schema: {
+        type: "object",
+        properties: { X: { type: "integer" }, Tags: { type: "array", items: { type: "string" } } },
+        additionalProperties: false,
+      },
+      required: false,
+      kind: "value",
+    },
+    {
+      name: "Loose",
+      schema: { type: "object", properties: { X: { type: "integer" } } },
+      required: false,
+      kind: "value",
+    },
+  ]);
+  const bind = (args: unknown) => {
+    const result = bindArguments(nested, args);
+    return result.ok ? result.value.parameters : result.message;
+  };
+  assert.deepEqual(bind({ Levels: ["low", "HIGH"] }), { Levels: ["Low", "High"] });
+  assert.equal(
+    bind({ Levels: ["Low", "Mid"] }),
+    `Invalid argument 'Levels' for tool 'test_tool': item 1: "Mid" is not one of Low, High`,
+  );
+  assert.equal(
+    bind({ Levels: [] }),
+    "Invalid argument 'Levels' for tool 'test_tool': expected at least 1 item(s), got 0",
+  );
+  assert.deepEqual(bind({ Point: { x: "3", tags: "a" } }), { Point: { X: 3, Tags: ["a"] } });
+  assert.equal(
+    bind({ Point: { X: "three" } }),
+    `Invalid argument 'Point' for tool 'test_tool': property 'X': expected an integer, got "three"`,
+  );
+  assert.equal(
+    bind({ Point: { Z: 1 } }),
+    "Invalid argument 'Point' for tool 'test_tool': unknown property 'Z'",
+  );
+  assert.deepEqual(bind({ Loose: { Z: 1, x: 2 } }), { Loose: { Z: 1, X: 2 } });
+});

@@ -112,6 +112,34 @@ Deno.test("loadSettings() reads per-command time limits from CommandOverrides", 
   );
 });
 
+Deno.test("loadSettings() merges PoshMcp's FunctionOverrides into CommandOverrides, which wins per command", async () => {
+  await withConfig(
+    `{"PowerShellConfiguration": {
+      "FunctionOverrides": {
+        "Start-Sleep": {"ToolCallTimeout": "00:00:02", "RequiredRoles": ["ops"]},
+        "Get-Date": {"ToolCallTimeout": "00:00:09", "DefaultProperties": ["Ticks"]}
+      },
+      "CommandOverrides": {"Get-Date": {"ToolCallTimeout": "00:00:03"}}
+    }}`,
+    async (path) => {
+      const settings = await loadSettings({ config: path }, { env: {} });
+      assert.deepEqual(settings.shell.commandOverrides, {
+        "Start-Sleep": { toolCallTimeoutMs: 2_000, requiredRoles: ["ops"] },
+        "Get-Date": { toolCallTimeoutMs: 3_000 },
+      });
+    },
+  );
+  await withConfig(
+    `{"ShellConfiguration": {"FunctionOverrides": {"Stop-Job": {"ToolCallTimeout": "00:00:00"}}}}`,
+    async (path) => {
+      await assert.rejects(
+        () => loadSettings({ config: path }, { env: {} }),
+        /^ConfigError: Invalid configuration value for 'ShellConfiguration:FunctionOverrides:Stop-Job:ToolCallTimeout' in '.*appsettings\.json': expected a positive time span like "00:05:00", got "00:00:00"$/,
+      );
+    },
+  );
+});
+
 Deno.test("parseConfigText() says what is wrong in words, with line and column", async () => {
   const cases: [string, string][] = [
     ['{\n  "a": 1,\n  "b": }', "expected a value at line 3, column 8"],

@@ -47,3 +47,34 @@ Deno.test("parseJsoncFast() gives up on whatever the full parser refuses", () =>
     assert.equal(parseJsoncFast(text), undefined, text);
   }
 });
+
+Deno.test("parseJsoncFast() agrees with the full parser on comment and comma corner cases", () => {
+  const texts = [
+    "[1, // a trailing comma, then a comment\n]",
+    "[1, /* a */ /* b */ ]",
+    '{"a": 1, /* a comment with // inside */ }',
+    '{"a": 1 // a comment with /* inside\n}',
+    "/* a /* nested-looking */ [1]",
+    '{"a" /* between key and colon */ : 1}',
+    '{"a": 1}\r\n// CRLF file\r\n',
+    '{"a": "\\\\"// after an escaped backslash\n}',
+    '{"url": "http://example.com/*not a comment*/"}',
+    '{"a": [],}',
+    '{"a": {},}',
+    "[[1,],[2,],]",
+    "[1,]]",
+    '{"a": 1,,}',
+    '{"a": 1},',
+    "[1 // never closed array\n",
+    "// only a comment",
+    "",
+    '{"a": 1} /* */ ',
+    "[1,/**/,2]",
+  ];
+  for (const text of texts) {
+    const expected = full(text);
+    const fast = parseJsoncFast(text);
+    if (expected.ok) assert.deepEqual(fast, expected.value, `accepted: ${JSON.stringify(text)}`);
+    else assert.equal(fast, undefined, `refused: ${JSON.stringify(text)}`);
+  }
+});

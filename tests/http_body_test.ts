@@ -1,0 +1,140 @@
+import assert from "node:assert/strict";
+import {
+  BodyNotText,
+  BodyTooLarge,
+  isJsonContentType,
+  onBodyEnd,
+  readBodyText,
+} from "../lib/http_body.ts";
+
+function post(body: BodyInit | null, headers: HeadersInit = {}): Request {
+  return new Request("http://localhost/mcp", { method: "POST", body, headers });
+}
+
+/** A body streamed in `chunk`-byte pieces, endlessly unless `total` is given; tells when cancelled. */
+function streamed(chunk: number, total = Infinity) {
+  const state = { pulled: 0, cancelled: false };
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (state.pulled >= total) return controller.close();
+      state.pulled += chunk;
+      controller.enqueue(new Uint8Array(chunk).fill(0x61));
+    },
+    cancel() {
+      state.cancelled = true;
+    },
+  }, { highWaterMark: 0 }); // pulled only when read, so `pulled` counts what was read
+  return { stream, state };
+}
+
+Deno.test("readBodyText() reads a body at or under the limit as UTF-8 text", async () => {
+  assert.equal(await readBodyText(post('{"a":"é"}'), 1024), '{"a":"é"}');
+  const exact = "x".repeat(100);
+  assert.equal(await readBodyText(post(exact), 100), exact);
+  assert.equal(await readBodyText(post(null), 10), "");
+  assert.equal(await readBodyText(new Request("http://localhost/"), 10), "");
+  const { stream } = streamed(1000, 3000);
+  assert.equal((await readBodyText(post(stream), 3000)).length, 3000);
+});
+
+Deno.test("readBodyText() counts bytes, not characters", async () => {
+  // Three two-byte characters are six bytes.
+  await assert.rejects(readBodyText(post("ééé"), 5), BodyTooLarge);
+  assert.equal(await readBodyText(post("ééé"), 6), "ééé");
+});
+
+Deno.test("readBodyText() refuses a body over the limit in a sentence naming the setting and the limit", async () => {
+  const error = await readBodyText(post("x".repeat(101)), 100).catch((e) => e);
+  assert.ok(error instanceof BodyTooLarge);
+  assert.equal(error.limit, 100);
+  assert.equal(
+    error.message,
+    "The request body is larger than McpServer:MaxRequestBodyBytes (100 bytes)",
+  );
+});
+
+Deno.test("readBodyText() stops reading an endless stream as soon as it passes the limit, and cancels it", async () => {
+  const { stream, state } = streamed(1024);
+  await assert.rejects(readBodyText(post(stream), 4096), BodyTooLarge);
+  assert.ok(state.pulled <= 4096 + 2 * 1024, `read ${state.pulled} bytes of a 4096-byte limit`);
+  assert.equal(state.cancelled, true);
+});
+
+Deno.test("readBodyText() refuses a declared Content-Length over the limit before reading anything", async () => {
+  const { stream, state } = streamed(16, 16);
+  const req = post(stream, { "content-length": "1000000" });
+  await assert.rejects(readBodyText(req, 100), BodyTooLarge);
+  assert.equal(state.pulled, 0);
+  assert.equal(state.cancelled, true);
+  // A lying small Content-Length does not let a larger body through.
+  const liar = streamed(1024);
+  await assert.rejects(
+    readBodyText(post(liar.stream, { "content-length": "10" }), 4096),
+    BodyTooLarge,
+  );
+});
+
+Deno.test("readBodyText() refuses a body that is not UTF-8", async () => {
+  const error = await readBodyText(post(new Uint8Array([0x7b, 0xff, 0xfe, 0x7d])), 100)
+    .catch((e) => e);
+  assert.ok(error instanceof BodyNotText);
+  assert.equal(error.message, "The request body is not UTF-8 text");
+  assert.ok(error.cause instanceof TypeError);
+});
+
+Deno.test("isJsonContentType() accepts application/json with any parameters and case, nothing else", () => {
+  assert.equal(isJsonContentType("application/json"), true);
+  assert.equal(isJsonContentType("Application/JSON; charset=utf-8"), true);
+  assert.equal(isJsonContentType(" application/json ;charset=UTF-8"), true);
+  assert.equal(isJsonContentType("application/json-patch+json"), false);
+  assert.equal(isJsonContentType("text/json"), false);
+  assert.equal(isJsonContentType("text/plain"), false);
+  assert.equal(isJsonContentType(""), false);
+  assert.equal(isJsonContentType(null), false);
+});
+
+Deno.test("onBodyEnd() calls back at once for a response without a body", () => {
+  let ends = 0;
+  const response = new Response(null, { status: 204 });
+  assert.equal(onBodyEnd(response, () => ends++), response);
+  assert.equal(ends, 1);
+});
+
+Deno.test("onBodyEnd() calls back once, when the body has been read, and keeps status, headers and bytes", async () => {
+  let ends = 0;
+  const wrapped = onBodyEnd(
+    new Response("hello", { status: 201, statusText: "Made", headers: { "x-a": "1" } }),
+    () => ends++,
+  );
+  assert.equal(ends, 0);
+  assert.equal(wrapped.status, 201);
+  assert.equal(wrapped.statusText, "Made");
+  assert.equal(wrapped.headers.get("x-a"), "1");
+  assert.equal(await wrapped.text(), "hello");
+  assert.equal(ends, 1);
+});
+
+Deno.test("onBodyEnd() calls back once when the reader abandons the body, and cancels the source", async () => {
+  let ends = 0;
+  const { stream, state } = streamed(8);
+  const wrapped = onBodyEnd(new Response(stream), () => ends++);
+  const reader = wrapped.body!.getReader();
+  await reader.read();
+  assert.equal(ends, 0);
+  await reader.cancel("client went away");
+  await reader.cancel("twice");
+  assert.equal(ends, 1);
+  assert.equal(state.cancelled, true);
+});
+
+Deno.test("onBodyEnd() calls back once when the source body fails", async () => {
+  let ends = 0;
+  const failing = new ReadableStream<Uint8Array>({
+    pull() {
+      throw new Error("source broke");
+    },
+  });
+  const wrapped = onBodyEnd(new Response(failing), () => ends++);
+  await assert.rejects(wrapped.text(), /source broke/);
+  assert.equal(ends, 1);
+});
