@@ -266,7 +266,8 @@ function resolveSettings(
     ...read.strings("ShellConfiguration:CommandNames"),
   ];
   const shell: ShellSettings = {
-    pwshPath: overrides.pwsh ?? env["SVC_PWSH"] ??
+    // An empty SVC_PWSH (`SVC_PWSH= svc …`) means unset, as it does for bin/pwsh.
+    pwshPath: overrides.pwsh ?? (env["SVC_PWSH"] || null) ??
       read.optionalString("ShellConfiguration:PwshPath"),
     // PowerShell command names are case-insensitive; keep the first spelling of each.
     commands: commands.filter((c, i) =>
