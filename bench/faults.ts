@@ -1,7 +1,7 @@
 /**
  * Fault scenarios F1–F3 of issue 7 (crash, timeout and cancel, exhaustion), and the opt-in F4 soak
  * (`--minutes N`). They need svc's process tree (to kill workers and count orphans), so they run
- * against svc spawned here (`--target svc`, the default), with the stand-in or a real pwsh. Run with
+ * against svc spawned here (`--target svc`, the default), on real PowerShell. Run with
  * `deno task bench:faults`; see bench/README.md.
  *
  * @module
@@ -835,15 +835,20 @@ async function f4(b: Bench): Promise<void> {
 
 // ---------------------------------------------------------------- main
 
-await main("faults", async (b) => {
-  if (!b.options.targets.every((t) => t.kind === "svc")) {
-    say(
-      "faults.ts needs svc's process tree (to kill workers and count orphans): only --target svc is supported; other targets are ignored.",
-    );
-  }
-  if (b.wants("F1")) await f1(b);
-  if (b.wants("F2")) await f2(b);
-  if (b.wants("F3")) await f3(b);
-  if (b.options.minutes > 0 && b.wants("F4")) await f4(b);
-  else say("\nF4 soak: opt-in, run with --minutes N.");
-}, (o) => 20 + o.minutes * 1.5);
+await main(
+  "faults",
+  async (b) => {
+    if (!b.options.targets.every((t) => t.kind === "svc")) {
+      say(
+        "faults.ts needs svc's process tree (to kill workers and count orphans): only --target svc is supported; other targets are ignored.",
+      );
+    }
+    if (b.wants("F1")) await f1(b);
+    if (b.wants("F2")) await f2(b);
+    if (b.wants("F3")) await f3(b);
+    if (b.options.minutes > 0 && b.wants("F4")) await f4(b);
+    else say("\nF4 soak: opt-in, run with --minutes N.");
+  },
+  (o) => 20 + o.minutes * 1.5,
+  { alwaysSvc: true },
+);

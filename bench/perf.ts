@@ -252,9 +252,10 @@ async function p2(b: Bench): Promise<void> {
     if (call.errors === 0) add("svc POST /call Get-Date", call.summary, "a worker, no MCP");
   }
   if (svcTarget) {
+    const pwsh = b.options.worker!.path;
     // The control channel svc uses (lib/shell.ts Worker): invoke and reset round trips, no HTTP/MCP.
     const worker = await Worker.start({
-      pwsh: b.options.worker.path,
+      pwsh,
       stopTimeoutMs: 2_000,
       label: "bench",
     });
@@ -274,38 +275,29 @@ async function p2(b: Bench): Promise<void> {
         });
         return { isError: outcome.result.hadErrors };
       };
-      const kind = b.options.worker.kind;
       const inv = await sequential(n, warmup, invoke("Get-Date"));
-      add(`worker control channel: invoke Get-Date (${kind})`, inv.summary, "lib/shell.ts Worker");
+      add("worker control channel: invoke Get-Date", inv.summary, "lib/shell.ts Worker");
       const reset = await sequential(n, warmup, async () => {
         await worker.reset();
         return {};
       });
-      add(`worker control channel: reset (${kind})`, reset.summary, "runs after each HTTP call");
-      if (kind === "pwsh") {
-        const noop = await sequential(n, warmup, invoke("Out-Null"));
-        add("no-op call (Out-Null) in a warm pwsh worker", noop.summary);
-      }
+      add("worker control channel: reset", reset.summary, "runs after each HTTP call");
+      const noop = await sequential(n, warmup, invoke("Out-Null"));
+      add("no-op call (Out-Null) in a warm pwsh worker", noop.summary);
     } finally {
       await worker.close();
     }
-    if (b.options.worker.kind === "pwsh") {
-      const starts: number[] = [];
-      for (let i = 0; i < pwshN; i++) {
-        const started = performance.now();
-        await new Deno.Command(b.options.worker.path, {
-          args: ["-NoProfile", "-Command", "exit"],
-          stdout: "null",
-          stderr: "null",
-        }).output();
-        starts.push(performance.now() - started);
-      }
-      add("pwsh -NoProfile -Command exit", summarize(starts), "process start to exit");
-    } else {
-      notes.push(
-        "No real pwsh here: `pwsh -NoProfile -Command exit` and the no-op call in a warm pwsh worker are skipped; the worker rows use the stand-in (a Deno process), not PowerShell.",
-      );
+    const starts: number[] = [];
+    for (let i = 0; i < pwshN; i++) {
+      const started = performance.now();
+      await new Deno.Command(pwsh, {
+        args: ["-NoProfile", "-Command", "exit"],
+        stdout: "null",
+        stderr: "null",
+      }).output();
+      starts.push(performance.now() - started);
     }
+    add("pwsh -NoProfile -Command exit", summarize(starts), "process start to exit");
   }
   await measureFloor(b);
   for (const [label, run] of floorRuns) {
@@ -404,52 +396,6 @@ async function p3(b: Bench): Promise<void> {
     ],
     rows,
     notes,
-  }, raw);
-  if (b.options.targets.some((t) => t.kind === "svc") && b.options.worker.kind === "stand-in") {
-    await p3ResetOffPath(b);
-  }
-}
-
-/** Reset stays off the response path: a 100 ms reset must not show up in the next call's latency. */
-async function p3ResetOffPath(b: Bench): Promise<void> {
-  if (!b.options.transports.includes("http")) return;
-  const n = b.options.full ? 60 : 20;
-  const rows: (string | number)[][] = [];
-  const raw: Record<string, Summary> = {};
-  for (const delay of [0, 100]) {
-    const proc = await b.startSvc(b.svcOptions({}, {}, {
-      cacheDir: await b.svcCache(),
-      env: { SVC_FAKE_PWSH_RESET_DELAY_MS: String(delay) },
-    }));
-    const client = await connectHttp(`${proc.base}/mcp`, "2026-07-28");
-    try {
-      const tool = (await b.tool(client, "date"))!;
-      const run = await sequential(n, 5, async () => {
-        const result = await client.call(tool, {});
-        await sleep(150); // longer than the reset, so the worker is back before the next call
-        return result;
-      });
-      // The 150 ms pause is inside each record: subtract it.
-      const s = summarize(run.records.filter((r) => r.ok).map((r) => r.ms - 150));
-      raw[`reset ${delay} ms`] = s;
-      rows.push([`${delay} ms`, ...statCells(s), run.errors]);
-    } finally {
-      await client.close();
-      await b.stopHttp(proc);
-    }
-  }
-  const [fast, slow] = [raw["reset 0 ms"]!, raw["reset 100 ms"]!];
-  b.add({
-    id: "P3",
-    title: "reset off the response path (svc http 2026-07-28, stand-in reset delay)",
-    columns: ["stand-in reset delay", ...STATS, "errors"],
-    rows,
-    notes: [
-      "Sequential get_date with 150 ms between calls; SVC_FAKE_PWSH_RESET_DELAY_MS makes every reset slow.",
-      `If the reset were on the response path, the 100 ms row would be ~100 ms slower; difference of medians: ${
-        ms(slow.median - fast.median)
-      } ms (${slow.median - fast.median < 20 ? "reset is off the path" : "reset is ON the path"}).`,
-    ],
   }, raw);
 }
 
@@ -819,7 +765,7 @@ async function p6(b: Bench): Promise<void> {
               slots ?? "?"
             } in ${after.workers} processes); a worker process's own RSS averages ${
               mb(mean)
-            } MB over ${perWorker.length} processes (${b.options.worker.kind}).`,
+            } MB over ${perWorker.length} pwsh processes.`,
           );
         } finally {
           await client.close();
