@@ -461,6 +461,7 @@ export const ROLES = {
   echo: { command: "Write-Output", params: ["InputObject"] },
   exit: { command: "Invoke-FixtureExit", params: ["Code"] },
   stuck: { command: "Invoke-FixtureStuck", params: ["Seconds", "PidFile"] },
+  slowReset: { command: "Import-SlowRemoveModule", params: ["Milliseconds"] },
 } as const satisfies Record<string, Role>;
 
 /** Name of a role. */
