@@ -1,7 +1,7 @@
 /**
  * Fault scenarios F1–F3 of issue 7 (crash, timeout and cancel, exhaustion), and the opt-in F4 soak
  * (`--minutes N`). They need svc's process tree (to kill workers and count orphans), so they run
- * against svc spawned here (`--target svc`, the default), with the stand-in or a real pwsh. Run with
+ * against svc spawned here (`--target svc`, the default), on real PowerShell. Run with
  * `deno task bench:faults`; see bench/README.md.
  *
  * @module
@@ -124,10 +124,15 @@ function healthSummary(samples: HealthSample[]): { summary: Summary; codes: stri
 
 // ---------------------------------------------------------------- F1 crash
 
-/** Waits until the pool is back to `size` live workers (none creating) and `gone` is dead. */
+/**
+ * Waits until the pool is back to `size` workers (none creating) in as many live worker processes
+ * as it had before the fault (`processes`: one per worker with `RunspacesPerProcess` 1, a single
+ * one for six workers with the default eight runspaces per process), and `gone` is dead.
+ */
 async function waitFullCapacity(
   proc: HttpProcess,
   size: number,
+  processes: number,
   gone: number,
   t0: number,
   limitMs: number,
@@ -137,7 +142,7 @@ async function waitFullCapacity(
       if (isAlive(gone) && workerPids(proc.pid).includes(gone)) return false;
       const pool = (await healthOnce(`${proc.base}/health`)).pool;
       return pool !== undefined && pool.total === size && pool.creating === 0 &&
-        workerPids(proc.pid).length === size;
+        workerPids(proc.pid).length === processes;
     },
     limitMs,
     20,
@@ -150,7 +155,7 @@ async function f1(b: Bench): Promise<void> {
   const rows: (string | number)[][] = [];
   const raw: Record<string, unknown> = {};
   const notes: string[] = [
-    `HTTP: a fixed pool (MinPoolSize = EagerWarmCount = MaxPoolSize = ${size}) so that "full capacity" means ${size} live workers again; 4 clients call get_date back to back throughout; a 5th client carries the faulting call. Collateral errors = the 4 clients' failed calls from the fault until recovery + 1 s.`,
+    `HTTP: a fixed pool (MinPoolSize = EagerWarmCount = MaxPoolSize = ${size}) so that "full capacity" means ${size} workers again, in as many live worker processes as before the faults (a worker process holds up to RunspacesPerProcess workers, so killing one ends every call running in it); 4 clients call get_date back to back throughout; a 5th client carries the faulting call. Collateral errors = the 4 clients' failed calls from the fault until recovery + 1 s.`,
     "Idle worker = the worker with the fewest CPU ticks over 0.5 s while the 4 clients run. Mid-call = the worker running Invoke-FixtureStuck (found as the parent of the `sleep` it starts).",
   ];
   if (b.options.transports.includes("http")) {
@@ -164,6 +169,7 @@ async function f1(b: Bench): Promise<void> {
         async () => (await healthOnce(`${proc.base}/health`)).pool?.warm === size,
         30_000,
       );
+      const processes = workerPids(proc.pid).length;
       const url = `${proc.base}/mcp`;
       const loopers = await Promise.all(
         Array.from({ length: 4 }, () => connectHttp(url, "2026-07-28", proc.pid)),
@@ -199,7 +205,7 @@ async function f1(b: Bench): Promise<void> {
       const idle = pids[deltas.indexOf(Math.min(...deltas))]!;
       let t0 = performance.now();
       signal(idle, "SIGKILL");
-      let recovery = await waitFullCapacity(proc, size, idle, t0, 20_000);
+      let recovery = await waitFullCapacity(proc, size, processes, idle, t0, 20_000);
       faults.push({
         name: "kill -9 idle worker",
         t0,
@@ -226,7 +232,7 @@ async function f1(b: Bench): Promise<void> {
         t0 = performance.now();
         signal(worker, "SIGKILL");
         const call = await stuck;
-        recovery = await waitFullCapacity(proc, size, worker, t0, 20_000);
+        recovery = await waitFullCapacity(proc, size, processes, worker, t0, 20_000);
         await sleep(500);
         const orphan = isAlive(sleepPid);
         extra = `pid ${worker}; its child \`sleep\` ${sleepPid} ${
@@ -251,7 +257,7 @@ async function f1(b: Bench): Promise<void> {
       t0 = performance.now();
       const exitCall = await record(() => faulty.call(tools.exit, { Code: 1 }));
       const gone = beforeExit.find((pid) => !isAlive(pid)) ?? 0;
-      recovery = await waitFullCapacity(proc, size, gone, t0, 20_000);
+      recovery = await waitFullCapacity(proc, size, processes, gone, t0, 20_000);
       faults.push({
         name: "tool exits its worker (Invoke-FixtureExit -Code 1)",
         t0,
@@ -835,15 +841,20 @@ async function f4(b: Bench): Promise<void> {
 
 // ---------------------------------------------------------------- main
 
-await main("faults", async (b) => {
-  if (!b.options.targets.every((t) => t.kind === "svc")) {
-    say(
-      "faults.ts needs svc's process tree (to kill workers and count orphans): only --target svc is supported; other targets are ignored.",
-    );
-  }
-  if (b.wants("F1")) await f1(b);
-  if (b.wants("F2")) await f2(b);
-  if (b.wants("F3")) await f3(b);
-  if (b.options.minutes > 0 && b.wants("F4")) await f4(b);
-  else say("\nF4 soak: opt-in, run with --minutes N.");
-}, (o) => 20 + o.minutes * 1.5);
+await main(
+  "faults",
+  async (b) => {
+    if (!b.options.targets.every((t) => t.kind === "svc")) {
+      say(
+        "faults.ts needs svc's process tree (to kill workers and count orphans): only --target svc is supported; other targets are ignored.",
+      );
+    }
+    if (b.wants("F1")) await f1(b);
+    if (b.wants("F2")) await f2(b);
+    if (b.wants("F3")) await f3(b);
+    if (b.options.minutes > 0 && b.wants("F4")) await f4(b);
+    else say("\nF4 soak: opt-in, run with --minutes N.");
+  },
+  (o) => 20 + o.minutes * 1.5,
+  { alwaysSvc: true },
+);

@@ -8,6 +8,7 @@
  */
 import {
   type Bench,
+  type CallRecord,
   closeAll,
   closedLoop,
   connectMany,
@@ -24,6 +25,7 @@ import {
   connectStdio,
   floorStdioCommand,
   type McpClient,
+  REPO_ROOT,
   svcStdioCommand,
   tempDir,
 } from "./lib/targets.ts";
@@ -252,9 +254,10 @@ async function p2(b: Bench): Promise<void> {
     if (call.errors === 0) add("svc POST /call Get-Date", call.summary, "a worker, no MCP");
   }
   if (svcTarget) {
+    const pwsh = b.options.worker!.path;
     // The control channel svc uses (lib/shell.ts Worker): invoke and reset round trips, no HTTP/MCP.
     const worker = await Worker.start({
-      pwsh: b.options.worker.path,
+      pwsh,
       stopTimeoutMs: 2_000,
       label: "bench",
     });
@@ -274,38 +277,29 @@ async function p2(b: Bench): Promise<void> {
         });
         return { isError: outcome.result.hadErrors };
       };
-      const kind = b.options.worker.kind;
       const inv = await sequential(n, warmup, invoke("Get-Date"));
-      add(`worker control channel: invoke Get-Date (${kind})`, inv.summary, "lib/shell.ts Worker");
+      add("worker control channel: invoke Get-Date", inv.summary, "lib/shell.ts Worker");
       const reset = await sequential(n, warmup, async () => {
         await worker.reset();
         return {};
       });
-      add(`worker control channel: reset (${kind})`, reset.summary, "runs after each HTTP call");
-      if (kind === "pwsh") {
-        const noop = await sequential(n, warmup, invoke("Out-Null"));
-        add("no-op call (Out-Null) in a warm pwsh worker", noop.summary);
-      }
+      add("worker control channel: reset", reset.summary, "runs after each HTTP call");
+      const noop = await sequential(n, warmup, invoke("Out-Null"));
+      add("no-op call (Out-Null) in a warm pwsh worker", noop.summary);
     } finally {
       await worker.close();
     }
-    if (b.options.worker.kind === "pwsh") {
-      const starts: number[] = [];
-      for (let i = 0; i < pwshN; i++) {
-        const started = performance.now();
-        await new Deno.Command(b.options.worker.path, {
-          args: ["-NoProfile", "-Command", "exit"],
-          stdout: "null",
-          stderr: "null",
-        }).output();
-        starts.push(performance.now() - started);
-      }
-      add("pwsh -NoProfile -Command exit", summarize(starts), "process start to exit");
-    } else {
-      notes.push(
-        "No real pwsh here: `pwsh -NoProfile -Command exit` and the no-op call in a warm pwsh worker are skipped; the worker rows use the stand-in (a Deno process), not PowerShell.",
-      );
+    const starts: number[] = [];
+    for (let i = 0; i < pwshN; i++) {
+      const started = performance.now();
+      await new Deno.Command(pwsh, {
+        args: ["-NoProfile", "-Command", "exit"],
+        stdout: "null",
+        stderr: "null",
+      }).output();
+      starts.push(performance.now() - started);
     }
+    add("pwsh -NoProfile -Command exit", summarize(starts), "process start to exit");
   }
   await measureFloor(b);
   for (const [label, run] of floorRuns) {
@@ -405,51 +399,110 @@ async function p3(b: Bench): Promise<void> {
     rows,
     notes,
   }, raw);
-  if (b.options.targets.some((t) => t.kind === "svc") && b.options.worker.kind === "stand-in") {
-    await p3ResetOffPath(b);
-  }
+  if (b.options.targets.some((t) => t.kind === "svc")) await p3ResetOffPath(b);
 }
 
-/** Reset stays off the response path: a 100 ms reset must not show up in the next call's latency. */
+/** How a call's reset looked from `/health` between the answer and the worker's return. */
+interface ResetSighting {
+  /** A sample between the answer and the worker's return showed a worker resetting. */
+  seen: boolean;
+  /** ms from the answer until `/health` showed no worker leased or resetting (null: not in 10 s). */
+  backMs: number | null;
+}
+
+/** Polls `/health` from the moment a call answered until its worker is back. */
+async function watchReset(health: string): Promise<ResetSighting> {
+  const answered = performance.now();
+  let seen = false;
+  while (performance.now() - answered < 10_000) {
+    const pool = (await healthOnce(health)).pool;
+    if (pool && pool.resetting > 0) seen = true;
+    else if (pool && pool.leased === 0) return { seen, backMs: performance.now() - answered };
+    await sleep(5);
+  }
+  return { seen, backMs: null };
+}
+
+/**
+ * Reset stays off the response path: a call whose reset takes 100 ms must answer as fast as one
+ * whose reset is quick. Every call is Import-SlowRemoveModule (bench/fixtures/SlowReset), which
+ * leaves a module whose removal by the reset takes the given time; the two delays alternate, and
+ * each call waits until `/health` shows the previous call's worker back.
+ */
 async function p3ResetOffPath(b: Bench): Promise<void> {
   if (!b.options.transports.includes("http")) return;
   const n = b.options.full ? 60 : 20;
+  const delays = [0, 100] as const;
+  const root = b.options.svcRoot;
+  const proc = await b.startSvc(b.svcOptions({
+    Modules: [
+      `${root}tests/fixtures/SvcFixture/SvcFixture.psd1`,
+      `${REPO_ROOT}bench/fixtures/SlowReset/SlowReset.psm1`,
+    ],
+  }));
+  const client = await connectHttp(`${proc.base}/mcp`, "2026-07-28");
+  const health = `${proc.base}/health`;
   const rows: (string | number)[][] = [];
-  const raw: Record<string, Summary> = {};
-  for (const delay of [0, 100]) {
-    const proc = await b.startSvc(b.svcOptions({}, {}, {
-      cacheDir: await b.svcCache(),
-      env: { SVC_FAKE_PWSH_RESET_DELAY_MS: String(delay) },
-    }));
-    const client = await connectHttp(`${proc.base}/mcp`, "2026-07-28");
-    try {
-      const tool = (await b.tool(client, "date"))!;
-      const run = await sequential(n, 5, async () => {
-        const result = await client.call(tool, {});
-        await sleep(150); // longer than the reset, so the worker is back before the next call
-        return result;
-      });
-      // The 150 ms pause is inside each record: subtract it.
-      const s = summarize(run.records.filter((r) => r.ok).map((r) => r.ms - 150));
-      raw[`reset ${delay} ms`] = s;
-      rows.push([`${delay} ms`, ...statCells(s), run.errors]);
-    } finally {
-      await client.close();
-      await b.stopHttp(proc);
+  const raw: Record<string, { summary: Summary; workerBack: Summary }> = {};
+  const notes: string[] = [
+    "Sequential calls of Import-SlowRemoveModule (bench/fixtures/SlowReset), alternating 0 and 100 ms: the reset after each call removes the module it imported, and its OnRemove sleeps that long. Each call starts once `/health` shows the previous call's worker back.",
+  ];
+  try {
+    const tool = await b.tool(client, "slowReset");
+    if (!tool) throw new Error("svc offers no Import-SlowRemoveModule tool");
+    const records = new Map<number, CallRecord[]>(delays.map((d) => [d, []]));
+    const sightings = new Map<number, ResetSighting[]>(delays.map((d) => [d, []]));
+    for (let i = 0; i < 2 * (n + 5); i++) {
+      const delay = delays[i % 2]!;
+      const r = await record(() => client.call(tool, { Milliseconds: delay }));
+      const sighting = await watchReset(health);
+      if (i < 10) continue; // five warm-up calls of each
+      records.get(delay)!.push(r);
+      sightings.get(delay)!.push(sighting);
     }
+    for (const delay of delays) {
+      const ok = records.get(delay)!.filter((r) => r.ok);
+      const seen = sightings.get(delay)!;
+      const s = summarize(ok.map((r) => r.ms));
+      const back = summarize(seen.flatMap((x) => x.backMs === null ? [] : [x.backMs]));
+      raw[`reset ${delay} ms`] = { summary: s, workerBack: back };
+      rows.push([
+        `${delay} ms`,
+        ...statCells(s),
+        records.get(delay)!.length - ok.length,
+        `${seen.filter((x) => x.seen).length}/${seen.length}`,
+        ms(back.median),
+      ]);
+      const firstError = records.get(delay)!.find((r) => !r.ok)?.error;
+      if (firstError) notes.push(`${delay} ms: first error: ${firstError}`);
+    }
+    // From one answer to the worker's return: the whole reset when it is off the response path,
+    // what is left of it when it is on. Either way the 100 ms row's cycle is ~100 ms longer.
+    const [fast, slow] = [raw["reset 0 ms"]!, raw["reset 100 ms"]!];
+    const difference = slow.summary.median - fast.summary.median;
+    const cycles = slow.summary.median + slow.workerBack.median -
+      (fast.summary.median + fast.workerBack.median);
+    notes.push(
+      cycles < 80
+        ? `The 100 ms resets did not make a call and its reset ~100 ms longer (${
+          ms(cycles)
+        } ms): this run says nothing about the response path.`
+        : `If the reset were on the response path, the 100 ms row would be ~100 ms slower; difference of medians: ${
+          ms(difference)
+        } ms (${
+          difference < 20 ? "reset is off the path" : "reset is ON the path"
+        }), while call plus reset took ${ms(cycles)} ms longer.`,
+    );
+  } finally {
+    await client.close();
+    await b.stopHttp(proc);
   }
-  const [fast, slow] = [raw["reset 0 ms"]!, raw["reset 100 ms"]!];
   b.add({
     id: "P3",
-    title: "reset off the response path (svc http 2026-07-28, stand-in reset delay)",
-    columns: ["stand-in reset delay", ...STATS, "errors"],
+    title: "reset off the response path (svc http 2026-07-28, a module whose removal is slow)",
+    columns: ["reset delay", ...STATS, "errors", "resetting after answer", "worker back, median"],
     rows,
-    notes: [
-      "Sequential get_date with 150 ms between calls; SVC_FAKE_PWSH_RESET_DELAY_MS makes every reset slow.",
-      `If the reset were on the response path, the 100 ms row would be ~100 ms slower; difference of medians: ${
-        ms(slow.median - fast.median)
-      } ms (${slow.median - fast.median < 20 ? "reset is off the path" : "reset is ON the path"}).`,
-    ],
+    notes,
   }, raw);
 }
 
@@ -819,7 +872,7 @@ async function p6(b: Bench): Promise<void> {
               slots ?? "?"
             } in ${after.workers} processes); a worker process's own RSS averages ${
               mb(mean)
-            } MB over ${perWorker.length} processes (${b.options.worker.kind}).`,
+            } MB over ${perWorker.length} pwsh processes.`,
           );
         } finally {
           await client.close();

@@ -9,7 +9,7 @@
  *    reads every file too, since the grammar is an approximation of it.
  *
  * Usage: `deno run -A scripts/ps_check.ts [file ...]` (default: lib/host.ps1, lib/host/*.ps1 and every .ps1/.psm1
- * under tests/fixtures). Exit 0 when clean, 1 on any problem.
+ * under tests/fixtures and bench/fixtures). Exit 0 when clean, 1 on any problem.
  *
  * @module
  */
@@ -52,6 +52,7 @@ async function defaultFiles(): Promise<string[]> {
     }
   };
   await walk("tests/fixtures/");
+  await walk("bench/fixtures/");
   return files.sort();
 }
 

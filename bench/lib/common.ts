@@ -31,6 +31,7 @@ import {
   tempDir,
   type ToolInfo,
   type WorkerChoice,
+  WorkerNotFound,
 } from "./targets.ts";
 
 /** One target named on the command line. */
@@ -46,8 +47,8 @@ export interface Options {
   targets: TargetDef[];
   /** Transports used for `svc` and `floor`. */
   transports: ("http" | "stdio")[];
-  /** Worker for svc. */
-  worker: WorkerChoice;
+  /** PowerShell for svc (null when no target is svc: nothing needs it then). */
+  worker: WorkerChoice | null;
   /** `--tool role=name` overrides. */
   tools: Record<string, string>;
   /** The issue's iteration counts and durations. */
@@ -81,9 +82,10 @@ const HELP = `Options (perf.ts and faults.ts):
   --health <url>          with --url: a health URL to probe (svc: <base>/health)
   --stdio "<command>"     measure any MCP server over stdio (spawned per connection); repeatable
   --transport http|stdio|both   transports for svc and floor (default both)
-  --pwsh <path>           worker for svc (default: SVC_TEST_PWSH, else pwsh on PATH, else the stand-in)
-  --stand-in              force the stand-in worker (tests/support/fake-pwsh)
-  --tool <role>=<name>    tool to use for a role (date, sleepMs, sleepS, large, echo, exit, stuck)
+  --pwsh <path>           PowerShell for svc (default: what bin/pwsh locates: SVC_TEST_PWSH, SVC_PWSH,
+                          pwsh on PATH, else 7.6.9 installed from NuGet into .tools/ on first use)
+  --tool <role>=<name>    tool to use for a role (date, sleepMs, sleepS, large, echo, exit, stuck,
+                          slowReset)
   --full                  the issue's counts (P1 N=10, P3 1000 calls, P4 30 s per level, ...)
   --only P3,P4            run only these scenarios
   --iterations <n>        measured iterations (P2/P3) override
@@ -97,8 +99,11 @@ const HELP = `Options (perf.ts and faults.ts):
   --out <dir>             results directory (default bench/results)
 `;
 
-/** Parses the command line shared by both entry points. */
-export function parseOptions(argv: string[]): Options {
+/**
+ * Parses the command line shared by both entry points. PowerShell is located only when svc will run:
+ * a target is svc, or `alwaysSvc` (faults.ts runs svc whatever the targets). @default alwaysSvc false
+ */
+export function parseOptions(argv: string[], { alwaysSvc = false } = {}): Options {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -109,7 +114,6 @@ export function parseOptions(argv: string[]): Options {
       stdio: { type: "string", multiple: true },
       transport: { type: "string", default: "both" },
       pwsh: { type: "string" },
-      "stand-in": { type: "boolean", default: false },
       tool: { type: "string", multiple: true },
       full: { type: "boolean", default: false },
       only: { type: "string" },
@@ -164,7 +168,7 @@ export function parseOptions(argv: string[]): Options {
   return {
     targets,
     transports: transport === "both" ? ["http", "stdio"] : [transport as "http" | "stdio"],
-    worker: chooseWorker(values.pwsh, values["stand-in"]),
+    worker: alwaysSvc || targets.some((t) => t.kind === "svc") ? chooseWorker(values.pwsh) : null,
     tools,
     full: values.full,
     only: values.only ? new Set(values.only.split(",").map((s) => s.trim().toUpperCase())) : null,
@@ -273,6 +277,9 @@ export class Bench {
     pool: Record<string, unknown> = {},
     extra: Partial<SvcOptions> = {},
   ): SvcOptions {
+    if (!this.options.worker) {
+      throw new Error("svc was started although no target is svc, so no PowerShell was located");
+    }
     return {
       config: benchConfig(shell, pool, this.options.svcRoot),
       worker: this.options.worker,
@@ -463,7 +470,7 @@ export class Bench {
     const md = [
       `# svc bench: ${this.#name} (${meta.date})`,
       "",
-      `- worker: ${meta.worker.kind} (${meta.worker.path}; ${meta.worker.reason})`,
+      `- ${describeWorker(meta.worker)}`,
       `- host: ${meta.host.os}/${meta.host.arch}, ${meta.host.cpus} CPUs, Deno ${meta.deno}`,
       `- targets: ${meta.targets.join(", ")}; transports: ${meta.transports.join(", ")}; ${
         meta.full ? "full counts" : "quick counts (use --full for the issue's counts)"
@@ -745,23 +752,37 @@ export async function connectMany(
   return clients;
 }
 
-/** Runs the entry point: parses options, runs `body`, always finishes (kills leftovers). */
+/** The PowerShell line of the report. */
+function describeWorker(worker: WorkerChoice | null): string {
+  return worker
+    ? `PowerShell: ${worker.path} (${worker.reason})`
+    : "PowerShell: none (no target is svc)";
+}
+
+/**
+ * Runs the entry point: parses options, runs `body`, always finishes (kills leftovers). Exits 2 on a
+ * bad command line and 3 when svc is to run and no PowerShell is found. `alwaysSvc`: the entry point
+ * runs svc whatever the targets. @default alwaysSvc false
+ */
 export async function main(
   name: string,
   body: (bench: Bench) => Promise<void>,
   budgetMinutes: (options: Options) => number,
+  { alwaysSvc = false } = {},
 ): Promise<void> {
   let options: Options;
   try {
-    options = parseOptions(Deno.args);
+    options = parseOptions(Deno.args, { alwaysSvc });
   } catch (error) {
+    if (error instanceof WorkerNotFound) {
+      say(`${name}: ${error.message}`);
+      Deno.exit(3);
+    }
     say(`${name}: ${(error as Error).message}\n\n${HELP}`);
     Deno.exit(2);
   }
   const bench = new Bench(name, options);
-  say(
-    `svc bench ${name}: worker = ${options.worker.kind} (${options.worker.path}; ${options.worker.reason})`,
-  );
+  say(`svc bench ${name}: ${describeWorker(options.worker)}`);
   say(
     `targets: ${options.targets.map((t) => t.label).join(", ")}; transports: ${
       options.transports.join(", ")

@@ -164,10 +164,10 @@ export function treeMemory(pid: number): TreeMemory {
   return { total: server + children.reduce((s, c) => s + c.rss, 0), server, children };
 }
 
-/** Markers of worker processes (real pwsh and the stand-in both carry the host script argument). */
-export const WORKER_MARKERS = ["host.ps1 -Endpoint", "fake_pwsh.ts"];
+/** Markers of worker processes: pwsh running svc's host script carries its argument. */
+export const WORKER_MARKERS = ["host.ps1 -Endpoint"];
 
-/** True when a command line looks like an svc worker (pwsh or the stand-in). */
+/** True when a command line looks like an svc worker. */
 export function isWorkerCommand(args: string): boolean {
   return WORKER_MARKERS.some((marker) => args.includes(marker));
 }

@@ -1,6 +1,6 @@
 /**
- * What the benchmarks run against. A target is svc (spawned here, over HTTP and/or stdio, with the
- * stand-in worker or a real pwsh), the SDK floor (`bench/floor_server.ts`, spawned here), any MCP
+ * What the benchmarks run against. A target is svc (spawned here, over HTTP and/or stdio, with real
+ * PowerShell), the SDK floor (`bench/floor_server.ts`, spawned here), any MCP
  * server over HTTP (`--url`), or any MCP server over stdio (`--stdio "<command line>"`). Every target
  * is reached through the SDK v2 `Client`: `StreamableHTTPClientTransport` at 2026-07-28 (pinned) or
  * 2025-11-25 (the default legacy handshake), and `StdioClientTransport` (2025-11-25 by default; a
@@ -16,54 +16,41 @@ import { isAlive, type ProcessTracker, signal, sleep, waitFor } from "./proc.ts"
 /** Repository root (this file is bench/lib/targets.ts). */
 export const REPO_ROOT: string = new URL("../../", import.meta.url).pathname;
 
-/** The stand-in worker of the tests. */
-export const STAND_IN = `${REPO_ROOT}tests/support/fake-pwsh`;
-
 /** Protocol era of a client. */
 export type Era = "2026-07-28" | "2025-11-25";
 
-/** The worker svc is started with. */
+/** The PowerShell svc is started with. */
 export interface WorkerChoice {
-  /** `stand-in` (tests/support/fake-pwsh) or `pwsh` (real PowerShell). */
-  kind: "stand-in" | "pwsh";
   /** Executable path. */
   path: string;
   /** How it was chosen. */
   reason: string;
 }
 
-/** Finds `name` on PATH. */
-function onPath(name: string): string | null {
-  for (const dir of (Deno.env.get("PATH") ?? "").split(Deno.build.os === "windows" ? ";" : ":")) {
-    if (!dir) continue;
-    try {
-      if (Deno.statSync(`${dir}/${name}`).isFile) return `${dir}/${name}`;
-    } catch { /* not here */ }
-  }
-  return null;
+/** No PowerShell for svc: `bin/pwsh` found none and could not install one. */
+export class WorkerNotFound extends Error {
+  override name = "WorkerNotFound";
 }
 
 /**
- * The worker for svc: `--pwsh <path>` if given, `--stand-in` forces the stand-in, else
- * `SVC_TEST_PWSH`, else `pwsh` on PATH, else the stand-in.
+ * The PowerShell for svc: `--pwsh <path>` if given, else the executable the repository's `bin/pwsh`
+ * locates (`SVC_TEST_PWSH`, `SVC_PWSH`, `pwsh` on PATH, else PowerShell 7.6.9 installed from NuGet
+ * into `.tools/` on first use), as the tests get theirs. Throws {@linkcode WorkerNotFound} with
+ * `bin/pwsh`'s reason when it finds none.
  */
-export function chooseWorker(explicit: string | undefined, forceStandIn: boolean): WorkerChoice {
-  if (forceStandIn) return { kind: "stand-in", path: STAND_IN, reason: "--stand-in" };
-  if (explicit) {
-    const kind = explicit === STAND_IN ? "stand-in" : "pwsh";
-    return { kind, path: explicit, reason: "--pwsh" };
+export function chooseWorker(explicit: string | undefined): WorkerChoice {
+  if (explicit) return { path: explicit, reason: "--pwsh" };
+  const output = new Deno.Command(`${REPO_ROOT}bin/pwsh`, {
+    env: { SVC_PWSH_LOCATE: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).outputSync();
+  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes).trim();
+  if (output.code !== 0) {
+    throw new WorkerNotFound(`bin/pwsh found no PowerShell for svc: ${decode(output.stderr)}`);
   }
-  const fromEnv = Deno.env.get("SVC_TEST_PWSH");
-  if (fromEnv && fromEnv !== STAND_IN) {
-    return { kind: "pwsh", path: fromEnv, reason: "SVC_TEST_PWSH" };
-  }
-  const found = onPath(Deno.build.os === "windows" ? "pwsh.exe" : "pwsh");
-  if (found) return { kind: "pwsh", path: found, reason: "pwsh on PATH" };
-  return {
-    kind: "stand-in",
-    path: STAND_IN,
-    reason: "no real pwsh found (SVC_TEST_PWSH unset, no pwsh on PATH)",
-  };
+  return { path: decode(output.stdout), reason: "located by bin/pwsh" };
 }
 
 /** A tool as listed. */
@@ -340,7 +327,7 @@ export interface SvcOptions {
   logLevel?: string;
 }
 
-/** The configuration the benchmarks use: the stand-in's built-ins plus the fixture module. */
+/** The configuration the benchmarks use: a few built-in cmdlets plus the fixture module. */
 export function benchConfig(
   shell: Record<string, unknown> = {},
   pool: Record<string, unknown> = {},
@@ -474,6 +461,7 @@ export const ROLES = {
   echo: { command: "Write-Output", params: ["InputObject"] },
   exit: { command: "Invoke-FixtureExit", params: ["Code"] },
   stuck: { command: "Invoke-FixtureStuck", params: ["Seconds", "PidFile"] },
+  slowReset: { command: "Import-SlowRemoveModule", params: ["Milliseconds"] },
 } as const satisfies Record<string, Role>;
 
 /** Name of a role. */
