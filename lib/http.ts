@@ -33,6 +33,7 @@ import {
   withoutBody,
 } from "./http_message.ts";
 import { checkCanListen, listen } from "./http_listen.ts";
+import { checkAnonymousExposure } from "./http_guard.ts";
 import {
   authInfoOf,
   callTool,
@@ -540,6 +541,7 @@ class HttpFront {
 /** Serves MCP over HTTP until shutdown, then drains in-flight calls and closes every worker. */
 export async function serveHttp(options: HttpOptions): Promise<void> {
   const { settings, pwsh, version, shutdown } = options;
+  checkAnonymousExposure(settings.http, settings.auth);
   // Fail on a taken port before starting workers, which would take seconds and then be wasted.
   if (settings.http.port !== 0) checkCanListen(settings.http.host, settings.http.port);
   const pool = await WorkerPool.start({ pwsh, pool: settings.pool, shell: settings.shell });

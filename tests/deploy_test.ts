@@ -48,6 +48,10 @@ Deno.test("Dockerfile: non-root, HTTP on all interfaces, EXPOSE and HEALTHCHECK 
   const env = get("ENV").join(" ");
   assert.match(env, /SVC_TRANSPORT=http/);
   assert.match(env, /SVC_HOST=0\.0\.0\.0/);
+  // The embedded default has no authentication; on 0.0.0.0 that must be said explicitly (issue 27).
+  const embedded = JSON.parse(read("appsettings.json"));
+  assert.notEqual(embedded.Authentication?.Enabled, true);
+  assert.match(env, /SVC_ALLOW_ANONYMOUS=true/);
   const port = env.match(/SVC_PORT=(\d+)/)?.[1];
   assert.deepEqual(get("EXPOSE"), [port]);
   assert.match(get("HEALTHCHECK")[0] ?? "", new RegExp(`127\\.0\\.0\\.1:${port}/health'`));
