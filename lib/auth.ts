@@ -103,7 +103,8 @@ export class Authenticator {
    * RFC 9728 protected resource metadata for the MCP endpoint at `endpointUrl`, or null when
    * clients have no authorization server to find: authentication is off, or the default scheme is
    * not JwtBearer and no `ProtectedResource:Resource` is configured. Unset fields are derived:
-   * `resource` from the scheme's Audience when it is an http(s) URL, else `endpointUrl`;
+   * `resource` from the scheme's `Audience` when it is one https URL, else `endpointUrl` (never a
+   * `ValidAudiences` entry, which may name another, internal resource);
    * `authorization_servers` from its Authority (else ValidIssuers); `scopes_supported` from
    * `DefaultPolicy:RequiredScopes`.
    */
@@ -111,7 +112,7 @@ export class Authenticator {
     const prm = this.#auth.protectedResource;
     const scheme = this.#defaultBearerScheme();
     if (!this.#auth.enabled || (!scheme && prm.resource === null)) return null;
-    const audience = scheme?.audiences.find((a) => /^https?:\/\//i.test(a));
+    const audience = scheme?.resourceAudience ?? null;
     const servers = prm.authorizationServers.length > 0
       ? prm.authorizationServers
       : scheme?.authority
@@ -215,13 +216,13 @@ export class Authenticator {
     // ask it for; a 403 for a missing scope says so, so that a client can ask for more (step-up).
     const challenge = [
       ...(insufficientScope ? ['error="insufficient_scope"'] : []),
-      ...(scopes ? [`scope="${scopes}"`] : []),
-      `resource_metadata="${metadataUrl}"`,
+      ...(scopes ? [`scope=${quoted(scopes)}`] : []),
+      `resource_metadata=${quoted(metadataUrl)}`,
     ].join(", ");
     if (bearer && (status === 401 || insufficientScope)) {
       headers["www-authenticate"] = `Bearer ${challenge}`;
     } else if (status === 401 && scheme.type === "ApiKey") {
-      headers["www-authenticate"] = `ApiKey header="${scheme.headerName}"`;
+      headers["www-authenticate"] = `ApiKey header=${quoted(scheme.headerName)}`;
     }
     return { ok: false, status, reason, headers };
   }
@@ -308,6 +309,11 @@ async function discover(scheme: JwtSchemeSettings): Promise<Discovery> {
     issuer,
     jwks: createRemoteJWKSet(new URL(jwksUri!), { cooldownDuration: 5_000, cacheMaxAge: 600_000 }),
   };
+}
+
+/** An RFC 9110 quoted-string: nothing a value holds can end it or add a parameter. */
+function quoted(value: string): string {
+  return `"${value.replace(/[\\"]/g, "\\$&").replace(/[\x00-\x1f\x7f]/g, "")}"`;
 }
 
 function describeJoseError(error: unknown): string {

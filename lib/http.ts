@@ -33,7 +33,7 @@ import {
   withoutBody,
 } from "./http_message.ts";
 import { checkCanListen, listen } from "./http_listen.ts";
-import { checkAnonymousExposure } from "./http_guard.ts";
+import { checkAnonymousExposure, RequestGuard } from "./http_guard.ts";
 import {
   authInfoOf,
   callTool,
@@ -73,7 +73,6 @@ interface Session {
 const UNSUPPORTED_MEDIA_TYPE = "Unsupported Media Type: Content-Type must be application/json";
 /** RFC 9728 §3: where protected resource metadata is served (plus the resource's path). */
 const WELL_KNOWN_RESOURCE = "/.well-known/oauth-protected-resource";
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
 function jsonResponse(status: number, body: unknown, headers: HeadersInit = {}): Response {
   return new Response(JSON.stringify(body), {
@@ -86,25 +85,6 @@ function rpcError(status: number, code: number, message: string): Response {
   return jsonResponse(status, { jsonrpc: "2.0", error: { code, message }, id: null });
 }
 
-/** Hostname of a Host header value (`example.com:8080` → `example.com`, `[::1]:80` → `[::1]`). */
-function hostnameOf(host: string): string {
-  const bracket = /^(\[[^\]]+\])(?::\d+)?$/.exec(host);
-  if (bracket) return bracket[1]!.toLowerCase();
-  return host.replace(/:\d+$/, "").toLowerCase();
-}
-
-/** scheme://host:port of an origin or URL, with default ports made explicit; null when not http(s). */
-function normalizeOrigin(value: string): string | null {
-  try {
-    const url = new URL(value);
-    if (url.protocol !== "http:" && url.protocol !== "https:") return null;
-    const port = url.port || (url.protocol === "https:" ? "443" : "80");
-    return `${url.protocol}//${url.hostname.toLowerCase()}:${port}`;
-  } catch {
-    return null;
-  }
-}
-
 /** The HTTP front of svc; one per process. */
 class HttpFront {
   readonly #http: HttpSettings;
@@ -114,8 +94,7 @@ class HttpFront {
   readonly #sessions = new Map<string, Session>();
   readonly #sse = new Map<string, SseTransport>();
   readonly #mcpPaths: Set<string>;
-  readonly #allowedHosts: Set<string> | null;
-  readonly #allowedOrigins: Set<string>;
+  readonly #guard: RequestGuard;
   readonly #sweep: ReturnType<typeof setInterval>;
   readonly #auth: Authenticator;
 
@@ -132,17 +111,7 @@ class HttpFront {
       sse: createMcpHandler(factory, { legacy: "reject", responseMode: "sse", onerror }),
     };
     this.#mcpPaths = new Set(this.#http.mcpPath ? [this.#http.mcpPath] : ["/", "/mcp"]);
-    const bound = this.#http.host.toLowerCase();
-    // Bound to every interface (containers), any Host is accepted unless AllowedHosts narrows it.
-    const wildcard = bound === "0.0.0.0" || bound === "::" || bound === "[::]";
-    this.#allowedHosts = wildcard && this.#http.allowedHosts.length === 0 ? null : new Set([
-      ...LOOPBACK_HOSTS,
-      bound.includes(":") && !bound.startsWith("[") ? `[${bound}]` : bound,
-      ...this.#http.allowedHosts.map((h) => hostnameOf(h)),
-    ]);
-    this.#allowedOrigins = new Set(
-      this.#http.allowedOrigins.map(normalizeOrigin).filter((o): o is string => o !== null),
-    );
+    this.#guard = new RequestGuard(this.#http);
     const every = Math.max(250, Math.min(30_000, Math.floor(this.#http.idleSessionTimeoutMs / 4)));
     this.#sweep = setInterval(() => this.#expireSessions(), every);
   }
@@ -160,6 +129,12 @@ class HttpFront {
     const given = req.headers.get("x-correlation-id");
     const correlationId = correlationIdFor(given);
     return withContext({ CorrelationId: correlationId }, async () => {
+      // A Host that makes no URL (spaces, `@`, quotes …) names nothing svc serves.
+      if (!URL.canParse(req.url)) {
+        const refused = rpcError(400, -32000, "Bad Request: the Host header is malformed");
+        refused.headers.set("x-correlation-id", correlationId);
+        return refused;
+      }
       let response: Response;
       try {
         response = await withRequestSignal(req.signal, () => this.#route(req));
@@ -193,10 +168,12 @@ class HttpFront {
       if (req.method !== "GET") return jsonResponse(405, { error: "Use GET" }, { allow: "GET" });
       return this.#health(path === "/health/ready");
     }
-    const refused = this.#checkHost(req) ?? this.#checkOrigin(req);
+    const host = this.#guard.acceptedHost(req);
+    const refused = host === null ? this.#refuseHost(req) : this.#checkOrigin(req);
     if (refused) return refused;
     if (req.method === "OPTIONS") return new Response(null, { status: 204 });
-    const base = `${url.protocol}//${req.headers.get("host") ?? url.host}`;
+    // Only a Host that passed the check (a bare name or address and port) goes into a URL.
+    const base = `${url.protocol}//${host}`;
     if (path === WELL_KNOWN_RESOURCE || path.startsWith(`${WELL_KNOWN_RESOURCE}/`)) {
       return this.#resourceMetadata(base, path.slice(WELL_KNOWN_RESOURCE.length));
     }
@@ -240,10 +217,8 @@ class HttpFront {
   }
 
   /** DNS-rebinding protection: the Host header must name this server. Runs before the Origin check. */
-  #checkHost(req: Request): Response | null {
-    if (!this.#allowedHosts) return null;
+  #refuseHost(req: Request): Response {
     const host = req.headers.get("host");
-    if (host && this.#allowedHosts.has(hostnameOf(host))) return null;
     log.warning("Refused request with Host {Host}.", { Host: host ?? "(none)" });
     return rpcError(
       403,
@@ -255,10 +230,7 @@ class HttpFront {
   /** An Origin, when present, must be this server's own or one of `Authentication:Cors:AllowedOrigins`. */
   #checkOrigin(req: Request): Response | null {
     const origin = req.headers.get("origin");
-    if (origin === null) return null;
-    const normalized = normalizeOrigin(origin);
-    const self = normalizeOrigin(`${new URL(req.url).protocol}//${req.headers.get("host") ?? ""}`);
-    if (normalized && (normalized === self || this.#allowedOrigins.has(normalized))) return null;
+    if (origin === null || this.#guard.originAllowed(req, origin)) return null;
     log.warning("Refused request from Origin {Origin}.", { Origin: origin });
     return rpcError(
       403,
@@ -280,24 +252,7 @@ class HttpFront {
       });
       out.headers.set("x-correlation-id", correlationId);
     }
-    const origin = req.headers.get("origin");
-    if (origin && out.status !== 403) {
-      const headers = out.headers;
-      headers.set("access-control-allow-origin", origin);
-      headers.append("vary", "Origin");
-      headers.set(
-        "access-control-expose-headers",
-        "Mcp-Session-Id, MCP-Protocol-Version, X-Correlation-ID",
-      );
-      if (req.method === "OPTIONS") {
-        headers.set("access-control-allow-methods", "GET, POST, DELETE, OPTIONS");
-        headers.set(
-          "access-control-allow-headers",
-          req.headers.get("access-control-request-headers") ??
-            "content-type, accept, mcp-session-id, mcp-protocol-version",
-        );
-      }
-    }
+    this.#guard.addCors(req, out.headers);
     return out;
   }
 

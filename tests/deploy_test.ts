@@ -117,6 +117,14 @@ Deno.test("Kubernetes manifests agree with each other and with the image", () =>
     ingress.spec.rules[0].http.paths[0].backend.service.name,
     service.metadata.name,
   );
+  // svc checks Host on every bind (issue 27): the names clients use must be allowed.
+  const settings = JSON.parse(
+    (kinds.get("ConfigMap")!.data["appsettings.json"] as string).replace(/^\s*\/\/.*$/gm, ""),
+  );
+  const allowed = settings.McpServer.AllowedHosts as string[];
+  assert.ok(allowed.includes(ingress.spec.rules[0].host), "the ingress host is an AllowedHost");
+  assert.ok(allowed.includes(service.metadata.name), "the Service's name is an AllowedHost");
+  assert.equal(settings.Authentication.Enabled, true, "no --allow-anonymous needed");
 });
 
 Deno.test("the manifests' appsettings.json and API key serve: probes answer and the key opens a call", async () => {
