@@ -313,7 +313,8 @@ async function discover(scheme: JwtSchemeSettings): Promise<Discovery> {
 
 /** An RFC 9110 quoted-string: nothing a value holds can end it or add a parameter. */
 function quoted(value: string): string {
-  return `"${value.replace(/[\\"]/g, "\\$&").replace(/[\x00-\x1f\x7f]/g, "")}"`;
+  const printable = [...value].filter((c) => c >= " " && c !== "\x7f").join("");
+  return `"${printable.replace(/[\\"]/g, "\\$&")}"`;
 }
 
 function describeJoseError(error: unknown): string {
