@@ -481,6 +481,9 @@ class HttpFront {
     if (transport.owner !== principal.name) {
       return jsonResponse(403, { error: "The SSE session belongs to another caller" });
     }
+    if (!isJsonContentType(req.headers.get("content-type"))) {
+      return rpcError(415, -32000, UNSUPPORTED_MEDIA_TYPE);
+    }
     let message: JSONRPCMessage;
     try {
       message = JSON.parse(await readBodyText(req, this.#http.maxRequestBodyBytes));
