@@ -17,7 +17,7 @@
  * @module
  */
 import { createHash, timingSafeEqual } from "node:crypto";
-import { createRemoteJWKSet, errors as joseErrors, type JWTPayload, jwtVerify } from "jose";
+import { errors as joseErrors, type JWTPayload, jwtVerify } from "jose";
 import type { ToolDescriptor } from "./catalog.ts";
 import {
   type ApiKeySchemeSettings,
@@ -26,6 +26,7 @@ import {
   overrideFor,
   type ShellSettings,
 } from "./config.ts";
+import { IdentityProvider } from "./identity_provider.ts";
 import { logger } from "./log.ts";
 
 const log = logger("auth");
@@ -65,11 +66,6 @@ export class AuthError extends Error {
   }
 }
 
-interface Discovery {
-  issuer: string;
-  jwks: ReturnType<typeof createRemoteJWKSet>;
-}
-
 /** Options of {@linkcode Authenticator}. */
 export interface AuthenticatorOptions {
   /** The Authentication section. */
@@ -82,7 +78,7 @@ export interface AuthenticatorOptions {
 export class Authenticator {
   readonly #auth: AuthSettings;
   readonly #shell: ShellSettings;
-  readonly #discovery = new Map<string, Promise<Discovery>>();
+  readonly #providers = new Map<string, IdentityProvider>();
   readonly #overrideRoles: string[][];
 
   /** Builds the authenticator; work that does not depend on a request is done here once. */
@@ -251,7 +247,9 @@ export class Authenticator {
     if (header === null) return null;
     const match = /^Bearer\s+([A-Za-z0-9_\-.~+/]+=*)$/i.exec(header.trim());
     if (!match) throw new AuthError("MISSING", "The Authorization header must be 'Bearer <token>'");
-    const { issuer, jwks } = await this.#keysFor(name, scheme);
+    let provider = this.#providers.get(name);
+    if (!provider) this.#providers.set(name, provider = new IdentityProvider(scheme));
+    const { issuer, jwks } = await provider.discovery();
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(match[1]!, jwks, {
@@ -261,6 +259,8 @@ export class Authenticator {
         requiredClaims: ["exp"],
       }));
     } catch (error) {
+      // The key set could not be fetched: not the token's fault, and logged as such by the caller.
+      if (!(error instanceof joseErrors.JOSEError)) throw error;
       throw new AuthError("INVALID", `The bearer token is not valid: ${describeJoseError(error)}`);
     }
     return {
@@ -270,45 +270,6 @@ export class Authenticator {
       roles: claimList(payload, [scheme.roleClaim], false),
     };
   }
-
-  #keysFor(name: string, scheme: JwtSchemeSettings): Promise<Discovery> {
-    let discovery = this.#discovery.get(name);
-    if (!discovery) {
-      discovery = discover(scheme);
-      this.#discovery.set(name, discovery);
-      // A failed discovery is retried by the next request instead of being cached.
-      discovery.catch(() => this.#discovery.delete(name));
-    }
-    return discovery;
-  }
-}
-
-async function discover(scheme: JwtSchemeSettings): Promise<Discovery> {
-  const check = (url: string, key: string) => {
-    if (scheme.requireHttpsMetadata && !url.startsWith("https://")) {
-      throw new Error(`${key} '${url}' must use https (RequireHttpsMetadata)`);
-    }
-  };
-  let jwksUri = scheme.jwksUri;
-  let issuer = scheme.issuers[0] ?? "";
-  if (scheme.authority) {
-    check(scheme.authority, "Authority");
-    const url = `${scheme.authority.replace(/\/+$/, "")}/.well-known/openid-configuration`;
-    const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
-    if (!response.ok) throw new Error(`OIDC discovery at ${url} answered ${response.status}`);
-    const document = await response.json() as { issuer?: string; jwks_uri?: string };
-    if (!document.issuer || !document.jwks_uri) {
-      throw new Error(`OIDC discovery at ${url} lacks issuer or jwks_uri`);
-    }
-    issuer = document.issuer;
-    jwksUri ??= document.jwks_uri;
-  }
-  check(jwksUri!, "JwksUri");
-  // jose caches the key set and refetches it (rate-limited) when a token names an unknown kid.
-  return {
-    issuer,
-    jwks: createRemoteJWKSet(new URL(jwksUri!), { cooldownDuration: 5_000, cacheMaxAge: 600_000 }),
-  };
 }
 
 /** An RFC 9110 quoted-string: nothing a value holds can end it or add a parameter. */
