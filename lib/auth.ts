@@ -41,6 +41,24 @@ export interface Principal {
   scopes: string[];
   /** Granted roles. */
   roles: string[];
+  /** The token's `iss`, when a bearer token authenticated the caller. @default null */
+  issuer?: string | null;
+  /**
+   * Who the caller is, as the scheme knows it: the token's `sub`, or the API key's id. Null when
+   * anonymous or when the token has no `sub` (such a caller cannot own a session). @default null
+   */
+  subject?: string | null;
+}
+
+/**
+ * The owner of a session opened by `principal`: its scheme, issuer and subject (never a display
+ * name, which another subject may share); `anonymous` when authentication let it in without
+ * credentials; null when a token names no subject, so that it cannot own a session.
+ */
+export function ownerOf(principal: Principal): string | null {
+  if (principal.scheme === null) return "anonymous";
+  if (!principal.subject) return null;
+  return JSON.stringify([principal.scheme, principal.issuer ?? null, principal.subject]);
 }
 
 /** The anonymous caller (authentication disabled, or not required and no credentials sent). */
@@ -239,7 +257,14 @@ export class Authenticator {
       log.warning("Invalid API key presented in {Header}.", { Header: scheme.headerName });
       throw new AuthError("INVALID", `The API key in ${scheme.headerName} is not valid`);
     }
-    return { name: found.id, scheme: name, scopes: [...found.scopes], roles: [...found.roles] };
+    return {
+      name: found.id,
+      scheme: name,
+      scopes: [...found.scopes],
+      roles: [...found.roles],
+      issuer: null,
+      subject: found.id,
+    };
   }
 
   async #bearer(req: Request, name: string, scheme: JwtSchemeSettings): Promise<Principal | null> {
@@ -268,6 +293,8 @@ export class Authenticator {
       scheme: name,
       scopes: claimList(payload, scheme.scopeClaim ? [scheme.scopeClaim] : ["scp", "scope"], true),
       roles: claimList(payload, [scheme.roleClaim], false),
+      issuer: typeof payload.iss === "string" ? payload.iss : null,
+      subject: typeof payload.sub === "string" && payload.sub !== "" ? payload.sub : null,
     };
   }
 }

@@ -17,7 +17,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import { withContext } from "@logtape/logtape";
-import { Authenticator, type Principal } from "./auth.ts";
+import { Authenticator, ownerOf, type Principal } from "./auth.ts";
 import type { HttpSettings, Settings } from "./config.ts";
 import { CatalogStore } from "./discovery.ts";
 import { SseTransport } from "./legacy_sse.ts";
@@ -66,7 +66,7 @@ interface Session {
   lastSeen: number;
   /** Requests of the session being handled; a session is never idle while one runs. */
   active: number;
-  /** Who initialized the session; nobody else may use it. */
+  /** Who initialized the session ({@linkcode ownerOf}); nobody else may use it. */
   owner: string;
 }
 
@@ -83,6 +83,15 @@ function jsonResponse(status: number, body: unknown, headers: HeadersInit = {}):
 
 function rpcError(status: number, code: number, message: string): Response {
   return jsonResponse(status, { jsonrpc: "2.0", error: { code, message }, id: null });
+}
+
+/** A session needs an owner; a token without `sub` names nobody in particular. */
+function refuseOwnerless(): Response {
+  return rpcError(
+    403,
+    -32000,
+    "Forbidden: a session needs a caller identity, and the token has no 'sub' claim",
+  );
 }
 
 /** The HTTP front of svc; one per process. */
@@ -194,7 +203,8 @@ class HttpFront {
       return jsonResponse(auth.status, { error: auth.reason }, auth.headers);
     }
     const principal = auth.principal;
-    return await withContext({ Principal: principal.name }, async () => {
+    const context = { Principal: principal.name, Subject: principal.subject ?? "(none)" };
+    return await withContext(context, async () => {
       if (isMcp) return await this.#mcpEndpoint(req, principal);
       if (path === "/tools") {
         if (req.method !== "GET") {
@@ -363,10 +373,12 @@ class HttpFront {
   ): Promise<Response> {
     const { sessionId, principal } = caller;
     const authInfo = authInfoOf(principal);
+    const owner = ownerOf(principal);
+    if (owner === null) return refuseOwnerless();
     if (sessionId) {
       const session = this.#sessions.get(sessionId);
       if (!session) return rpcError(404, -32001, "Session not found");
-      if (session.owner !== principal.name) {
+      if (session.owner !== owner) {
         return rpcError(403, -32000, "Forbidden: the session belongs to another caller");
       }
       session.lastSeen = Date.now();
@@ -402,7 +414,7 @@ class HttpFront {
           server,
           lastSeen: Date.now(),
           active: 0,
-          owner: principal.name,
+          owner,
         });
         log.debug("Session {SessionId} started.", { SessionId: id });
       },
@@ -467,7 +479,9 @@ class HttpFront {
   }
 
   #openSse(principal: Principal): Response {
-    const transport = new SseTransport("/messages", principal.name);
+    const owner = ownerOf(principal);
+    if (owner === null) return refuseOwnerless();
+    const transport = new SseTransport("/messages", owner);
     this.#sse.set(transport.sessionId, transport);
     transport.onclose = () => this.#sse.delete(transport.sessionId);
     const server = createMcpServer(this.#mcp);
@@ -478,7 +492,7 @@ class HttpFront {
   async #sseMessage(req: Request, url: URL, principal: Principal): Promise<Response> {
     const transport = this.#sse.get(url.searchParams.get("sessionId") ?? "");
     if (!transport) return jsonResponse(404, { error: "Unknown or closed SSE session" });
-    if (transport.owner !== principal.name) {
+    if (transport.owner !== ownerOf(principal)) {
       return jsonResponse(403, { error: "The SSE session belongs to another caller" });
     }
     if (!isJsonContentType(req.headers.get("content-type"))) {
