@@ -2,7 +2,7 @@
 # listening on all interfaces of the container.
 #
 #   docker build -t svc .
-#   docker run --rm -p 8080:8080 svc                     # the embedded default configuration
+#   docker run --rm -p 127.0.0.1:8080:8080 svc           # the embedded default configuration
 #   docker run --rm -p 8080:8080 -v "$PWD/appsettings.json:/etc/svc/appsettings.json:ro" \
 #     -e SVC_CONFIG=/etc/svc/appsettings.json svc
 ARG DENO_VERSION=2.9.6
@@ -22,7 +22,12 @@ COPY --from=deno /deno /usr/local/bin/deno
 COPY --from=bundle /out/svc.js /opt/svc/svc.js
 RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin svc
 USER 10001:10001
+# The embedded default configuration has no authentication, and svc refuses to serve callers
+# without credentials on a non-loopback address unless told so: SVC_ALLOW_ANONYMOUS=true says so.
+# Anyone who reaches the published port can then call every tool as this user, so publish it to
+# 127.0.0.1 only, or mount a configuration with authentication on and set SVC_ALLOW_ANONYMOUS=false.
 ENV SVC_TRANSPORT=http \
+    SVC_ALLOW_ANONYMOUS=true \
     SVC_HOST=0.0.0.0 \
     SVC_PORT=8080 \
     SVC_PWSH=/usr/bin/pwsh \

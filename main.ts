@@ -51,6 +51,12 @@ Options (flag / environment variable / default):
                                                 e.g. in a container)
   --port <int>              SVC_PORT            8080 (http; 0 picks a free port)
   --mcp-path <path>         SVC_MCP_PATH        / and /mcp (http)
+  --allow-anonymous         SVC_ALLOW_ANONYMOUS false (http; McpServer:AllowAnonymous)
+                            Serve callers without credentials on an address other than
+                            loopback. Risky: anyone who can reach the port calls every tool
+                            the default policy allows, as svc's user. Without it, svc refuses
+                            to start (exit 2) when authentication is off or not required and
+                            --host is not loopback.
 ${COMMON_HELP}
 
 ${SETTINGS_NOTE}
@@ -103,6 +109,7 @@ const OPTIONS = {
     host: { type: "string" },
     port: { type: "string" },
     "mcp-path": { type: "string" },
+    "allow-anonymous": { type: "boolean" },
   },
   "create-config": {
     config: { type: "string" },
@@ -160,6 +167,7 @@ function overridesOf(values: Record<string, unknown>): SettingsOverrides {
     host: text("host"),
     port: text("port"),
     mcpPath: text("mcp-path"),
+    allowAnonymous: values["allow-anonymous"] === true ? "true" : undefined,
   };
 }
 

@@ -17,7 +17,7 @@
  * @module
  */
 import { createHash, timingSafeEqual } from "node:crypto";
-import { createRemoteJWKSet, errors as joseErrors, type JWTPayload, jwtVerify } from "jose";
+import { errors as joseErrors, type JWTPayload, jwtVerify } from "jose";
 import type { ToolDescriptor } from "./catalog.ts";
 import {
   type ApiKeySchemeSettings,
@@ -26,6 +26,7 @@ import {
   overrideFor,
   type ShellSettings,
 } from "./config.ts";
+import { IdentityProvider } from "./identity_provider.ts";
 import { logger } from "./log.ts";
 
 const log = logger("auth");
@@ -40,6 +41,24 @@ export interface Principal {
   scopes: string[];
   /** Granted roles. */
   roles: string[];
+  /** The token's `iss`, when a bearer token authenticated the caller. @default null */
+  issuer?: string | null;
+  /**
+   * Who the caller is, as the scheme knows it: the token's `sub`, or the API key's id. Null when
+   * anonymous or when the token has no `sub` (such a caller cannot own a session). @default null
+   */
+  subject?: string | null;
+}
+
+/**
+ * The owner of a session opened by `principal`: its scheme, issuer and subject (never a display
+ * name, which another subject may share); `anonymous` when authentication let it in without
+ * credentials; null when a token names no subject, so that it cannot own a session.
+ */
+export function ownerOf(principal: Principal): string | null {
+  if (principal.scheme === null) return "anonymous";
+  if (!principal.subject) return null;
+  return JSON.stringify([principal.scheme, principal.issuer ?? null, principal.subject]);
 }
 
 /** The anonymous caller (authentication disabled, or not required and no credentials sent). */
@@ -65,11 +84,6 @@ export class AuthError extends Error {
   }
 }
 
-interface Discovery {
-  issuer: string;
-  jwks: ReturnType<typeof createRemoteJWKSet>;
-}
-
 /** Options of {@linkcode Authenticator}. */
 export interface AuthenticatorOptions {
   /** The Authentication section. */
@@ -82,7 +96,7 @@ export interface AuthenticatorOptions {
 export class Authenticator {
   readonly #auth: AuthSettings;
   readonly #shell: ShellSettings;
-  readonly #discovery = new Map<string, Promise<Discovery>>();
+  readonly #providers = new Map<string, IdentityProvider>();
   readonly #overrideRoles: string[][];
 
   /** Builds the authenticator; work that does not depend on a request is done here once. */
@@ -103,7 +117,8 @@ export class Authenticator {
    * RFC 9728 protected resource metadata for the MCP endpoint at `endpointUrl`, or null when
    * clients have no authorization server to find: authentication is off, or the default scheme is
    * not JwtBearer and no `ProtectedResource:Resource` is configured. Unset fields are derived:
-   * `resource` from the scheme's Audience when it is an http(s) URL, else `endpointUrl`;
+   * `resource` from the scheme's `Audience` when it is one https URL, else `endpointUrl` (never a
+   * `ValidAudiences` entry, which may name another, internal resource);
    * `authorization_servers` from its Authority (else ValidIssuers); `scopes_supported` from
    * `DefaultPolicy:RequiredScopes`.
    */
@@ -111,7 +126,7 @@ export class Authenticator {
     const prm = this.#auth.protectedResource;
     const scheme = this.#defaultBearerScheme();
     if (!this.#auth.enabled || (!scheme && prm.resource === null)) return null;
-    const audience = scheme?.audiences.find((a) => /^https?:\/\//i.test(a));
+    const audience = scheme?.resourceAudience ?? null;
     const servers = prm.authorizationServers.length > 0
       ? prm.authorizationServers
       : scheme?.authority
@@ -215,13 +230,13 @@ export class Authenticator {
     // ask it for; a 403 for a missing scope says so, so that a client can ask for more (step-up).
     const challenge = [
       ...(insufficientScope ? ['error="insufficient_scope"'] : []),
-      ...(scopes ? [`scope="${scopes}"`] : []),
-      `resource_metadata="${metadataUrl}"`,
+      ...(scopes ? [`scope=${quoted(scopes)}`] : []),
+      `resource_metadata=${quoted(metadataUrl)}`,
     ].join(", ");
     if (bearer && (status === 401 || insufficientScope)) {
       headers["www-authenticate"] = `Bearer ${challenge}`;
     } else if (status === 401 && scheme.type === "ApiKey") {
-      headers["www-authenticate"] = `ApiKey header="${scheme.headerName}"`;
+      headers["www-authenticate"] = `ApiKey header=${quoted(scheme.headerName)}`;
     }
     return { ok: false, status, reason, headers };
   }
@@ -242,7 +257,14 @@ export class Authenticator {
       log.warning("Invalid API key presented in {Header}.", { Header: scheme.headerName });
       throw new AuthError("INVALID", `The API key in ${scheme.headerName} is not valid`);
     }
-    return { name: found.id, scheme: name, scopes: [...found.scopes], roles: [...found.roles] };
+    return {
+      name: found.id,
+      scheme: name,
+      scopes: [...found.scopes],
+      roles: [...found.roles],
+      issuer: null,
+      subject: found.id,
+    };
   }
 
   async #bearer(req: Request, name: string, scheme: JwtSchemeSettings): Promise<Principal | null> {
@@ -250,7 +272,9 @@ export class Authenticator {
     if (header === null) return null;
     const match = /^Bearer\s+([A-Za-z0-9_\-.~+/]+=*)$/i.exec(header.trim());
     if (!match) throw new AuthError("MISSING", "The Authorization header must be 'Bearer <token>'");
-    const { issuer, jwks } = await this.#keysFor(name, scheme);
+    let provider = this.#providers.get(name);
+    if (!provider) this.#providers.set(name, provider = new IdentityProvider(scheme));
+    const { issuer, jwks } = await provider.discovery();
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(match[1]!, jwks, {
@@ -260,6 +284,8 @@ export class Authenticator {
         requiredClaims: ["exp"],
       }));
     } catch (error) {
+      // The key set could not be fetched: not the token's fault, and logged as such by the caller.
+      if (!(error instanceof joseErrors.JOSEError)) throw error;
       throw new AuthError("INVALID", `The bearer token is not valid: ${describeJoseError(error)}`);
     }
     return {
@@ -267,47 +293,16 @@ export class Authenticator {
       scheme: name,
       scopes: claimList(payload, scheme.scopeClaim ? [scheme.scopeClaim] : ["scp", "scope"], true),
       roles: claimList(payload, [scheme.roleClaim], false),
+      issuer: typeof payload.iss === "string" ? payload.iss : null,
+      subject: typeof payload.sub === "string" && payload.sub !== "" ? payload.sub : null,
     };
-  }
-
-  #keysFor(name: string, scheme: JwtSchemeSettings): Promise<Discovery> {
-    let discovery = this.#discovery.get(name);
-    if (!discovery) {
-      discovery = discover(scheme);
-      this.#discovery.set(name, discovery);
-      // A failed discovery is retried by the next request instead of being cached.
-      discovery.catch(() => this.#discovery.delete(name));
-    }
-    return discovery;
   }
 }
 
-async function discover(scheme: JwtSchemeSettings): Promise<Discovery> {
-  const check = (url: string, key: string) => {
-    if (scheme.requireHttpsMetadata && !url.startsWith("https://")) {
-      throw new Error(`${key} '${url}' must use https (RequireHttpsMetadata)`);
-    }
-  };
-  let jwksUri = scheme.jwksUri;
-  let issuer = scheme.issuers[0] ?? "";
-  if (scheme.authority) {
-    check(scheme.authority, "Authority");
-    const url = `${scheme.authority.replace(/\/+$/, "")}/.well-known/openid-configuration`;
-    const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
-    if (!response.ok) throw new Error(`OIDC discovery at ${url} answered ${response.status}`);
-    const document = await response.json() as { issuer?: string; jwks_uri?: string };
-    if (!document.issuer || !document.jwks_uri) {
-      throw new Error(`OIDC discovery at ${url} lacks issuer or jwks_uri`);
-    }
-    issuer = document.issuer;
-    jwksUri ??= document.jwks_uri;
-  }
-  check(jwksUri!, "JwksUri");
-  // jose caches the key set and refetches it (rate-limited) when a token names an unknown kid.
-  return {
-    issuer,
-    jwks: createRemoteJWKSet(new URL(jwksUri!), { cooldownDuration: 5_000, cacheMaxAge: 600_000 }),
-  };
+/** An RFC 9110 quoted-string: nothing a value holds can end it or add a parameter. */
+function quoted(value: string): string {
+  const printable = [...value].filter((c) => c >= " " && c !== "\x7f").join("");
+  return `"${printable.replace(/[\\"]/g, "\\$&")}"`;
 }
 
 function describeJoseError(error: unknown): string {

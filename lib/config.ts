@@ -131,8 +131,19 @@ export interface HttpSettings {
   maxRequestBodyBytes: number;
   /** Exact origins accepted besides same-origin. @default [] (`Authentication:Cors:AllowedOrigins`) */
   allowedOrigins: string[];
-  /** Host header values accepted besides the loopback names and the bound address. @default [] (`McpServer:AllowedHosts`) */
+  /**
+   * Host header values accepted besides the loopback names and the addresses svc listens on (all of
+   * this machine's when bound to a wildcard address); `*` accepts any Host, `*.example.com` any
+   * subdomain. @default [] (`McpServer:AllowedHosts`)
+   */
   allowedHosts: string[];
+  /**
+   * Serve callers without credentials on an address other than loopback (authentication off, or
+   * `RequireAuthentication` false): anyone who can reach the port can then call every tool the
+   * default policy allows. Without it, such a configuration is refused at start.
+   * @default false (flag `--allow-anonymous`, env `SVC_ALLOW_ANONYMOUS`, `McpServer:AllowAnonymous`)
+   */
+  allowAnonymous: boolean;
 }
 
 /** All settings svc runs with. */
@@ -190,6 +201,8 @@ export interface SettingsOverrides {
   port?: string | undefined;
   /** `--mcp-path` */
   mcpPath?: string | undefined;
+  /** `--allow-anonymous` ("true" when given) */
+  allowAnonymous?: string | undefined;
 }
 
 /** Options of {@linkcode loadSettings}. */
@@ -328,6 +341,7 @@ const FLAG_VARIABLES: [keyof SettingsOverrides, string][] = [
   ["host", "SVC_HOST"],
   ["port", "SVC_PORT"],
   ["mcpPath", "SVC_MCP_PATH"],
+  ["allowAnonymous", "SVC_ALLOW_ANONYMOUS"],
   ["config", "SVC_CONFIG"],
 ];
 
@@ -389,7 +403,23 @@ function readHttp(
     maxRequestBodyBytes: read.integer("McpServer:MaxRequestBodyBytes", 4 * 1024 * 1024, 1),
     allowedOrigins: read.strings("Authentication:Cors:AllowedOrigins"),
     allowedHosts: read.strings("McpServer:AllowedHosts"),
+    allowAnonymous: readAllowAnonymous(read, overrides, env),
   };
+}
+
+function readAllowAnonymous(
+  read: Reader,
+  overrides: SettingsOverrides,
+  env: Record<string, string>,
+): boolean {
+  const given = overrides.allowAnonymous ?? env["SVC_ALLOW_ANONYMOUS"];
+  if (given === undefined || given === "") return read.boolean("McpServer:AllowAnonymous", false);
+  if (/^(true|1)$/i.test(given)) return true;
+  if (/^(false|0)$/i.test(given)) return false;
+  throw new ConfigError(
+    "INVALID_VALUE",
+    `Invalid value '${given}' of SVC_ALLOW_ANONYMOUS: expected true or false`,
+  );
 }
 
 /** Version 1 keys (SPEC §9.4): each present one warns once, and applies only when its v2 key is absent. */

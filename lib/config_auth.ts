@@ -38,6 +38,11 @@ export interface JwtSchemeSettings {
   jwksUri: string | null;
   /** Accepted `aud` values (`Audience` plus `ValidAudiences`; at least one). */
   audiences: string[];
+  /**
+   * The `Audience` setting when it is one https URL: then it names this resource in RFC 9728
+   * metadata. `ValidAudiences` never does (they may be other, internal names). @default null
+   */
+  resourceAudience: string | null;
   /** Accepted `iss` values; empty means the issuer that discovery reports. */
   issuers: string[];
   /** Clock skew allowed on exp/nbf, in seconds. @default 60 (`ClockSkewSeconds`) */
@@ -71,7 +76,7 @@ export interface AuthSettings {
    * the default scheme is JwtBearer (or `Resource` is set); each empty value is derived instead.
    */
   protectedResource: {
-    /** @default the scheme's Audience when it is an http(s) URL, else the MCP endpoint's URL (`ProtectedResource:Resource`) */
+    /** @default the scheme's Audience when it is one https URL, else the MCP endpoint's URL (`ProtectedResource:Resource`) */
     resource: string | null;
     /** @default null (`ProtectedResource:ResourceName`) */
     resourceName: string | null;
@@ -180,10 +185,8 @@ function readScheme(read: Reader, key: string): ApiKeySchemeSettings | JwtScheme
   if (authority === null && jwksUri === null) {
     throw read.invalid(key, `a JwtBearer scheme needs '${key}:Authority' or '${key}:JwksUri'`);
   }
-  const audiences = [
-    ...(read.optionalString(`${key}:Audience`) ?? "").split(/\s+/).filter(Boolean),
-    ...read.strings(`${key}:ValidAudiences`),
-  ];
+  const audience = (read.optionalString(`${key}:Audience`) ?? "").split(/\s+/).filter(Boolean);
+  const audiences = [...audience, ...read.strings(`${key}:ValidAudiences`)];
   if (audiences.length === 0) {
     throw read.invalid(
       key,
@@ -204,6 +207,9 @@ function readScheme(read: Reader, key: string): ApiKeySchemeSettings | JwtScheme
     authority,
     jwksUri,
     audiences,
+    resourceAudience: audience.length === 1 && /^https:\/\//i.test(audience[0]!)
+      ? audience[0]!
+      : null,
     issuers,
     clockSkewSeconds: read.integer(`${key}:ClockSkewSeconds`, 60, 0),
     scopeClaim: read.optionalString(`${key}:ClaimsMapping:ScopeClaim`),

@@ -155,7 +155,11 @@ export const appSettingsSchema = z.object({
     ),
     AllowedHosts: describe(
       strings,
-      "Host header values accepted besides loopback and the bound address.",
+      "Host header values accepted besides loopback and the addresses svc listens on; '*' accepts any, '*.example.com' subdomains.",
+    ),
+    AllowAnonymous: describe(
+      boolean,
+      "Serve callers without credentials on a non-loopback address (risky: anyone who reaches the port calls the tools). Default false.",
     ),
     RunspacePool: runspacePool,
     SessionRunspaceCapacity: describe(integer, "Deprecated: use RunspacePool:MaxPoolSize."),

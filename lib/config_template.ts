@@ -97,8 +97,12 @@ const DEFAULT_CONFIG_TEXT =
     "EnableLegacySse": false,
     // Largest request body accepted, in bytes (4 MiB); a larger one gets 413 before it is read.
     "MaxRequestBodyBytes": 4194304,
-    // Host header values accepted besides the loopback names and the bound address.
+    // Host header values accepted besides the loopback names and the addresses svc listens on
+    // (bound to 0.0.0.0: every address of this machine); "*.example.com" allows subdomains.
     "AllowedHosts": [],
+    // Serve callers without credentials on a non-loopback address. Risky: anyone who reaches the
+    // port can call the tools; without it svc refuses to start that way.
+    "AllowAnonymous": false,
     // The pool of clean workers serving HTTP calls (time spans are hh:mm:ss).
     "RunspacePool": {
       // Most workers at once; the pool grows to this size while every worker is busy.

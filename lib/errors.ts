@@ -7,7 +7,12 @@
 import type { ErrorInfo } from "./worker_protocol.ts";
 
 /** Codes of {@linkcode ConfigError}. */
-export type ConfigErrorCode = "INVALID_VALUE" | "UNREADABLE_FILE" | "INVALID_FILE" | "BAD_FLAG";
+export type ConfigErrorCode =
+  | "INVALID_VALUE"
+  | "UNREADABLE_FILE"
+  | "INVALID_FILE"
+  | "BAD_FLAG"
+  | "ANONYMOUS_EXPOSED";
 
 /** A configuration file, variable or flag is wrong; the message names the key. Exit code 2. */
 export class ConfigError extends Error {

@@ -17,7 +17,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import { withContext } from "@logtape/logtape";
-import { Authenticator, type Principal } from "./auth.ts";
+import { Authenticator, ownerOf, type Principal } from "./auth.ts";
 import type { HttpSettings, Settings } from "./config.ts";
 import { CatalogStore } from "./discovery.ts";
 import { SseTransport } from "./legacy_sse.ts";
@@ -33,6 +33,7 @@ import {
   withoutBody,
 } from "./http_message.ts";
 import { checkCanListen, listen } from "./http_listen.ts";
+import { checkAnonymousExposure, RequestGuard } from "./http_guard.ts";
 import {
   authInfoOf,
   callTool,
@@ -65,14 +66,13 @@ interface Session {
   lastSeen: number;
   /** Requests of the session being handled; a session is never idle while one runs. */
   active: number;
-  /** Who initialized the session; nobody else may use it. */
+  /** Who initialized the session ({@linkcode ownerOf}); nobody else may use it. */
   owner: string;
 }
 
 const UNSUPPORTED_MEDIA_TYPE = "Unsupported Media Type: Content-Type must be application/json";
 /** RFC 9728 §3: where protected resource metadata is served (plus the resource's path). */
 const WELL_KNOWN_RESOURCE = "/.well-known/oauth-protected-resource";
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
 function jsonResponse(status: number, body: unknown, headers: HeadersInit = {}): Response {
   return new Response(JSON.stringify(body), {
@@ -85,23 +85,13 @@ function rpcError(status: number, code: number, message: string): Response {
   return jsonResponse(status, { jsonrpc: "2.0", error: { code, message }, id: null });
 }
 
-/** Hostname of a Host header value (`example.com:8080` → `example.com`, `[::1]:80` → `[::1]`). */
-function hostnameOf(host: string): string {
-  const bracket = /^(\[[^\]]+\])(?::\d+)?$/.exec(host);
-  if (bracket) return bracket[1]!.toLowerCase();
-  return host.replace(/:\d+$/, "").toLowerCase();
-}
-
-/** scheme://host:port of an origin or URL, with default ports made explicit; null when not http(s). */
-function normalizeOrigin(value: string): string | null {
-  try {
-    const url = new URL(value);
-    if (url.protocol !== "http:" && url.protocol !== "https:") return null;
-    const port = url.port || (url.protocol === "https:" ? "443" : "80");
-    return `${url.protocol}//${url.hostname.toLowerCase()}:${port}`;
-  } catch {
-    return null;
-  }
+/** A session needs an owner; a token without `sub` names nobody in particular. */
+function refuseOwnerless(): Response {
+  return rpcError(
+    403,
+    -32000,
+    "Forbidden: a session needs a caller identity, and the token has no 'sub' claim",
+  );
 }
 
 /** The HTTP front of svc; one per process. */
@@ -113,8 +103,7 @@ class HttpFront {
   readonly #sessions = new Map<string, Session>();
   readonly #sse = new Map<string, SseTransport>();
   readonly #mcpPaths: Set<string>;
-  readonly #allowedHosts: Set<string> | null;
-  readonly #allowedOrigins: Set<string>;
+  readonly #guard: RequestGuard;
   readonly #sweep: ReturnType<typeof setInterval>;
   readonly #auth: Authenticator;
 
@@ -131,17 +120,7 @@ class HttpFront {
       sse: createMcpHandler(factory, { legacy: "reject", responseMode: "sse", onerror }),
     };
     this.#mcpPaths = new Set(this.#http.mcpPath ? [this.#http.mcpPath] : ["/", "/mcp"]);
-    const bound = this.#http.host.toLowerCase();
-    // Bound to every interface (containers), any Host is accepted unless AllowedHosts narrows it.
-    const wildcard = bound === "0.0.0.0" || bound === "::" || bound === "[::]";
-    this.#allowedHosts = wildcard && this.#http.allowedHosts.length === 0 ? null : new Set([
-      ...LOOPBACK_HOSTS,
-      bound.includes(":") && !bound.startsWith("[") ? `[${bound}]` : bound,
-      ...this.#http.allowedHosts.map((h) => hostnameOf(h)),
-    ]);
-    this.#allowedOrigins = new Set(
-      this.#http.allowedOrigins.map(normalizeOrigin).filter((o): o is string => o !== null),
-    );
+    this.#guard = new RequestGuard(this.#http);
     const every = Math.max(250, Math.min(30_000, Math.floor(this.#http.idleSessionTimeoutMs / 4)));
     this.#sweep = setInterval(() => this.#expireSessions(), every);
   }
@@ -159,6 +138,12 @@ class HttpFront {
     const given = req.headers.get("x-correlation-id");
     const correlationId = correlationIdFor(given);
     return withContext({ CorrelationId: correlationId }, async () => {
+      // A Host that makes no URL (spaces, `@`, quotes …) names nothing svc serves.
+      if (!URL.canParse(req.url)) {
+        const refused = rpcError(400, -32000, "Bad Request: the Host header is malformed");
+        refused.headers.set("x-correlation-id", correlationId);
+        return refused;
+      }
       let response: Response;
       try {
         response = await withRequestSignal(req.signal, () => this.#route(req));
@@ -192,10 +177,12 @@ class HttpFront {
       if (req.method !== "GET") return jsonResponse(405, { error: "Use GET" }, { allow: "GET" });
       return this.#health(path === "/health/ready");
     }
-    const refused = this.#checkHost(req) ?? this.#checkOrigin(req);
+    const host = this.#guard.acceptedHost(req);
+    const refused = host === null ? this.#refuseHost(req) : this.#checkOrigin(req);
     if (refused) return refused;
     if (req.method === "OPTIONS") return new Response(null, { status: 204 });
-    const base = `${url.protocol}//${req.headers.get("host") ?? url.host}`;
+    // Only a Host that passed the check (a bare name or address and port) goes into a URL.
+    const base = `${url.protocol}//${host}`;
     if (path === WELL_KNOWN_RESOURCE || path.startsWith(`${WELL_KNOWN_RESOURCE}/`)) {
       return this.#resourceMetadata(base, path.slice(WELL_KNOWN_RESOURCE.length));
     }
@@ -216,7 +203,8 @@ class HttpFront {
       return jsonResponse(auth.status, { error: auth.reason }, auth.headers);
     }
     const principal = auth.principal;
-    return await withContext({ Principal: principal.name }, async () => {
+    const context = { Principal: principal.name, Subject: principal.subject ?? "(none)" };
+    return await withContext(context, async () => {
       if (isMcp) return await this.#mcpEndpoint(req, principal);
       if (path === "/tools") {
         if (req.method !== "GET") {
@@ -239,10 +227,8 @@ class HttpFront {
   }
 
   /** DNS-rebinding protection: the Host header must name this server. Runs before the Origin check. */
-  #checkHost(req: Request): Response | null {
-    if (!this.#allowedHosts) return null;
+  #refuseHost(req: Request): Response {
     const host = req.headers.get("host");
-    if (host && this.#allowedHosts.has(hostnameOf(host))) return null;
     log.warning("Refused request with Host {Host}.", { Host: host ?? "(none)" });
     return rpcError(
       403,
@@ -254,10 +240,7 @@ class HttpFront {
   /** An Origin, when present, must be this server's own or one of `Authentication:Cors:AllowedOrigins`. */
   #checkOrigin(req: Request): Response | null {
     const origin = req.headers.get("origin");
-    if (origin === null) return null;
-    const normalized = normalizeOrigin(origin);
-    const self = normalizeOrigin(`${new URL(req.url).protocol}//${req.headers.get("host") ?? ""}`);
-    if (normalized && (normalized === self || this.#allowedOrigins.has(normalized))) return null;
+    if (origin === null || this.#guard.originAllowed(req, origin)) return null;
     log.warning("Refused request from Origin {Origin}.", { Origin: origin });
     return rpcError(
       403,
@@ -279,24 +262,7 @@ class HttpFront {
       });
       out.headers.set("x-correlation-id", correlationId);
     }
-    const origin = req.headers.get("origin");
-    if (origin && out.status !== 403) {
-      const headers = out.headers;
-      headers.set("access-control-allow-origin", origin);
-      headers.append("vary", "Origin");
-      headers.set(
-        "access-control-expose-headers",
-        "Mcp-Session-Id, MCP-Protocol-Version, X-Correlation-ID",
-      );
-      if (req.method === "OPTIONS") {
-        headers.set("access-control-allow-methods", "GET, POST, DELETE, OPTIONS");
-        headers.set(
-          "access-control-allow-headers",
-          req.headers.get("access-control-request-headers") ??
-            "content-type, accept, mcp-session-id, mcp-protocol-version",
-        );
-      }
-    }
+    this.#guard.addCors(req, out.headers);
     return out;
   }
 
@@ -407,10 +373,12 @@ class HttpFront {
   ): Promise<Response> {
     const { sessionId, principal } = caller;
     const authInfo = authInfoOf(principal);
+    const owner = ownerOf(principal);
+    if (owner === null) return refuseOwnerless();
     if (sessionId) {
       const session = this.#sessions.get(sessionId);
       if (!session) return rpcError(404, -32001, "Session not found");
-      if (session.owner !== principal.name) {
+      if (session.owner !== owner) {
         return rpcError(403, -32000, "Forbidden: the session belongs to another caller");
       }
       session.lastSeen = Date.now();
@@ -446,7 +414,7 @@ class HttpFront {
           server,
           lastSeen: Date.now(),
           active: 0,
-          owner: principal.name,
+          owner,
         });
         log.debug("Session {SessionId} started.", { SessionId: id });
       },
@@ -511,7 +479,9 @@ class HttpFront {
   }
 
   #openSse(principal: Principal): Response {
-    const transport = new SseTransport("/messages", principal.name);
+    const owner = ownerOf(principal);
+    if (owner === null) return refuseOwnerless();
+    const transport = new SseTransport("/messages", owner);
     this.#sse.set(transport.sessionId, transport);
     transport.onclose = () => this.#sse.delete(transport.sessionId);
     const server = createMcpServer(this.#mcp);
@@ -522,8 +492,11 @@ class HttpFront {
   async #sseMessage(req: Request, url: URL, principal: Principal): Promise<Response> {
     const transport = this.#sse.get(url.searchParams.get("sessionId") ?? "");
     if (!transport) return jsonResponse(404, { error: "Unknown or closed SSE session" });
-    if (transport.owner !== principal.name) {
+    if (transport.owner !== ownerOf(principal)) {
       return jsonResponse(403, { error: "The SSE session belongs to another caller" });
+    }
+    if (!isJsonContentType(req.headers.get("content-type"))) {
+      return rpcError(415, -32000, UNSUPPORTED_MEDIA_TYPE);
     }
     let message: JSONRPCMessage;
     try {
@@ -540,6 +513,7 @@ class HttpFront {
 /** Serves MCP over HTTP until shutdown, then drains in-flight calls and closes every worker. */
 export async function serveHttp(options: HttpOptions): Promise<void> {
   const { settings, pwsh, version, shutdown } = options;
+  checkAnonymousExposure(settings.http, settings.auth);
   // Fail on a taken port before starting workers, which would take seconds and then be wasted.
   if (settings.http.port !== 0) checkCanListen(settings.http.host, settings.http.port);
   const pool = await WorkerPool.start({ pwsh, pool: settings.pool, shell: settings.shell });

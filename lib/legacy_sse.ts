@@ -28,10 +28,10 @@ export class SseTransport implements Transport {
   readonly #endpoint: string;
   readonly #keepAlive: ReturnType<typeof setInterval>;
 
-  /** Who opened the stream; only they may post to it. */
+  /** Who opened the stream (the auth module's `ownerOf`); only they may post to it. */
   readonly owner: string;
 
-  /** `messagesPath` is where the client posts its messages; `owner` names the caller. */
+  /** `messagesPath` is where the client posts its messages; `owner` identifies the caller. */
   constructor(messagesPath: string, owner: string) {
     this.owner = owner;
     this.#endpoint = `${messagesPath}?sessionId=${this.sessionId}`;

@@ -75,6 +75,7 @@ Deno.test("defaultConfigText() holds every setting svc has", () => {
     "Authentication:Enabled",
     "Authentication:Schemes",
     "Logging:LogLevel:Default",
+    "McpServer:AllowAnonymous",
     "McpServer:AllowedHosts",
     "McpServer:EnableLegacySse",
     "McpServer:HttpTransportMode",

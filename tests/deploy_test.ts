@@ -48,6 +48,10 @@ Deno.test("Dockerfile: non-root, HTTP on all interfaces, EXPOSE and HEALTHCHECK 
   const env = get("ENV").join(" ");
   assert.match(env, /SVC_TRANSPORT=http/);
   assert.match(env, /SVC_HOST=0\.0\.0\.0/);
+  // The embedded default has no authentication; on 0.0.0.0 that must be said explicitly (issue 27).
+  const embedded = JSON.parse(read("appsettings.json"));
+  assert.notEqual(embedded.Authentication?.Enabled, true);
+  assert.match(env, /SVC_ALLOW_ANONYMOUS=true/);
   const port = env.match(/SVC_PORT=(\d+)/)?.[1];
   assert.deepEqual(get("EXPOSE"), [port]);
   assert.match(get("HEALTHCHECK")[0] ?? "", new RegExp(`127\\.0\\.0\\.1:${port}/health'`));
@@ -113,6 +117,14 @@ Deno.test("Kubernetes manifests agree with each other and with the image", () =>
     ingress.spec.rules[0].http.paths[0].backend.service.name,
     service.metadata.name,
   );
+  // svc checks Host on every bind (issue 27): the names clients use must be allowed.
+  const settings = JSON.parse(
+    (kinds.get("ConfigMap")!.data["appsettings.json"] as string).replace(/^\s*\/\/.*$/gm, ""),
+  );
+  const allowed = settings.McpServer.AllowedHosts as string[];
+  assert.ok(allowed.includes(ingress.spec.rules[0].host), "the ingress host is an AllowedHost");
+  assert.ok(allowed.includes(service.metadata.name), "the Service's name is an AllowedHost");
+  assert.equal(settings.Authentication.Enabled, true, "no --allow-anonymous needed");
 });
 
 Deno.test("the manifests' appsettings.json and API key serve: probes answer and the key opens a call", async () => {
