@@ -12,6 +12,7 @@ import { checkConfigShape } from "./config_schema.ts";
 import { envTree, mergeTrees, readConfigFile } from "./config_source.ts";
 import { ConfigError } from "./errors.ts";
 import type { LogFormat, LogLevel } from "./log.ts";
+import type { WorkerEnvironmentRules } from "./worker_env.ts";
 
 /** Transport served by `svc serve`. */
 export type Transport = "stdio" | "http";
@@ -73,6 +74,11 @@ export interface ShellSettings {
   hostCacheDirectory: string | null;
   /** Time to start a worker and run its startup script, in ms. @default 120000 (`ShellConfiguration:WorkerStartTimeout`) */
   workerStartTimeoutMs: number;
+  /**
+   * Which environment variables workers get: svc's own settings and credentials never, unless
+   * passed (`lib/worker_env.ts`). @default no extra rules (`ShellConfiguration:Environment:PassVariables`, `…:RemoveVariables`)
+   */
+  workerEnvironment: WorkerEnvironmentRules;
 }
 
 /** Settings of the HTTP worker pool, `McpServer:RunspacePool:*` (durations in ms). */
@@ -295,6 +301,10 @@ function resolveSettings(
     hostCacheDirectory: env["SVC_HOST_CACHE_DIR"] ??
       read.optionalString("ShellConfiguration:HostCacheDirectory"),
     workerStartTimeoutMs: read.timeSpan("ShellConfiguration:WorkerStartTimeout", 120_000),
+    workerEnvironment: {
+      pass: read.strings("ShellConfiguration:Environment:PassVariables"),
+      remove: read.strings("ShellConfiguration:Environment:RemoveVariables"),
+    },
   };
   const pool = readPool(read);
   const flags = flagSettings(overrides, env);

@@ -90,6 +90,14 @@ const shellSection = z.object({
   Environment: z.object({
     StartupScript: describe(text, "Inline startup script, run after StartupScriptPath."),
     StartupScriptPath: describe(text, "Startup script file, run once per worker before it serves."),
+    PassVariables: describe(
+      strings,
+      "Names or wildcards of svc's own variables (SVC_*, Section__Key, OTLP headers) that workers get anyway. Default none.",
+    ),
+    RemoveVariables: describe(
+      strings,
+      "Names or wildcards of more environment variables kept from workers. Default none.",
+    ),
   }).partial(),
 }).partial();
 

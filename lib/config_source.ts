@@ -12,8 +12,11 @@ import { isTree, type Tree } from "./config_reader.ts";
 import { parseJsoncFast } from "./jsonc.ts";
 import embeddedDefaults from "../appsettings.json" with { type: "json" };
 
-/** Top-level sections whose `Section__Key` environment variables are read. */
-const SECTIONS = [
+/**
+ * Top-level sections whose `Section__Key` environment variables are read; none of them reaches a
+ * worker (`lib/worker_env.ts`).
+ */
+export const SETTING_SECTIONS: readonly string[] = [
   "ShellConfiguration",
   "PowerShellConfiguration",
   "McpServer",
@@ -134,7 +137,7 @@ export function envTree(env: Record<string, string>): Tree {
   for (const [name, value] of Object.entries(env)) {
     if (!name.includes("__")) continue;
     const parts = name.split("__");
-    if (!SECTIONS.some((s) => s.toLowerCase() === parts[0]!.toLowerCase())) continue;
+    if (!SETTING_SECTIONS.some((s) => s.toLowerCase() === parts[0]!.toLowerCase())) continue;
     let node: Tree = tree;
     parts.forEach((part, i) => {
       if (i === parts.length - 1) node[part] = value;

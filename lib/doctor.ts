@@ -150,6 +150,7 @@ async function startWorker(
       stopTimeoutMs: settings.pool.stopTimeoutMs,
       label: "doctor worker",
       cacheDirectory: hostCacheDirectory(settings.shell),
+      environment: settings.shell.workerEnvironment,
     });
     const startup = await worker.startup({
       modules: settings.shell.modules,

@@ -94,6 +94,8 @@ Deno.test("defaultConfigText() holds every setting svc has", () => {
     "ShellConfiguration:CacheDirectory",
     "ShellConfiguration:CommandOverrides",
     "ShellConfiguration:Commands",
+    "ShellConfiguration:Environment:PassVariables",
+    "ShellConfiguration:Environment:RemoveVariables",
     "ShellConfiguration:Environment:StartupScript",
     "ShellConfiguration:Environment:StartupScriptPath",
     "ShellConfiguration:ExcludePatterns",
