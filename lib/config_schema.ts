@@ -134,6 +134,10 @@ const scheme = z.object({
   Type: z.enum(["ApiKey", "JwtBearer", "apikey", "jwtbearer"]),
   HeaderName: describe(text, "ApiKey: header carrying the key. Default X-API-Key."),
   Keys: z.record(z.string(), apiKey),
+  EntryNameIsKey: describe(
+    boolean,
+    "ApiKey: an entry without Value or Sha256 has its name as the key (PoshMcp's form); anyone who reads the file knows it. Default false.",
+  ),
   Authority: describe(text, "JwtBearer: issuer URL for OIDC discovery."),
   JwksUri: describe(text, "JwtBearer: JWKS URL (with ValidIssuers) instead of discovery."),
   Audience: text,
