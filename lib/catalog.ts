@@ -97,6 +97,11 @@ export interface ToolDescriptor {
    * first), against which a call is checked once its arguments chose one. @default undefined
    */
   parameterSetTools?: ToolDescriptor[];
+  /**
+   * For one parameter set of a tool covering a whole command: the name the set has as a tool of
+   * its own (`ToolGranularity: ParameterSet`), by which `CommandOverrides` can name it. @default undefined
+   */
+  setToolName?: string;
 }
 
 /** The tools of a configuration plus what was noticed building them. */

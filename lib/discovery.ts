@@ -21,7 +21,7 @@ import type { CommandMeta, CommandsResult, ModuleStatus } from "./worker_protoco
 
 const log = logger("catalog");
 
-const CACHE_FORMAT = 4;
+const CACHE_FORMAT = 5;
 
 /** What a cached catalog is keyed on: the configuration and the pwsh binary. */
 export interface CatalogKeyInput {

@@ -174,6 +174,7 @@ Deno.test("createConfig() writes every setting svc reads, leaving out only depre
         "McpServer:SessionRunspaceSweepIntervalSeconds",
         "McpServer:SessionRunspaceWarmStandbyCount",
         "ShellConfiguration:CommandNames",
+        "ShellConfiguration:FunctionNames",
         "ShellConfiguration:FunctionOverrides",
         "ShellConfiguration:Performance:UseDefaultDisplayProperties",
       ].sort(),
