@@ -8,6 +8,7 @@
  * @module
  */
 import { z } from "zod";
+import { isSecretPath, safeKeyPath } from "./config_reader.ts";
 import { closestNames } from "./suggest.ts";
 
 const text = z.string();
@@ -256,7 +257,12 @@ export function checkConfigShape(
   options: ShapeOptions = {},
 ): ShapeReport {
   const warnings: string[] = [];
-  const walk = { warnings, origin, listsFromScalars: options.listsFromScalars ?? false };
+  const walk = {
+    root: tree,
+    warnings,
+    origin,
+    listsFromScalars: options.listsFromScalars ?? false,
+  };
   const canonical = canonicalize(tree, appSettingsSchema, [], walk) as Record<string, unknown>;
   const parsed = appSettingsSchema.safeParse(canonical);
   if (parsed.success) return { warnings, error: null, canonical };
@@ -266,10 +272,18 @@ export function checkConfigShape(
   for (const part of issue.path) {
     value = (value as Record<string, unknown> | undefined)?.[String(part)];
   }
-  return { warnings, error: { path, message: issue.message, value }, canonical };
+  // A key or its digest is never shown, and neither is an entry name that may be the key.
+  if (isSecretPath(path)) value = `[${typeof value}]`;
+  return {
+    warnings,
+    error: { path: safeKeyPath(canonical, path), message: issue.message, value },
+    canonical,
+  };
 }
 
 interface Walk {
+  /** The whole tree, to tell whether an API-key entry's name may be a key (`safeKeyPath`). */
+  root: Record<string, unknown>;
   warnings: string[];
   origin: string;
   listsFromScalars: boolean;
@@ -300,11 +314,13 @@ function canonicalize(value: unknown, schema: z.ZodType, path: string[], walk: W
         out[key] = child;
         continue;
       }
-      const where = [...path, key].join(":");
+      const where = safeKeyPath(walk.root, [...path, key].join(":"));
       const close = closestNames(key, known, 1);
       warnings.push(
         `Unknown configuration key '${where}' in ${origin}${
-          close.length > 0 ? `; did you mean '${[...path, close[0]].join(":")}'?` : ""
+          close.length > 0
+            ? `; did you mean '${safeKeyPath(walk.root, [...path, close[0]].join(":"))}'?`
+            : ""
         }`,
       );
       continue;
