@@ -11,8 +11,19 @@ $CommandsScript = {
 
     # Helpers are script blocks in variables, not functions: a function defined here would shadow a
     # user command of the same name and show up in Get-Command's own answers.
+    # An alias is what it runs: exclusion must see the command, never the alias (iex, ri, or one the
+    # startup script set). An alias whose command cannot be resolved offers nothing.
     $addFound = {
         param($Command, [string]$Source, [string]$Via)
+        $depth = 0
+        while ($Command -is [System.Management.Automation.AliasInfo] -and $depth -lt 32) {
+            $Command = $Command.ResolvedCommand
+            $depth++
+        }
+        if ($null -eq $Command -or $Command -is [System.Management.Automation.AliasInfo]) {
+            $missing.Add($Via)
+            return
+        }
         $found.Add([ordered]@{
                 name        = $Command.Name
                 module      = if ($Command.ModuleName) { $Command.ModuleName } else { $null }
