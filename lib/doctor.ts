@@ -10,6 +10,7 @@
  * @module
  */
 import { hostCacheDirectory } from "./cache_directory.ts";
+import { dangerousCommandWarnings } from "./dangerous.ts";
 import type { ToolDescriptor } from "./catalog.ts";
 import { ANONYMOUS, Authenticator } from "./auth.ts";
 import { replacementOf, type Settings, type SettingSource } from "./config.ts";
@@ -130,6 +131,8 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
       if (catalog.tools.length === 0) {
         report.warnings.push("No tools are offered: check Commands, Modules and the patterns");
       } else report.warnings.push(...callerWarnings(settings, catalog.tools));
+      // Commands that run code or write files, and who can call them (also logged at start).
+      report.warnings.push(...dangerousCommandWarnings(catalog.tools, settings));
     }
   } finally {
     await Promise.all(started.map((s) => s.worker?.close()));

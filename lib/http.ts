@@ -556,6 +556,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
       };
     },
     onChange: () => front?.toolsChanged(),
+    auth: settings.auth,
   });
   const runner: ToolRunner = {
     tools: () => catalog.tools(),

@@ -122,7 +122,8 @@ $DescribeScript = {
             aliases                     = @($Parameter.Aliases)
             isSwitch                    = $type -eq [System.Management.Automation.SwitchParameter]
             isCredential                = $type -eq [System.Management.Automation.PSCredential]
-            enumValues                  = if ($valueType.IsEnum) { [string[]][System.Enum]::GetNames($valueType) } else { $null }
+            # The comma keeps a one-name enum an array: an if statement unrolls what it outputs.
+            enumValues                  = if ($valueType.IsEnum) { , [string[]][System.Enum]::GetNames($valueType) } else { $null }
             validateSet                 = $null
             validateRange               = $null
             validateLength              = $null
