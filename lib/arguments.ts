@@ -71,9 +71,25 @@ function fail(message: string): Checked {
   return { ok: false, message };
 }
 
-function show(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+/**
+ * What kind of value was given, never the value: refusals are logged and an argument may be a
+ * secret (shown only in audit lines with `Audit:LogArguments`, redacted).
+ */
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  switch (typeof value) {
+    case "string":
+      return "a string";
+    case "number":
+      return Number.isInteger(value) ? "an integer" : "a number";
+    case "boolean":
+      return "true or false";
+    case "object":
+      return "an object";
+    default:
+      return typeof value;
+  }
 }
 
 function checkValue(value: unknown, schema: JsonSchema, path: string): Checked {
@@ -116,7 +132,7 @@ function checkArray(value: unknown, schema: JsonSchema, path: string): Checked {
 
 function checkObject(value: unknown, schema: JsonSchema, path: string): Checked {
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    return fail(`expected an object, got ${show(value)}`);
+    return fail(`expected an object, got ${kindOf(value)}`);
   }
   const properties = schema.properties as Record<string, JsonSchema> | undefined;
   if (!properties) return { ok: true, value };
@@ -142,46 +158,46 @@ function checkObject(value: unknown, schema: JsonSchema, path: string): Checked 
 function checkBoolean(value: unknown): Checked {
   if (typeof value === "boolean") return { ok: true, value };
   if (value === "true" || value === "false") return { ok: true, value: value === "true" };
-  return fail(`expected true or false, got ${show(value)}`);
+  return fail(`expected true or false, got ${kindOf(value)}`);
 }
 
 function checkNumber(value: unknown, schema: JsonSchema): Checked {
   const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
   if (typeof n !== "number" || !Number.isFinite(n)) {
     return fail(
-      `expected ${schema.type === "integer" ? "an integer" : "a number"}, got ${show(value)}`,
+      `expected ${schema.type === "integer" ? "an integer" : "a number"}, got ${kindOf(value)}`,
     );
   }
   if (schema.type === "integer" && !Number.isInteger(n)) {
-    return fail(`expected an integer, got ${show(value)}`);
+    return fail(`expected an integer, got ${kindOf(value)}`);
   }
   if (typeof schema.minimum === "number" && n < schema.minimum) {
-    return fail(`${n} is less than the minimum ${schema.minimum}`);
+    return fail(`the value is less than the minimum ${schema.minimum}`);
   }
   if (typeof schema.maximum === "number" && n > schema.maximum) {
-    return fail(`${n} is greater than the maximum ${schema.maximum}`);
+    return fail(`the value is greater than the maximum ${schema.maximum}`);
   }
   return { ok: true, value: n };
 }
 
 function checkString(value: unknown, schema: JsonSchema): Checked {
   const text = typeof value === "number" || typeof value === "boolean" ? String(value) : value;
-  if (typeof text !== "string") return fail(`expected a string, got ${show(value)}`);
+  if (typeof text !== "string") return fail(`expected a string, got ${kindOf(value)}`);
   if (Array.isArray(schema.enum)) {
     const match = (schema.enum as string[]).find((e) => e.toLowerCase() === text.toLowerCase());
     if (match === undefined) {
-      return fail(`${show(text)} is not one of ${(schema.enum as string[]).join(", ")}`);
+      return fail(`the value is not one of ${(schema.enum as string[]).join(", ")}`);
     }
     return { ok: true, value: match };
   }
   if (typeof schema.minLength === "number" && text.length < schema.minLength) {
-    return fail(`${show(text)} is shorter than ${schema.minLength} character(s)`);
+    return fail(`the value is shorter than ${schema.minLength} character(s)`);
   }
   if (typeof schema.maxLength === "number" && text.length > schema.maxLength) {
-    return fail(`${show(text)} is longer than ${schema.maxLength} character(s)`);
+    return fail(`the value is longer than ${schema.maxLength} character(s)`);
   }
   if (typeof schema.pattern === "string" && !matchesPattern(text, schema.pattern)) {
-    return fail(`${show(text)} does not match the pattern ${schema.pattern}`);
+    return fail(`the value does not match the pattern ${schema.pattern}`);
   }
   return { ok: true, value: text };
 }

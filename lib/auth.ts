@@ -23,7 +23,7 @@ import {
   type ApiKeySchemeSettings,
   type AuthSettings,
   type JwtSchemeSettings,
-  overrideFor,
+  overrideOf,
   type ShellSettings,
 } from "./config.ts";
 import { IdentityProvider } from "./identity_provider.ts";
@@ -201,16 +201,22 @@ export class Authenticator {
     return { ok: true, principal };
   }
 
-  /** Whether `principal` may see and call `tool` (per-tool overrides replace the default roles). */
+  /**
+   * Whether `principal` may see and call `tool`: the `RequiredRoles` of its override (see
+   * `overrideOf`), else the default policy's. A tool covering a whole command may be called when
+   * one of its parameter sets may.
+   */
   mayCall(principal: Principal, tool: ToolDescriptor): boolean {
     if (!this.#auth.enabled) return true;
+    if (tool.parameterSetTools) {
+      return tool.parameterSetTools.some((s) => this.mayCall(principal, s));
+    }
     const roles = this.#rolesFor(tool);
     return roles.length === 0 || roles.some((r) => principal.roles.includes(r));
   }
 
   #rolesFor(tool: ToolDescriptor): string[] {
-    return overrideFor(this.#shell, tool.name, tool.command)?.requiredRoles ??
-      this.#auth.requiredRoles;
+    return overrideOf(this.#shell, tool)?.requiredRoles ?? this.#auth.requiredRoles;
   }
 
   #refuse(

@@ -8,6 +8,8 @@
  * 2. every command of each module in `Modules`, narrowed to `IncludePatterns` when there are any;
  * 3. with no `Modules`, `IncludePatterns` select from every command of the session;
  * 4. `ExcludePatterns` remove anything they match, explicit names included: exclude always wins.
+ *    They are tested against the command a name resolves to (an alias's command; a module-qualified
+ *    name's command), by its name and its module-qualified name (`Module\Verb-Noun`).
  *
  * Discovery against a worker and the on-disk cache live in `discovery.ts`.
  *
@@ -97,6 +99,11 @@ export interface ToolDescriptor {
    * first), against which a call is checked once its arguments chose one. @default undefined
    */
   parameterSetTools?: ToolDescriptor[];
+  /**
+   * For one parameter set of a tool covering a whole command: the name the set has as a tool of
+   * its own (`ToolGranularity: ParameterSet`), by which `CommandOverrides` can name it. @default undefined
+   */
+  setToolName?: string;
 }
 
 /** The tools of a configuration plus what was noticed building them. */
@@ -180,7 +187,12 @@ export function selectCommands(
     ) {
       continue;
     }
-    if (exclude.some((p) => p.test(candidate.name))) continue;
+    // The command's own name and its module-qualified name: the worker resolved aliases and
+    // qualified names before this, so what is tested is what will run.
+    const qualified = candidate.module ? `${candidate.module}\\${candidate.name}` : null;
+    if (exclude.some((p) => p.test(candidate.name) || (qualified !== null && p.test(qualified)))) {
+      continue;
+    }
     seen.add(key);
     names.push(candidate.name);
   }

@@ -34,7 +34,57 @@ export function commandTool(
 ): ToolDescriptor {
   const sets = [...setTools]
     .sort((a, b) => rank(command, a) - rank(command, b))
-    .map((tool) => ({ ...tool, name }));
+    .map((tool) => ({ ...tool, name, setToolName: tool.name }));
+  const parameters = mergedParameters(command.name, sets);
+  const { description, source } = toolDescription(command, null, parameters);
+  const names = sets.map((s) => s.parameterSet);
+  const sentence = ` Its arguments come in ${sets.length} parameter sets (${
+    names.join(", ")
+  }); ${PARAMETER_SET_ARGUMENT} names one.`;
+  return {
+    name,
+    command: command.name,
+    parameterSet: names.join(", "),
+    module: command.module,
+    description: description.length + sentence.length <= TOOL_DESCRIPTION_CAP
+      ? description + sentence
+      : description,
+    descriptionSource: source,
+    inputSchema: schemaOf(parameters),
+    annotations: annotationsFor(command.name, command.verb),
+    parameters,
+    parameterSetTools: sets,
+  };
+}
+
+/**
+ * The command tool as a caller who may use only `allowed` of its sets sees it: those sets, and a
+ * schema offering only their arguments. Null when none is allowed; the tool itself when all are.
+ */
+export function restrictCommandTool(
+  tool: ToolDescriptor,
+  allowed: (set: ToolDescriptor) => boolean,
+): ToolDescriptor | null {
+  const sets = tool.parameterSetTools;
+  if (!sets) return allowed(tool) ? tool : null;
+  const kept = sets.filter(allowed);
+  if (kept.length === 0) return null;
+  if (kept.length === sets.length) return tool;
+  const parameters = mergedParameters(tool.command, kept);
+  return {
+    ...tool,
+    parameterSet: kept.map((s) => s.parameterSet).join(", "),
+    inputSchema: schemaOf(parameters),
+    parameters,
+    parameterSetTools: kept,
+  };
+}
+
+/**
+ * The arguments of a command tool: the union of its sets' (required when every set requires it),
+ * then `_ParameterSet`, then the output-shaping arguments.
+ */
+function mergedParameters(commandName: string, sets: ToolDescriptor[]): ToolParameter[] {
   const own: ToolParameter[] = [];
   const shaping: ToolParameter[] = [];
   for (const set of sets) {
@@ -55,39 +105,24 @@ export function commandTool(
       type: "string",
       enum: sets.map((s) => s.parameterSet),
       description: cap(
-        `Parameter set of ${command.name} whose arguments this call uses; without it, svc picks the set the arguments fit. Sets, with what only they take: ${
+        `Parameter set of ${commandName} whose arguments this call uses; without it, svc picks the set the arguments fit. Sets, with what only they take: ${
           sets.map((set) => setSummary(set, sets)).join("; ")
         }.`,
         TOOL_DESCRIPTION_CAP,
       ),
     },
   };
-  const parameters = [...own, selector, ...shaping];
+  return [...own, selector, ...shaping];
+}
+
+function schemaOf(parameters: ToolParameter[]): ToolDescriptor["inputSchema"] {
   const properties = Object.fromEntries(parameters.map((p) => [p.name, p.schema]));
   const required = parameters.filter((p) => p.required).map((p) => p.name);
-  const { description, source } = toolDescription(command, null, parameters);
-  const names = sets.map((s) => s.parameterSet);
-  const sentence = ` Its arguments come in ${sets.length} parameter sets (${
-    names.join(", ")
-  }); ${PARAMETER_SET_ARGUMENT} names one.`;
   return {
-    name,
-    command: command.name,
-    parameterSet: names.join(", "),
-    module: command.module,
-    description: description.length + sentence.length <= TOOL_DESCRIPTION_CAP
-      ? description + sentence
-      : description,
-    descriptionSource: source,
-    inputSchema: {
-      type: "object",
-      properties,
-      ...(required.length > 0 ? { required } : {}),
-      additionalProperties: false,
-    },
-    annotations: annotationsFor(command.name, command.verb),
-    parameters,
-    parameterSetTools: sets,
+    type: "object",
+    properties,
+    ...(required.length > 0 ? { required } : {}),
+    additionalProperties: false,
   };
 }
 

@@ -12,6 +12,7 @@ import { checkConfigShape } from "./config_schema.ts";
 import { envTree, mergeTrees, readConfigFile } from "./config_source.ts";
 import { ConfigError } from "./errors.ts";
 import type { LogFormat, LogLevel } from "./log.ts";
+import type { WorkerEnvironmentRules } from "./worker_env.ts";
 
 /** Transport served by `svc serve`. */
 export type Transport = "stdio" | "http";
@@ -73,6 +74,11 @@ export interface ShellSettings {
   hostCacheDirectory: string | null;
   /** Time to start a worker and run its startup script, in ms. @default 120000 (`ShellConfiguration:WorkerStartTimeout`) */
   workerStartTimeoutMs: number;
+  /**
+   * Which environment variables workers get: svc's own settings and credentials never, unless
+   * passed (`lib/worker_env.ts`). @default no extra rules (`ShellConfiguration:Environment:PassVariables`, `…:RemoveVariables`)
+   */
+  workerEnvironment: WorkerEnvironmentRules;
 }
 
 /** Settings of the HTTP worker pool, `McpServer:RunspacePool:*` (durations in ms). */
@@ -274,10 +280,11 @@ function resolveSettings(
   context: { configPath: string | null; overrides: SettingsOverrides; env: Record<string, string> },
 ): Settings {
   const { configPath, overrides, env } = context;
-  const commands = [
+  const named = [
     ...read.strings("ShellConfiguration:Commands"),
     ...read.strings("ShellConfiguration:CommandNames"),
   ];
+  const commands = [...named, ...readFunctionNames(read, named)];
   const shell: ShellSettings = {
     // An empty SVC_PWSH (`SVC_PWSH= svc …`) means unset, as it does for bin/pwsh.
     pwshPath: overrides.pwsh ?? (env["SVC_PWSH"] || null) ??
@@ -309,6 +316,10 @@ function resolveSettings(
     hostCacheDirectory: env["SVC_HOST_CACHE_DIR"] ??
       read.optionalString("ShellConfiguration:HostCacheDirectory"),
     workerStartTimeoutMs: read.timeSpan("ShellConfiguration:WorkerStartTimeout", 120_000),
+    workerEnvironment: {
+      pass: read.strings("ShellConfiguration:Environment:PassVariables"),
+      remove: read.strings("ShellConfiguration:Environment:RemoveVariables"),
+    },
   };
   const pool = readPool(read);
   const flags = flagSettings(overrides, env);
@@ -494,42 +505,70 @@ function readPool(read: Reader): PoolSettings {
   return pool;
 }
 
+/**
+ * `CommandOverrides`, and PoshMcp's older `FunctionOverrides` under it (deprecated, with a warning):
+ * for a command in both, each field of `CommandOverrides` wins.
+ */
 function readOverrides(read: Reader): Record<string, CommandOverride> {
-  const [name, value] = read.raw("ShellConfiguration:CommandOverrides");
-  const [legacyName, legacy] = read.raw("ShellConfiguration:FunctionOverrides");
-  if (value !== undefined && value !== null && !isTree(value)) {
-    throw read.invalid(name, `expected an object`);
-  }
-  // Each command's entry is read from the section that holds it, so PoshMcp's FunctionOverrides
-  // apply too; CommandOverrides wins for a command both name.
-  const sections = new Map<string, string>();
-  for (const command of Object.keys(isTree(legacy) ? legacy : {})) {
-    sections.set(command, legacyName);
-  }
-  for (const command of Object.keys(isTree(value) ? value : {})) sections.set(command, name);
   const out: Record<string, CommandOverride> = {};
-  for (const [command, section] of sections) {
-    const key = `${section}:${command}`;
-    const override: CommandOverride = {};
-    const timeout = lookup(read.tree, `${key}:ToolCallTimeout`);
-    if (timeout !== undefined && timeout !== null && timeout !== "") {
-      override.toolCallTimeoutMs = read.timeSpan(`${key}:ToolCallTimeout`, 0);
-    }
-    const roles = lookup(read.tree, `${key}:RequiredRoles`);
-    if (roles !== undefined) override.requiredRoles = read.strings(`${key}:RequiredRoles`);
-    if (lookup(read.tree, `${key}:DefaultProperties`) !== undefined) {
-      override.defaultProperties = read.strings(`${key}:DefaultProperties`);
-    }
-    const display = lookup(read.tree, `${key}:UseDefaultDisplayProperties`);
-    if (display !== undefined && display !== null && display !== "") {
-      override.useDefaultDisplayProperties = read.boolean(
-        `${key}:UseDefaultDisplayProperties`,
-        true,
+  for (const section of ["FunctionOverrides", "CommandOverrides"]) {
+    const [name, value] = read.raw(`ShellConfiguration:${section}`);
+    if (value === undefined || value === null) continue;
+    if (!isTree(value)) throw read.invalid(name, `expected an object`);
+    if (section === "FunctionOverrides") {
+      read.warnings.push(
+        `Configuration key '${name}' is deprecated and will be removed in the next major version; use 'ShellConfiguration:CommandOverrides' instead (its entries apply meanwhile)`,
       );
     }
-    out[command] = override;
+    for (const command of Object.keys(value)) {
+      const existing = Object.keys(out).find((k) => k.toLowerCase() === command.toLowerCase());
+      const override = readOverride(read, `${name}:${command}`);
+      out[existing ?? command] = {
+        ...(existing === undefined ? {} : out[existing]),
+        ...override,
+      };
+    }
   }
   return out;
+}
+
+function readOverride(read: Reader, key: string): CommandOverride {
+  const override: CommandOverride = {};
+  const set = (field: string) => {
+    const v = lookup(read.tree, `${key}:${field}`);
+    return v !== undefined && v !== null && v !== "";
+  };
+  if (set("ToolCallTimeout")) {
+    override.toolCallTimeoutMs = read.timeSpan(`${key}:ToolCallTimeout`, 0);
+  }
+  if (lookup(read.tree, `${key}:RequiredRoles`) !== undefined) {
+    override.requiredRoles = read.strings(`${key}:RequiredRoles`);
+  }
+  if (lookup(read.tree, `${key}:DefaultProperties`) !== undefined) {
+    override.defaultProperties = read.strings(`${key}:DefaultProperties`);
+  }
+  if (set("UseDefaultDisplayProperties")) {
+    override.useDefaultDisplayProperties = read.boolean(`${key}:UseDefaultDisplayProperties`, true);
+  }
+  return override;
+}
+
+/**
+ * PoshMcp's deprecated `FunctionNames`: as in PoshMcp, its commands are offered only when neither
+ * `Commands` nor `CommandNames` names any, and it always warns.
+ */
+function readFunctionNames(read: Reader, commands: string[]): string[] {
+  const [name, value] = read.raw("ShellConfiguration:FunctionNames");
+  if (value === undefined || value === null) return [];
+  const names = read.strings(name);
+  read.warnings.push(
+    `Configuration key '${name}' is deprecated and will be removed in the next major version; use 'ShellConfiguration:Commands' instead${
+      commands.length > 0
+        ? " (it is ignored, as in PoshMcp, because Commands or CommandNames is set)"
+        : ""
+    }`,
+  );
+  return commands.length > 0 ? [] : names;
 }
 
 function readSessionIdPrefix(read: Reader): string | null {
@@ -572,14 +611,39 @@ function parseLogFormat(value: string): LogFormat {
 }
 
 /**
- * Finds the `CommandOverrides` entry of the first of `names` that has one, matching keys
- * case-insensitively (authorization passes the tool name, then the command name).
+ * The override that applies to something named `names`, most specific first (authorization passes
+ * the parameter set's own tool name, the tool name, then the command name): every
+ * `CommandOverrides` entry whose key matches one of them (case-insensitively) applies, and for each
+ * field the most specific entry that sets it wins. So a tool-name entry without `RequiredRoles`
+ * keeps the command's roles. Undefined when no entry matches.
  */
 export function overrideFor(shell: ShellSettings, ...names: string[]): CommandOverride | undefined {
   const keys = Object.keys(shell.commandOverrides);
-  for (const name of names) {
+  let merged: CommandOverride | undefined;
+  for (const name of [...names].reverse()) {
     const key = keys.find((k) => k.toLowerCase() === name.toLowerCase());
-    if (key !== undefined) return shell.commandOverrides[key];
+    if (key === undefined) continue;
+    const entry = Object.fromEntries(
+      Object.entries(shell.commandOverrides[key]!).filter(([, v]) => v !== undefined),
+    );
+    merged = { ...merged, ...entry };
   }
-  return undefined;
+  return merged;
+}
+
+/** What {@linkcode overrideOf} needs of a tool (a `ToolDescriptor`). */
+export interface OverrideTarget {
+  name: string;
+  command: string;
+  /** A parameter set's own tool name, when the tool is one set of a command tool. */
+  setToolName?: string | undefined;
+}
+
+/** The override of a tool: its set's own tool name, its name, then its command (see {@linkcode overrideFor}). */
+export function overrideOf(
+  shell: ShellSettings,
+  tool: OverrideTarget,
+): CommandOverride | undefined {
+  const names = [tool.setToolName, tool.name, tool.command].filter((n): n is string => !!n);
+  return overrideFor(shell, ...names);
 }

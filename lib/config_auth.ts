@@ -130,44 +130,123 @@ export function readAuth(read: Reader): AuthSettings {
     requiredRoles: read.strings(key("DefaultPolicy:RequiredRoles")),
     schemes,
     protectedResource: {
-      resource: read.optionalString(key("ProtectedResource:Resource")),
+      resource: refusePlaceholder(
+        read,
+        key("ProtectedResource:Resource"),
+        read.optionalString(key("ProtectedResource:Resource")),
+      ),
       resourceName: read.optionalString(key("ProtectedResource:ResourceName")),
-      authorizationServers: read.strings(key("ProtectedResource:AuthorizationServers")),
+      authorizationServers: read.strings(key("ProtectedResource:AuthorizationServers")).map((
+        v,
+        i,
+      ) => refusePlaceholder(read, key(`ProtectedResource:AuthorizationServers:${i}`), v)!),
       scopesSupported: read.strings(key("ProtectedResource:ScopesSupported")),
     },
     logArguments: read.boolean(key("Audit:LogArguments"), false),
   };
 }
 
+/**
+ * True for text left from a template: `<hex digest of the key>` as the whole value, or, with
+ * `inside` (for URLs and other names that can never hold `<` or `>`), a `<tenant>` anywhere in it.
+ */
+export function isPlaceholder(value: string, inside = false): boolean {
+  return inside ? /<[^<>]*>/.test(value) : /^\s*<.*>\s*$/s.test(value);
+}
+
+/** Refuses a placeholder in `key`: it would be taken for a real value (for a key, as the key). */
+function refusePlaceholder(read: Reader, key: string, value: string | null): string | null {
+  const inside = !key.endsWith(":Value");
+  if (value !== null && isPlaceholder(value, inside)) {
+    throw read.invalid(
+      key,
+      `holds the placeholder ${JSON.stringify(value)}; replace it with the real value${
+        key.endsWith(":Value") || key.endsWith(":Sha256") ? " (never a key by accident)" : ""
+      }`,
+    );
+  }
+  return value;
+}
+
+/** An entry's name in a message: in full unless it may be the key itself (PoshMcp's form). */
+function entryWords(keysKey: string, id: string, index: number, nameMayBeKey: boolean): string {
+  return nameMayBeKey
+    ? `entry ${index + 1} under '${keysKey}' (its name is not shown: it may be a key)`
+    : `'${keysKey}:${id}'`;
+}
+
+function readApiKeys(read: Reader, key: string): ApiKeySettings[] {
+  const keysKey = `${key}:Keys`;
+  const keysNode = lookup(read.tree, keysKey);
+  // PoshMcp's form, the entry name being the key, only where the scheme says so.
+  const entryNameIsKey = read.boolean(`${key}:EntryNameIsKey`, false);
+  const keys: ApiKeySettings[] = [];
+  const ids = isTree(keysNode) ? Object.keys(keysNode) : [];
+  const fromNames: number[] = [];
+  ids.forEach((id, index) => {
+    const entry = `${keysKey}:${id}`;
+    const node = lookup(read.tree, entry);
+    const has = (field: string) => isTree(node) && lookup(node, field) !== undefined;
+    const written = has("Value") || has("Sha256");
+    const value = refusePlaceholder(read, `${entry}:Value`, read.optionalString(`${entry}:Value`));
+    const digest = refusePlaceholder(
+      read,
+      `${entry}:Sha256`,
+      read.optionalString(`${entry}:Sha256`),
+    );
+    let sha256: Uint8Array;
+    let name = id;
+    if (digest !== null) {
+      if (!/^[0-9a-fA-F]{64}$/.test(digest.trim())) {
+        throw read.invalid(`${entry}:Sha256`, "expected 64 hexadecimal characters");
+      }
+      sha256 = Uint8Array.from(digest.trim().match(/../g)!.map((h) => parseInt(h, 16)));
+    } else if (value !== null && value.trim() !== "") {
+      sha256 = new Uint8Array(createHash("sha256").update(value).digest());
+    } else if (!written && entryNameIsKey) {
+      if (isPlaceholder(id) || id.trim() === "") {
+        throw read.invalid(
+          keysKey,
+          `${entryWords(keysKey, id, index, true)} is a placeholder, not a key`,
+        );
+      }
+      sha256 = new Uint8Array(createHash("sha256").update(id).digest());
+      // The name is the key: logs and audit lines get a digest prefix instead.
+      name = `api-key-${Buffer.from(sha256).toString("hex").slice(0, 8)}`;
+      fromNames.push(index);
+    } else {
+      const where = entryWords(keysKey, id, index, !written);
+      const field = written ? `${entry}:${has("Sha256") ? "Sha256" : "Value"}` : null;
+      throw read.invalid(
+        field ?? keysKey,
+        `${where} has no secret${written ? " (it is empty)" : ""}: give the key in '${keysKey}:${
+          written ? id : "<entry>"
+        }:Value' (best from a secret store, as the environment variable ${
+          keysKey.replaceAll(":", "__")
+        }__${
+          written ? id : "<entry>"
+        }__Value) or its digest in ':Sha256'; a name that is itself the key (PoshMcp's form) needs '${key}:EntryNameIsKey': true`,
+      );
+    }
+    keys.push({
+      id: name,
+      sha256,
+      scopes: read.strings(`${entry}:Scopes`),
+      roles: read.strings(`${entry}:Roles`),
+    });
+  });
+  if (fromNames.length > 0) {
+    read.warnings.push(
+      `${fromNames.length} API key(s) of '${key}' are their entry's name ('${key}:EntryNameIsKey'): anyone who reads the configuration knows them; give each as ':Sha256' (or ':Value' from a secret store) instead`,
+    );
+  }
+  return keys;
+}
+
 function readScheme(read: Reader, key: string): ApiKeySchemeSettings | JwtSchemeSettings {
   const type = read.optionalString(`${key}:Type`) ?? "JwtBearer";
   if (type.toLowerCase() === "apikey") {
-    const keysNode = lookup(read.tree, `${key}:Keys`);
-    const keys: ApiKeySettings[] = [];
-    for (const id of isTree(keysNode) ? Object.keys(keysNode) : []) {
-      const entry = `${key}:Keys:${id}`;
-      const value = read.optionalString(`${entry}:Value`);
-      const digest = read.optionalString(`${entry}:Sha256`);
-      let sha256: Uint8Array;
-      let name = id;
-      if (digest !== null) {
-        if (!/^[0-9a-fA-F]{64}$/.test(digest)) {
-          throw read.invalid(`${entry}:Sha256`, "expected 64 hexadecimal characters");
-        }
-        sha256 = Uint8Array.from(digest.match(/../g)!.map((h) => parseInt(h, 16)));
-      } else {
-        // PoshMcp files use the key itself as the entry name; it must never be logged.
-        const secret = value ?? id;
-        sha256 = new Uint8Array(createHash("sha256").update(secret).digest());
-        if (value === null) name = `api-key-${Buffer.from(sha256).toString("hex").slice(0, 8)}`;
-      }
-      keys.push({
-        id: name,
-        sha256,
-        scopes: read.strings(`${entry}:Scopes`),
-        roles: read.strings(`${entry}:Roles`),
-      });
-    }
+    const keys = readApiKeys(read, key);
     if (keys.length === 0) {
       throw read.invalid(key, `an ApiKey scheme needs at least one entry under '${key}:Keys'`);
     }
@@ -180,20 +259,26 @@ function readScheme(read: Reader, key: string): ApiKeySchemeSettings | JwtScheme
   if (type.toLowerCase() !== "jwtbearer") {
     throw read.invalid(`${key}:Type`, `expected "ApiKey" or "JwtBearer", got "${type}"`);
   }
-  const authority = read.optionalString(`${key}:Authority`);
-  const jwksUri = read.optionalString(`${key}:JwksUri`);
+  const text = (name: string) =>
+    refusePlaceholder(read, `${key}:${name}`, read.optionalString(`${key}:${name}`));
+  const list = (name: string) =>
+    read.strings(`${key}:${name}`).map((v, i) =>
+      refusePlaceholder(read, `${key}:${name}:${i}`, v)!
+    );
+  const authority = text("Authority");
+  const jwksUri = text("JwksUri");
   if (authority === null && jwksUri === null) {
     throw read.invalid(key, `a JwtBearer scheme needs '${key}:Authority' or '${key}:JwksUri'`);
   }
-  const audience = (read.optionalString(`${key}:Audience`) ?? "").split(/\s+/).filter(Boolean);
-  const audiences = [...audience, ...read.strings(`${key}:ValidAudiences`)];
+  const audience = (text("Audience") ?? "").split(/\s+/).filter(Boolean);
+  const audiences = [...audience, ...list("ValidAudiences")];
   if (audiences.length === 0) {
     throw read.invalid(
       key,
       `a JwtBearer scheme needs '${key}:Audience' or '${key}:ValidAudiences' (tokens for other resources must be refused)`,
     );
   }
-  const issuers = read.strings(`${key}:ValidIssuers`);
+  const issuers = list("ValidIssuers");
   if (authority === null && issuers.length === 0) {
     throw read.invalid(
       key,
@@ -212,9 +297,9 @@ function readScheme(read: Reader, key: string): ApiKeySchemeSettings | JwtScheme
       : null,
     issuers,
     clockSkewSeconds: read.integer(`${key}:ClockSkewSeconds`, 60, 0),
-    scopeClaim: read.optionalString(`${key}:ClaimsMapping:ScopeClaim`),
-    roleClaim: read.optionalString(`${key}:ClaimsMapping:RoleClaim`) ?? "roles",
-    nameClaim: read.optionalString(`${key}:ClaimsMapping:NameClaim`),
+    scopeClaim: text("ClaimsMapping:ScopeClaim"),
+    roleClaim: text("ClaimsMapping:RoleClaim") ?? "roles",
+    nameClaim: text("ClaimsMapping:NameClaim"),
     requireHttpsMetadata: read.boolean(
       `${key}:RequireHttpsMetadata`,
       !(loopback(authority) || loopback(jwksUri)),

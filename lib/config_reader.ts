@@ -31,6 +31,30 @@ export function lookup(tree: Tree, path: string): unknown {
   return node;
 }
 
+const KEY_ENTRY = /^(Authentication:Schemes:[^:]+:Keys:)([^:]+)(.*)$/i;
+
+/**
+ * `path` as a message may show it. An API-key entry's name may be the key itself (PoshMcp's form):
+ * unless the entry gives its secret in `Value` or `Sha256`, its name is replaced by its position,
+ * `[entry 2]`. Every other path is returned as is.
+ */
+export function safeKeyPath(tree: Tree, path: string): string {
+  const match = KEY_ENTRY.exec(path);
+  if (!match) return path;
+  const [, keys, id, rest] = match;
+  const entry = lookup(tree, `${keys}${id}`);
+  const named = isTree(entry) && Object.keys(entry).some((k) => /^(Value|Sha256)$/i.test(k));
+  if (named) return path;
+  const siblings = lookup(tree, keys!.slice(0, -1));
+  const index = isTree(siblings) ? Object.keys(siblings).indexOf(id!) + 1 : 0;
+  return `${keys}[entry ${index || "?"}]${rest}`;
+}
+
+/** True for a path whose value is an API key or its digest: messages never show the value. */
+export function isSecretPath(path: string): boolean {
+  return KEY_ENTRY.test(path) && /:(Value|Sha256)$/i.test(path);
+}
+
 /** Parses a .NET-style time span (`hh:mm:ss`, `d.hh:mm:ss`, `hh:mm:ss.fff`) into milliseconds. */
 export function parseTimeSpan(text: string): number | null {
   const match = /^(?:(\d+)\.)?(\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.(\d{1,7}))?$/.exec(text.trim());
@@ -84,7 +108,7 @@ export class Reader {
   /** Where the value of `key` was set, in words: an environment variable or the file. */
   originOf(key: string): string {
     if (lookup(this.layers.env, key) !== undefined) {
-      return `environment variable ${key.replaceAll(":", "__")}`;
+      return `environment variable ${safeKeyPath(this.tree, key).replaceAll(":", "__")}`;
     }
     return this.layers.file === null
       ? "the embedded default configuration"
@@ -95,7 +119,9 @@ export class Reader {
   invalid(key: string, message: string): ConfigError {
     return new ConfigError(
       "INVALID_VALUE",
-      `Invalid configuration value for '${key}' in ${this.originOf(key)}: ${message}`,
+      `Invalid configuration value for '${safeKeyPath(this.tree, key)}' in ${
+        this.originOf(key)
+      }: ${message}`,
     );
   }
 
@@ -106,7 +132,8 @@ export class Reader {
   }
 
   #fail(key: string, value: unknown, expected: string): never {
-    throw this.invalid(key, `expected ${expected}, got ${JSON.stringify(value)}`);
+    const got = isSecretPath(key) ? `a ${typeof value}` : JSON.stringify(value);
+    throw this.invalid(key, `expected ${expected}, got ${got}`);
   }
 
   /** Shell keys are read from `ShellConfiguration` first, then PoshMcp's `PowerShellConfiguration`. */

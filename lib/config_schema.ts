@@ -8,6 +8,7 @@
  * @module
  */
 import { z } from "zod";
+import { isSecretPath, safeKeyPath } from "./config_reader.ts";
 import { closestNames } from "./suggest.ts";
 
 const text = z.string();
@@ -90,6 +91,14 @@ const shellSection = z.object({
   Environment: z.object({
     StartupScript: describe(text, "Inline startup script, run after StartupScriptPath."),
     StartupScriptPath: describe(text, "Startup script file, run once per worker before it serves."),
+    PassVariables: describe(
+      strings,
+      "Names or wildcards of svc's own variables (SVC_*, Section__Key, OTLP headers) that workers get anyway. Default none.",
+    ),
+    RemoveVariables: describe(
+      strings,
+      "Names or wildcards of more environment variables kept from workers. Default none.",
+    ),
   }).partial(),
 }).partial();
 
@@ -126,6 +135,10 @@ const scheme = z.object({
   Type: z.enum(["ApiKey", "JwtBearer", "apikey", "jwtbearer"]),
   HeaderName: describe(text, "ApiKey: header carrying the key. Default X-API-Key."),
   Keys: z.record(z.string(), apiKey),
+  EntryNameIsKey: describe(
+    boolean,
+    "ApiKey: an entry without Value or Sha256 has its name as the key (PoshMcp's form); anyone who reads the file knows it. Default false.",
+  ),
   Authority: describe(text, "JwtBearer: issuer URL for OIDC discovery."),
   JwksUri: describe(text, "JwtBearer: JWKS URL (with ValidIssuers) instead of discovery."),
   Audience: text,
@@ -248,7 +261,12 @@ export function checkConfigShape(
   options: ShapeOptions = {},
 ): ShapeReport {
   const warnings: string[] = [];
-  const walk = { warnings, origin, listsFromScalars: options.listsFromScalars ?? false };
+  const walk = {
+    root: tree,
+    warnings,
+    origin,
+    listsFromScalars: options.listsFromScalars ?? false,
+  };
   const canonical = canonicalize(tree, appSettingsSchema, [], walk) as Record<string, unknown>;
   const parsed = appSettingsSchema.safeParse(canonical);
   if (parsed.success) return { warnings, error: null, canonical };
@@ -258,10 +276,18 @@ export function checkConfigShape(
   for (const part of issue.path) {
     value = (value as Record<string, unknown> | undefined)?.[String(part)];
   }
-  return { warnings, error: { path, message: issue.message, value }, canonical };
+  // A key or its digest is never shown, and neither is an entry name that may be the key.
+  if (isSecretPath(path)) value = `[${typeof value}]`;
+  return {
+    warnings,
+    error: { path: safeKeyPath(canonical, path), message: issue.message, value },
+    canonical,
+  };
 }
 
 interface Walk {
+  /** The whole tree, to tell whether an API-key entry's name may be a key (`safeKeyPath`). */
+  root: Record<string, unknown>;
   warnings: string[];
   origin: string;
   listsFromScalars: boolean;
@@ -292,11 +318,13 @@ function canonicalize(value: unknown, schema: z.ZodType, path: string[], walk: W
         out[key] = child;
         continue;
       }
-      const where = [...path, key].join(":");
+      const where = safeKeyPath(walk.root, [...path, key].join(":"));
       const close = closestNames(key, known, 1);
       warnings.push(
         `Unknown configuration key '${where}' in ${origin}${
-          close.length > 0 ? `; did you mean '${[...path, close[0]].join(":")}'?` : ""
+          close.length > 0
+            ? `; did you mean '${safeKeyPath(walk.root, [...path, close[0]].join(":"))}'?`
+            : ""
         }`,
       );
       continue;

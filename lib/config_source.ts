@@ -12,8 +12,11 @@ import { isTree, type Tree } from "./config_reader.ts";
 import { parseJsoncFast } from "./jsonc.ts";
 import embeddedDefaults from "../appsettings.json" with { type: "json" };
 
-/** Top-level sections whose `Section__Key` environment variables are read. */
-const SECTIONS = [
+/**
+ * Top-level sections whose `Section__Key` environment variables are read; none of them reaches a
+ * worker (`lib/worker_env.ts`).
+ */
+export const SETTING_SECTIONS: readonly string[] = [
   "ShellConfiguration",
   "PowerShellConfiguration",
   "McpServer",
@@ -138,7 +141,7 @@ export function envTree(env: Record<string, string>): Tree {
   const tree: Tree = {};
   const names = Object.keys(env).filter((name) =>
     name.includes("__") &&
-    SECTIONS.some((s) => s.toLowerCase() === name.split("__")[0]!.toLowerCase())
+    SETTING_SECTIONS.some((s) => s.toLowerCase() === name.split("__")[0]!.toLowerCase())
   );
   for (const name of names) {
     const inside = names.find((other) => other.startsWith(`${name}__`));

@@ -73,7 +73,12 @@ const DEFAULT_CONFIG_TEXT =
       // Script file run once per worker; empty for none.
       "StartupScriptPath": "",
       // Inline script run once per worker, after StartupScriptPath; empty for none.
-      "StartupScript": ""
+      "StartupScript": "",
+      // Workers never get svc's own variables (SVC_*, Section__Key, OTLP headers); names or
+      // wildcards here pass anyway, e.g. ["SVC_LOG_LEVEL"].
+      "PassVariables": [],
+      // More variables (names or wildcards) kept from workers, e.g. ["AWS_*"].
+      "RemoveVariables": []
     },
     // PowerShell 7.4+ executable; empty means 'pwsh' on PATH (--pwsh and SVC_PWSH come first).
     "PwshPath": "",

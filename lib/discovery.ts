@@ -16,12 +16,13 @@ import {
   type ToolDescriptor,
 } from "./catalog.ts";
 import type { ShellSettings } from "./config.ts";
+import { dangerousCommandWarnings, type DangerSettings } from "./dangerous.ts";
 import { logger } from "./log.ts";
 import type { CommandMeta, CommandsResult, ModuleStatus } from "./worker_protocol.ts";
 
 const log = logger("catalog");
 
-const CACHE_FORMAT = 4;
+const CACHE_FORMAT = 5;
 
 /** What a cached catalog is keyed on: the configuration and the pwsh binary. */
 export interface CatalogKeyInput {
@@ -167,6 +168,11 @@ export interface CatalogStoreOptions {
   source: () => Promise<DiscoverySource>;
   /** Called when a stale cached catalog was replaced by a fresh one. */
   onChange?: () => void;
+  /**
+   * Who may call what, to name at each load the offered commands that run code or write files
+   * (`lib/dangerous.ts`). @default authentication off
+   */
+  auth?: DangerSettings["auth"];
 }
 
 /** The catalog of a running server: from the cache when possible, else from discovery. */
@@ -205,7 +211,7 @@ export class CatalogStore {
     const cached = directory && key ? await readCachedCatalog(key, { directory }) : null;
     if (cached) {
       log.debug("Serving {Count} tools from the catalog cache.", { Count: cached.tools.length });
-      logWarnings(cached);
+      logWarnings(cached, this.#options);
       this.#revalidate(cached, key!, directory!);
       return cached;
     }
@@ -222,7 +228,7 @@ export class CatalogStore {
     } finally {
       source.release?.();
     }
-    logWarnings(catalog);
+    logWarnings(catalog, this.#options);
     log.info("Catalog ready: {Count} tools.", { Count: catalog.tools.length });
     if (key && directory) {
       await writeCachedCatalog(key, catalog, { directory }).catch((error) =>
@@ -256,6 +262,10 @@ export class CatalogStore {
 }
 
 /** Logs what building a catalog noticed (missing commands or modules, collisions), once per load. */
-function logWarnings(catalog: Catalog): void {
+function logWarnings(catalog: Catalog, options: CatalogStoreOptions): void {
   for (const warning of catalog.warnings) log.warning("{Warning}", { Warning: warning });
+  const auth = options.auth ?? { enabled: false, requiredRoles: [] };
+  for (const warning of dangerousCommandWarnings(catalog.tools, { shell: options.shell, auth })) {
+    log.warning("{Warning}", { Warning: warning });
+  }
 }

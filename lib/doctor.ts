@@ -10,6 +10,7 @@
  * @module
  */
 import { hostCacheDirectory } from "./cache_directory.ts";
+import { dangerousCommandWarnings } from "./dangerous.ts";
 import type { ToolDescriptor } from "./catalog.ts";
 import { ANONYMOUS, Authenticator } from "./auth.ts";
 import { replacementOf, type Settings, type SettingSource } from "./config.ts";
@@ -138,6 +139,8 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
       if (catalog.tools.length === 0) {
         report.warnings.push("No tools are offered: check Commands, Modules and the patterns");
       } else report.warnings.push(...callerWarnings(settings, catalog.tools));
+      // Commands that run code or write files, and who can call them (also logged at start).
+      report.warnings.push(...dangerousCommandWarnings(catalog.tools, settings));
     }
   } finally {
     await Promise.all(started.map((s) => s.worker?.close()));
@@ -158,6 +161,7 @@ async function startWorker(
       stopTimeoutMs: settings.pool.stopTimeoutMs,
       label: "doctor worker",
       cacheDirectory: hostCacheDirectory(settings.shell),
+      environment: settings.shell.workerEnvironment,
     });
     const startup = await worker.startup({
       modules: settings.shell.modules,

@@ -530,6 +530,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
       };
     },
     onChange: () => front?.toolsChanged(),
+    auth: settings.auth,
   });
   const runner: ToolRunner = {
     tools: () => catalog.tools(),

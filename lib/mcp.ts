@@ -11,9 +11,10 @@ import type { AuthInfo, CallToolResult, Tool } from "@modelcontextprotocol/serve
 import type { Principal } from "./auth.ts";
 import { bindArguments } from "./arguments.ts";
 import { chooseParameterSet } from "./parameter_set.ts";
+import { restrictCommandTool } from "./catalog_command.ts";
 import { tracedCall } from "./telemetry.ts";
 import type { ToolDescriptor } from "./catalog.ts";
-import { overrideFor, type ShellSettings } from "./config.ts";
+import { overrideOf, type ShellSettings } from "./config.ts";
 import { logger } from "./log.ts";
 import {
   failureResult,
@@ -73,8 +74,22 @@ export async function toolsFor(
   principal: Principal,
 ): Promise<ToolDescriptor[]> {
   const tools = await options.runner.tools();
+  return tools.map((tool) => visibleTool(options, principal, tool))
+    .filter((tool): tool is ToolDescriptor => tool !== null);
+}
+
+/**
+ * A tool as `principal` sees it: null when they may not call it; for a tool covering a whole
+ * command, only the parameter sets they may call (each authorized with its own overrides).
+ */
+function visibleTool(
+  options: McpServerOptions,
+  principal: Principal,
+  tool: ToolDescriptor,
+): ToolDescriptor | null {
   const authorize = options.authorize;
-  return authorize ? tools.filter((tool) => authorize(principal, tool)) : tools;
+  if (!authorize) return tool;
+  return restrictCommandTool(tool, (set) => authorize(principal, set));
 }
 
 /** Converts a descriptor to the MCP `Tool` shape of `tools/list`. */
@@ -153,11 +168,12 @@ async function runCall(
   const signal = outer ? AbortSignal.any([context.signal, outer]) : context.signal;
   // A tool the caller may not call is refused exactly like one that does not exist, and is never
   // suggested either.
-  const tools = await runner.tools();
-  const mayCall = (t: ToolDescriptor) => !options.authorize || options.authorize(principal, t);
-  const found = tools.find((t) => t.name === name && mayCall(t));
+  // A command tool keeps only the sets this caller may call, so a forbidden set is refused as an
+  // unknown one and never chosen for the caller.
+  const tools = await toolsFor(options, principal);
+  const found = tools.find((t) => t.name === name);
   if (!found) {
-    const close = closestNames(name, tools.filter(mayCall).map((t) => t.name));
+    const close = closestNames(name, tools.map((t) => t.name));
     const message = `Unknown tool '${name}'${
       close.length > 0 ? `; did you mean ${close.map((c) => `'${c}'`).join(", ")}?` : ""
     }`;
@@ -184,7 +200,8 @@ async function runCall(
       message: bound.message,
     };
   }
-  const timeoutMs = overrideFor(shell, tool.command)?.toolCallTimeoutMs ?? shell.toolCallTimeoutMs;
+  const override = overrideOf(shell, tool);
+  const timeoutMs = override?.toolCallTimeoutMs ?? shell.toolCallTimeoutMs;
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   try {
@@ -196,7 +213,7 @@ async function runCall(
           parameters,
           credentials,
           depth: shell.serializationDepth,
-          ...outputShaping(shell, tool.command, shaping),
+          ...outputShaping(shell, override, shaping),
           ...(context.onProgress ? { progress: true } : {}),
         },
         { signal, timeoutMs, ...(context.onProgress ? { onProgress: context.onProgress } : {}) },

@@ -6,7 +6,7 @@
  * @module
  */
 import type { ToolParameter } from "./catalog.ts";
-import { overrideFor, type ShellSettings } from "./config.ts";
+import type { CommandOverride, ShellSettings } from "./config.ts";
 import type { InvokeParams } from "./worker_protocol.ts";
 
 /**
@@ -54,7 +54,7 @@ export const SHAPING_PARAMETERS: readonly ToolParameter[] = [
  */
 export function outputShaping(
   shell: ShellSettings,
-  command: string,
+  override: CommandOverride | undefined,
   shaping: Record<string, unknown>,
 ): Pick<InvokeParams, "select" | "first"> {
   const out: Pick<InvokeParams, "select" | "first"> = {};
@@ -63,7 +63,6 @@ export function outputShaping(
   const requested = (shaping["_RequestedProperties"] as string[] | undefined ?? [])
     .map((name) => name.trim())
     .filter((name) => name !== "");
-  const override = overrideFor(shell, command);
   if (requested.length > 0) {
     out.select = { properties: requested, display: false };
   } else if (override?.defaultProperties && override.defaultProperties.length > 0) {

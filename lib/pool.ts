@@ -402,6 +402,7 @@ export class WorkerPool implements AsyncDisposable {
       runspacesPerProcess: pool.runspacesPerProcess,
       label,
       cacheDirectory: hostCacheDirectory(this.#options.shell),
+      environment: this.#options.shell.workerEnvironment,
     });
     this.#spawning = start;
     try {

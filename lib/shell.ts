@@ -8,6 +8,7 @@
  */
 import { RemoteError, WorkerError } from "./errors.ts";
 import { logger } from "./log.ts";
+import type { WorkerEnvironmentRules } from "./worker_env.ts";
 import { delay, type SlotConnection, WorkerProcess } from "./worker_process.ts";
 import type {
   CommandsResult,
@@ -41,6 +42,8 @@ export interface WorkerOptions {
   label?: string;
   /** Where the compiled half of the host is kept between starts; null keeps none. @default the user cache directory */
   cacheDirectory?: string | null | undefined;
+  /** Which of svc's variables the worker gets (`lib/worker_env.ts`). @default none of svc's settings */
+  environment?: WorkerEnvironmentRules;
 }
 
 /** Options of {@linkcode Worker.invoke}. */

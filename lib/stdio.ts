@@ -124,6 +124,7 @@ export class StdioSession implements AsyncDisposable {
       stopTimeoutMs,
       label: "stdio worker",
       cacheDirectory: hostCacheDirectory(shell),
+      environment: shell.workerEnvironment,
     })
       .catch(
         (error) => {

@@ -13,6 +13,11 @@ import { writeHostFiles } from "./host_files.ts";
 import { logger } from "./log.ts";
 import { killTree } from "./process_tree.ts";
 import { acceptHello } from "./worker_hello.ts";
+import {
+  DEFAULT_WORKER_ENVIRONMENT,
+  type WorkerEnvironmentRules,
+  workerInheritedEnvironment,
+} from "./worker_env.ts";
 import type { WorkerInfo } from "./worker_protocol.ts";
 
 const log = logger("worker");
@@ -23,7 +28,7 @@ const MAX_HELLO_BYTES = 64 * 1024;
  * Variables that only shape how pwsh itself starts. Each worker gets them unless svc's own
  * environment already decides the matter (`decidedBy` matches one of its names); the host removes
  * the ones svc added (named in `SVC_WORKER_STARTUP_ENV`) once it runs, so user code and the programs
- * it starts see svc's environment.
+ * it starts see only the environment `lib/worker_env.ts` passes.
  */
 const STARTUP_ONLY_ENV: readonly { name: string; value: string; decidedBy: RegExp }[] = [
   // No debugger, profiler or EventPipe endpoint per worker: on Unix each is a socket or FIFO in the
@@ -44,13 +49,18 @@ const STARTUP_ONLY_ENV: readonly { name: string; value: string; decidedBy: RegEx
   },
 ];
 
-/** The environment a worker starts with, on top of svc's own (see {@linkcode STARTUP_ONLY_ENV}). */
-function workerEnvironment(token: string): Record<string, string> {
-  const own = Object.keys(Deno.env.toObject());
+/**
+ * The whole environment a worker starts with: svc's own without its settings and credentials
+ * (`lib/worker_env.ts`), and what pwsh needs to start (see {@linkcode STARTUP_ONLY_ENV}).
+ */
+function workerEnvironment(token: string, rules: WorkerEnvironmentRules): Record<string, string> {
+  const env = Deno.env.toObject();
+  const own = Object.keys(env);
   const added = STARTUP_ONLY_ENV.filter(({ decidedBy }) =>
     !own.some((name) => decidedBy.test(name))
   );
   return {
+    ...workerInheritedEnvironment(env, rules),
     SVC_WORKER_TOKEN: token,
     POWERSHELL_TELEMETRY_OPTOUT: "1",
     POWERSHELL_UPDATECHECK: "Off",
@@ -78,6 +88,8 @@ export interface WorkerProcessOptions {
    * @default the user cache directory (`ShellConfiguration:CacheDirectory`'s default, see `lib/cache_directory.ts`)
    */
   cacheDirectory?: string | null | undefined;
+  /** Which of svc's variables the worker gets (`lib/worker_env.ts`). @default none of svc's settings */
+  environment?: WorkerEnvironmentRules;
 }
 
 /** A slot's connection, after its hello was checked. */
@@ -147,6 +159,7 @@ export class WorkerProcess {
       capacity: 1,
       label: "worker",
       ...options,
+      environment: options.environment ?? DEFAULT_WORKER_ENVIRONMENT,
       cacheDirectory: options.cacheDirectory === undefined
         ? defaultCacheDirectory()
         : options.cacheDirectory,
@@ -182,7 +195,9 @@ export class WorkerProcess {
           stderr: "piped",
           // Its own process group, so the whole tree can be killed with one signal.
           detached: !IS_WINDOWS,
-          env: workerEnvironment(token),
+          // Only what workerEnvironment keeps: svc's settings would otherwise reach every command.
+          clearEnv: true,
+          env: workerEnvironment(token, settings.environment),
         }).spawn();
       } catch (error) {
         throw new WorkerError(

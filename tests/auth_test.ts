@@ -46,6 +46,8 @@ function apiKeyConfig(extra: Record<string, unknown> = {}): Record<string, unkno
       Schemes: {
         keys: {
           Type: "ApiKey",
+          // The legacy entry is PoshMcp's form: its name is the key.
+          EntryNameIsKey: true,
           Keys: {
             alice: { Value: SECRETS.alice, Roles: ["reader"] },
             bob: { Sha256: createHash("sha256").update(SECRETS.bob).digest("hex"), Roles: ["ops"] },

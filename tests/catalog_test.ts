@@ -83,6 +83,7 @@ const shell = (extra: Partial<ShellSettings> = {}): ShellSettings => ({
   cacheDirectory: null,
   hostCacheDirectory: null,
   workerStartTimeoutMs: 120_000,
+  workerEnvironment: { pass: [], remove: [] },
   ...extra,
 });
 

@@ -395,6 +395,7 @@ Deno.test("svc doctor shows values with secrets masked, true sources, deprecated
       Schemes: {
         keys: {
           Type: "ApiKey",
+          EntryNameIsKey: true,
           Keys: {
             ci: { Value: "doctor-secret-5e1f", Roles: ["reader"] },
             "plaintext-poshmcp-key-9a7b": { Roles: ["nobody"] },

@@ -444,7 +444,6 @@ Deno.test("http: a per-call time limit stops the command, and a client that disc
   assert.ok(await eventually(async () => (await pool()).leased === 1), "the call holds a worker");
   controller.abort();
   await call.catch(() => {});
-  const freed = Date.now();
   assert.ok(
     await eventually(async () => {
       const { leased, resetting } = await pool();
@@ -457,7 +456,6 @@ Deno.test("http: a per-call time limit stops the command, and a client that disc
 Deno.test("http: a 2025-11-25 client that disconnects mid-call stops the call, not just the time limit", async () => {
   await using svc = await startHttpSvc({ config: fixtureConfig() });
   const controller = new AbortController();
-  const started = Date.now();
   const call = fetch(svc.url, {
     method: "POST",
     headers: {

@@ -5,7 +5,7 @@
  * SDK client on real pwsh, plus the pure parts as units.
  */
 import assert from "node:assert/strict";
-import type { ShellSettings } from "../lib/config.ts";
+import { overrideFor, type ShellSettings } from "../lib/config.ts";
 import { outputShaping } from "../lib/output_shaping.ts";
 import { fitOutput, shorten } from "../lib/result_fit.ts";
 import { fixtureConfig, outputOf, startSvc } from "./support/harness.ts";
@@ -159,26 +159,28 @@ Deno.test("outputShaping(): _AllProperties, then requested, then DefaultProperti
     "Get-Plain": { useDefaultDisplayProperties: false },
   };
   const settings = shell({ commandOverrides: overrides });
-  assert.deepEqual(outputShaping(settings, "Get-Thing", {}), {
+  assert.deepEqual(outputShaping(settings, overrideFor(settings, "Get-Thing"), {}), {
     select: { properties: ["Owner"], display: false },
   });
   assert.deepEqual(
-    outputShaping(settings, "Get-Thing", { _RequestedProperties: [" Name ", ""] }),
+    outputShaping(settings, overrideFor(settings, "Get-Thing"), {
+      _RequestedProperties: [" Name ", ""],
+    }),
     { select: { properties: ["Name"], display: false } },
   );
   assert.deepEqual(
-    outputShaping(settings, "Get-Thing", {
+    outputShaping(settings, overrideFor(settings, "Get-Thing"), {
       _AllProperties: true,
       _RequestedProperties: ["Name"],
       _MaxResults: 3,
     }),
     { first: 3 },
   );
-  assert.deepEqual(outputShaping(settings, "Get-Other", {}), {
+  assert.deepEqual(outputShaping(settings, overrideFor(settings, "Get-Other"), {}), {
     select: { properties: null, display: true },
   });
-  assert.deepEqual(outputShaping(settings, "get-plain", {}), {});
-  assert.deepEqual(outputShaping(shell({ useDefaultDisplayProperties: false }), "Get-X", {}), {});
+  assert.deepEqual(outputShaping(settings, overrideFor(settings, "get-plain"), {}), {});
+  assert.deepEqual(outputShaping(shell({ useDefaultDisplayProperties: false }), undefined, {}), {});
 });
 
 Deno.test("fitOutput(): whole items from the start, then a count of what was dropped", () => {

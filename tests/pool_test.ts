@@ -37,6 +37,7 @@ const shell: ShellSettings = {
   cacheDirectory: null,
   hostCacheDirectory: null,
   workerStartTimeoutMs: 30_000,
+  workerEnvironment: { pass: [], remove: [] },
 };
 
 function poolSettings(extra: Partial<PoolSettings> = {}): PoolSettings {

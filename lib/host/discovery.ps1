@@ -11,8 +11,19 @@ $CommandsScript = {
 
     # Helpers are script blocks in variables, not functions: a function defined here would shadow a
     # user command of the same name and show up in Get-Command's own answers.
+    # An alias is what it runs: exclusion must see the command, never the alias (iex, ri, or one the
+    # startup script set). An alias whose command cannot be resolved offers nothing.
     $addFound = {
         param($Command, [string]$Source, [string]$Via)
+        $depth = 0
+        while ($Command -is [System.Management.Automation.AliasInfo] -and $depth -lt 32) {
+            $Command = $Command.ResolvedCommand
+            $depth++
+        }
+        if ($null -eq $Command -or $Command -is [System.Management.Automation.AliasInfo]) {
+            $missing.Add($Via)
+            return
+        }
         $found.Add([ordered]@{
                 name        = $Command.Name
                 module      = if ($Command.ModuleName) { $Command.ModuleName } else { $null }
@@ -111,7 +122,8 @@ $DescribeScript = {
             aliases                     = @($Parameter.Aliases)
             isSwitch                    = $type -eq [System.Management.Automation.SwitchParameter]
             isCredential                = $type -eq [System.Management.Automation.PSCredential]
-            enumValues                  = if ($valueType.IsEnum) { [string[]][System.Enum]::GetNames($valueType) } else { $null }
+            # The comma keeps a one-name enum an array: an if statement unrolls what it outputs.
+            enumValues                  = if ($valueType.IsEnum) { , [string[]][System.Enum]::GetNames($valueType) } else { $null }
             validateSet                 = $null
             validateRange               = $null
             validateLength              = $null
