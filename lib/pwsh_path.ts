@@ -49,20 +49,45 @@ async function isExecutable(path: string): Promise<boolean> {
   }
 }
 
+/** What asking `bin/pwsh` for its executable gave: the path, or why there is none. */
+type Located = { path: string } | { reason: string };
+
 /**
  * The executable `bin/pwsh` runs, asked once (`SVC_PWSH_LOCATE=1`) so that workers start without a
- * shell in between; on the first run it installs PowerShell first, saying so on svc's stderr. Null
- * when it finds and installs nothing (it has said why).
+ * shell in between. On a first run it installs PowerShell, and its line saying so is passed on to
+ * svc's stderr as it comes; anything else it says becomes the reason when it finds none.
  */
-async function locate(script: string): Promise<string | null> {
-  const { code, stdout } = await new Deno.Command(script, {
+async function locate(script: string): Promise<Located> {
+  const child = new Deno.Command(script, {
     env: { SVC_PWSH_LOCATE: "1" },
     stdin: "null",
     stdout: "piped",
-    stderr: "inherit",
-  }).output();
-  const path = new TextDecoder().decode(stdout).trim();
-  return code === 0 && path !== "" && await isExecutable(path) ? path : null;
+    stderr: "piped",
+  }).spawn();
+  const said: string[] = [];
+  const stderr = (async () => {
+    let pending = "";
+    const decoder = new TextDecoder();
+    for await (const chunk of child.stderr) {
+      pending += decoder.decode(chunk, { stream: true });
+      const lines = pending.split("\n");
+      pending = lines.pop()!;
+      for (const line of lines) {
+        if (line.startsWith("bin/pwsh: installing")) {
+          await Deno.stderr.write(new TextEncoder().encode(line + "\n"));
+        } else if (line.trim() !== "") said.push(line.trim());
+      }
+    }
+    if (pending.trim() !== "") said.push(pending.trim());
+  })();
+  const [{ code }, stdout] = await Promise.all([
+    child.status,
+    new Response(child.stdout).text(),
+    stderr,
+  ]);
+  const path = stdout.trim();
+  if (code === 0 && path !== "" && await isExecutable(path)) return { path };
+  return { reason: (said.at(-1) ?? `it exited with code ${code}`).replace(/^bin\/pwsh: /, "") };
 }
 
 /**
@@ -90,18 +115,18 @@ export async function resolvePwsh(
       return { path: candidate, origin: configured === null ? "PATH" : "configured" };
     }
   }
+  let fellBack = "";
   if (configured === null && fallback !== null && await isExecutable(fallback)) {
     const located = await locate(fallback);
-    if (located !== null) return { path: located, origin: "bin/pwsh" };
+    if ("path" in located) return { path: located.path, origin: "bin/pwsh" };
+    fellBack = `, then its bin/pwsh, which said: ${located.reason}`;
   }
   const given = configured === null
     ? ""
     : ` ('${configured}' was configured but is not an executable file)`;
   throw new StartupError(
     "PWSH_NOT_FOUND",
-    `PowerShell 7.4 or later was not found${given}: svc looked at --pwsh, SVC_PWSH, ShellConfiguration:PwshPath and 'pwsh' on PATH${
-      configured === null && fallback !== null ? ", and its bin/pwsh installed none (above)" : ""
-    }; install PowerShell 7.4+ (https://aka.ms/powershell) or point svc at it with --pwsh <path>`,
+    `PowerShell 7.4 or later was not found${given}: svc looked at --pwsh, SVC_PWSH, ShellConfiguration:PwshPath and 'pwsh' on PATH${fellBack}; install PowerShell 7.4+ (https://aka.ms/powershell) or point svc at it with --pwsh <path>`,
   );
 }
 

@@ -476,7 +476,11 @@ Deno.test("without PowerShell svc exits 3 naming where it looked and how to get 
   }
 });
 
-Deno.test("a PowerShell older than 7.4 is refused at startup with exit code 3", async () => {
+Deno.test({
+  name: "a PowerShell older than 7.4 is refused at startup with exit code 3",
+  // tests/support/old-pwsh is a bash script.
+  ignore: Deno.build.os === "windows",
+}, async () => {
   const cache = await Deno.makeTempDir();
   try {
     const { code, stderr } = await runSvc(["serve", "--pwsh", OLD_PWSH], {

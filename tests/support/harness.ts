@@ -25,6 +25,8 @@ export const FIXTURE_MODULE = `${root}tests/fixtures/SvcFixture/SvcFixture.psd1`
  * this module, with `bin/pwsh`'s reason.
  */
 export const TEST_PWSH: string = (() => {
+  // bin/pwsh is a bash script; Windows (GitHub's runner) names its own PowerShell.
+  if (Deno.build.os === "windows") return Deno.env.get("SVC_TEST_PWSH") || "pwsh.exe";
   const output = new Deno.Command(`${root}bin/pwsh`, {
     env: { SVC_PWSH_LOCATE: "1" },
     stdin: "null",
