@@ -216,7 +216,7 @@ Deno.test("bindArguments() keeps output-shaping arguments apart from PowerShell'
   });
   assert.equal(
     (bindArguments(shaped, { _MaxResults: 0 }) as { message: string }).message,
-    "Invalid argument '_MaxResults' for tool 'test_tool': 0 is less than the minimum 1",
+    "Invalid argument '_MaxResults' for tool 'test_tool': the value is less than the minimum 1",
   );
 });
 
@@ -233,27 +233,27 @@ Deno.test("bindArguments() tells integers from numbers and refuses what is not a
   assert.deepEqual(bind({ Real: -1 }), { Real: -1 });
   assert.equal(
     bind({ Int: 1.5 }),
-    "Invalid argument 'Int' for tool 'test_tool': expected an integer, got 1.5",
+    "Invalid argument 'Int' for tool 'test_tool': expected an integer, got a number",
   );
   assert.equal(
     bind({ Int: "1.5" }),
-    `Invalid argument 'Int' for tool 'test_tool': expected an integer, got "1.5"`,
+    "Invalid argument 'Int' for tool 'test_tool': expected an integer, got a string",
   );
   assert.equal(
     bind({ Real: "  " }),
-    `Invalid argument 'Real' for tool 'test_tool': expected a number, got "  "`,
+    "Invalid argument 'Real' for tool 'test_tool': expected a number, got a string",
   );
   assert.equal(
     bind({ Real: "Infinity" }),
-    `Invalid argument 'Real' for tool 'test_tool': expected a number, got "Infinity"`,
+    "Invalid argument 'Real' for tool 'test_tool': expected a number, got a string",
   );
   assert.equal(
     bind({ Real: true }),
-    "Invalid argument 'Real' for tool 'test_tool': expected a number, got true",
+    "Invalid argument 'Real' for tool 'test_tool': expected a number, got true or false",
   );
   assert.equal(
     bind({ Real: -2 }),
-    "Invalid argument 'Real' for tool 'test_tool': -2 is less than the minimum -1",
+    "Invalid argument 'Real' for tool 'test_tool': the value is less than the minimum -1",
   );
 });
 
@@ -281,31 +281,32 @@ Deno.test("bindArguments() checks strings: numbers and booleans become text, len
   assert.deepEqual(bind({ Text: true }), { Text: "true" });
   assert.equal(
     bind({ Text: "a" }),
-    `Invalid argument 'Text' for tool 'test_tool': "a" is shorter than 2 character(s)`,
+    "Invalid argument 'Text' for tool 'test_tool': the value is shorter than 2 character(s)",
   );
   assert.equal(
     bind({ Text: "abcde" }),
-    `Invalid argument 'Text' for tool 'test_tool': "abcde" is longer than 4 character(s)`,
+    "Invalid argument 'Text' for tool 'test_tool': the value is longer than 4 character(s)",
   );
   assert.equal(
     bind({ Text: ["ab"] }),
-    `Invalid argument 'Text' for tool 'test_tool': expected a string, got ["ab"]`,
+    "Invalid argument 'Text' for tool 'test_tool': expected a string, got an array",
   );
   assert.deepEqual(bind({ Code: "ABB" }), { Code: "ABB" }, "ValidatePattern ignores case");
   assert.equal(
     bind({ Code: "ba" }),
-    `Invalid argument 'Code' for tool 'test_tool': "ba" does not match the pattern ^ab+$`,
+    "Invalid argument 'Code' for tool 'test_tool': the value does not match the pattern ^ab+$",
   );
   // A pattern only .NET understands is left for PowerShell to check.
   assert.deepEqual(bind({ DotNet: "anything" }), { DotNet: "anything" });
 });
 
-Deno.test("bindArguments() quotes at most 60 characters of a refused value", () => {
+Deno.test("bindArguments() never quotes a refused value: it may be a secret", () => {
   const message = refused({ Name: "a", Count: "9".repeat(100) + "x" });
   assert.equal(
     message,
-    `Invalid argument 'Count' for tool 'test_tool': expected an integer, got "${"9".repeat(56)}...`,
+    "Invalid argument 'Count' for tool 'test_tool': expected an integer, got a string",
   );
+  assert.doesNotMatch(message, /999/);
 });
 
 Deno.test("bindArguments() checks nested values and says where: item index, property name", () => {
@@ -340,7 +341,7 @@ Deno.test("bindArguments() checks nested values and says where: item index, prop
   assert.deepEqual(bind({ Levels: ["low", "HIGH"] }), { Levels: ["Low", "High"] });
   assert.equal(
     bind({ Levels: ["Low", "Mid"] }),
-    `Invalid argument 'Levels' for tool 'test_tool': item 1: "Mid" is not one of Low, High`,
+    "Invalid argument 'Levels' for tool 'test_tool': item 1: the value is not one of Low, High",
   );
   assert.equal(
     bind({ Levels: [] }),
@@ -349,7 +350,7 @@ Deno.test("bindArguments() checks nested values and says where: item index, prop
   assert.deepEqual(bind({ Point: { x: "3", tags: "a" } }), { Point: { X: 3, Tags: ["a"] } });
   assert.equal(
     bind({ Point: { X: "three" } }),
-    `Invalid argument 'Point' for tool 'test_tool': property 'X': expected an integer, got "three"`,
+    "Invalid argument 'Point' for tool 'test_tool': property 'X': expected an integer, got a string",
   );
   assert.equal(
     bind({ Point: { Z: 1 } }),

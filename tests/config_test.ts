@@ -112,7 +112,7 @@ Deno.test("loadSettings() reads per-command time limits from CommandOverrides", 
   );
 });
 
-Deno.test("loadSettings() merges PoshMcp's FunctionOverrides into CommandOverrides, which wins per command", async () => {
+Deno.test("loadSettings() merges PoshMcp's FunctionOverrides into CommandOverrides, which wins field by field", async () => {
   await withConfig(
     `{"PowerShellConfiguration": {
       "FunctionOverrides": {
@@ -125,8 +125,9 @@ Deno.test("loadSettings() merges PoshMcp's FunctionOverrides into CommandOverrid
       const settings = await loadSettings({ config: path }, { env: {} });
       assert.deepEqual(settings.shell.commandOverrides, {
         "Start-Sleep": { toolCallTimeoutMs: 2_000, requiredRoles: ["ops"] },
-        "Get-Date": { toolCallTimeoutMs: 3_000 },
+        "Get-Date": { toolCallTimeoutMs: 3_000, defaultProperties: ["Ticks"] },
       });
+      assert.ok(settings.warnings.some((w) => w.includes("FunctionOverrides' is deprecated")));
     },
   );
   await withConfig(
