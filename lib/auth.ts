@@ -19,13 +19,13 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { errors as joseErrors, type JWTPayload, jwtVerify } from "jose";
 import type { ToolDescriptor } from "./catalog.ts";
-import {
-  type ApiKeySchemeSettings,
-  type AuthSettings,
-  type JwtSchemeSettings,
-  overrideOf,
-  type ShellSettings,
+import type {
+  ApiKeySchemeSettings,
+  AuthSettings,
+  JwtSchemeSettings,
+  ShellSettings,
 } from "./config.ts";
+import { overrideOf } from "./config_overrides.ts";
 import { IdentityProvider } from "./identity_provider.ts";
 import { logger } from "./log.ts";
 

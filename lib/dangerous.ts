@@ -14,7 +14,8 @@
  */
 import type { ToolDescriptor } from "./catalog.ts";
 import type { AuthSettings } from "./config_auth.ts";
-import { overrideOf, type ShellSettings } from "./config.ts";
+import type { ShellSettings } from "./config.ts";
+import { overrideOf } from "./config_overrides.ts";
 
 const CODE = "can run arbitrary code";
 const FILES = "can write or delete arbitrary files";

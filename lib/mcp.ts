@@ -14,7 +14,8 @@ import { chooseParameterSet } from "./parameter_set.ts";
 import { restrictCommandTool } from "./catalog_command.ts";
 import { tracedCall } from "./telemetry.ts";
 import type { ToolDescriptor } from "./catalog.ts";
-import { overrideOf, type ShellSettings } from "./config.ts";
+import type { ShellSettings } from "./config.ts";
+import { overrideOf } from "./config_overrides.ts";
 import { logger } from "./log.ts";
 import {
   failureResult,

@@ -6,7 +6,8 @@
  * @module
  */
 import type { ToolParameter } from "./catalog.ts";
-import type { CommandOverride, ShellSettings } from "./config.ts";
+import type { ShellSettings } from "./config.ts";
+import type { CommandOverride } from "./config_overrides.ts";
 import type { InvokeParams } from "./worker_protocol.ts";
 
 /**

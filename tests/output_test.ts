@@ -5,7 +5,8 @@
  * SDK client on real pwsh, plus the pure parts as units.
  */
 import assert from "node:assert/strict";
-import { overrideFor, type ShellSettings } from "../lib/config.ts";
+import type { ShellSettings } from "../lib/config.ts";
+import { overrideFor } from "../lib/config_overrides.ts";
 import { outputShaping } from "../lib/output_shaping.ts";
 import { fitOutput, shorten } from "../lib/result_fit.ts";
 import { fixtureConfig, outputOf, startSvc } from "./support/harness.ts";

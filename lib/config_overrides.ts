@@ -1,0 +1,114 @@
+/**
+ * Per-command settings (`ShellConfiguration:CommandOverrides`, and PoshMcp's deprecated
+ * `FunctionOverrides`): how they are read, and the one rule that says which apply to a tool.
+ *
+ * @module
+ */
+import { isTree, lookup, type Reader } from "./config_reader.ts";
+
+/** Per-command settings from `ShellConfiguration:CommandOverrides:<command>`. */
+export interface CommandOverride {
+  /** Time limit for one call of this command in ms; replaces `ToolCallTimeout`. */
+  toolCallTimeoutMs?: number;
+  /** Roles of which a caller needs one to call this command (HTTP with authentication). */
+  requiredRoles?: string[];
+  /** Properties output objects keep when the caller names none (`DefaultProperties`). */
+  defaultProperties?: string[];
+  /** Replaces `ShellConfiguration:UseDefaultDisplayProperties` for this command. */
+  useDefaultDisplayProperties?: boolean;
+}
+
+/** Where the overrides are kept: the shell settings (`ShellSettings.commandOverrides`). */
+export interface OverrideSource {
+  /** Overrides by the key they were configured under (a command or tool name). */
+  commandOverrides: Record<string, CommandOverride>;
+}
+
+/**
+ * `CommandOverrides`, and PoshMcp's older `FunctionOverrides` under it (deprecated, with a warning):
+ * for a command in both, each field of `CommandOverrides` wins.
+ */
+export function readOverrides(read: Reader): Record<string, CommandOverride> {
+  const out: Record<string, CommandOverride> = {};
+  for (const section of ["FunctionOverrides", "CommandOverrides"]) {
+    const [name, value] = read.raw(`ShellConfiguration:${section}`);
+    if (value === undefined || value === null) continue;
+    if (!isTree(value)) throw read.invalid(name, `expected an object`);
+    if (section === "FunctionOverrides") {
+      read.warnings.push(
+        `Configuration key '${name}' is deprecated and will be removed in the next major version; use 'ShellConfiguration:CommandOverrides' instead (its entries apply meanwhile)`,
+      );
+    }
+    for (const command of Object.keys(value)) {
+      const existing = Object.keys(out).find((k) => k.toLowerCase() === command.toLowerCase());
+      const override = readOverride(read, `${name}:${command}`);
+      out[existing ?? command] = {
+        ...(existing === undefined ? {} : out[existing]),
+        ...override,
+      };
+    }
+  }
+  return out;
+}
+
+function readOverride(read: Reader, key: string): CommandOverride {
+  const override: CommandOverride = {};
+  const set = (field: string) => {
+    const v = lookup(read.tree, `${key}:${field}`);
+    return v !== undefined && v !== null && v !== "";
+  };
+  if (set("ToolCallTimeout")) {
+    override.toolCallTimeoutMs = read.timeSpan(`${key}:ToolCallTimeout`, 0);
+  }
+  if (lookup(read.tree, `${key}:RequiredRoles`) !== undefined) {
+    override.requiredRoles = read.strings(`${key}:RequiredRoles`);
+  }
+  if (lookup(read.tree, `${key}:DefaultProperties`) !== undefined) {
+    override.defaultProperties = read.strings(`${key}:DefaultProperties`);
+  }
+  if (set("UseDefaultDisplayProperties")) {
+    override.useDefaultDisplayProperties = read.boolean(`${key}:UseDefaultDisplayProperties`, true);
+  }
+  return override;
+}
+
+/**
+ * The override that applies to something named `names`, most specific first (authorization passes
+ * the parameter set's own tool name, the tool name, then the command name): every
+ * `CommandOverrides` entry whose key matches one of them (case-insensitively) applies, and for each
+ * field the most specific entry that sets it wins. So a tool-name entry without `RequiredRoles`
+ * keeps the command's roles. Undefined when no entry matches.
+ */
+export function overrideFor(
+  shell: OverrideSource,
+  ...names: string[]
+): CommandOverride | undefined {
+  const keys = Object.keys(shell.commandOverrides);
+  let merged: CommandOverride | undefined;
+  for (const name of [...names].reverse()) {
+    const key = keys.find((k) => k.toLowerCase() === name.toLowerCase());
+    if (key === undefined) continue;
+    const entry = Object.fromEntries(
+      Object.entries(shell.commandOverrides[key]!).filter(([, v]) => v !== undefined),
+    );
+    merged = { ...merged, ...entry };
+  }
+  return merged;
+}
+
+/** What {@linkcode overrideOf} needs of a tool (a `ToolDescriptor`). */
+export interface OverrideTarget {
+  name: string;
+  command: string;
+  /** A parameter set's own tool name, when the tool is one set of a command tool. */
+  setToolName?: string | undefined;
+}
+
+/** The override of a tool: its set's own tool name, its name, then its command (see {@linkcode overrideFor}). */
+export function overrideOf(
+  shell: OverrideSource,
+  tool: OverrideTarget,
+): CommandOverride | undefined {
+  const names = [tool.setToolName, tool.name, tool.command].filter((n): n is string => !!n);
+  return overrideFor(shell, ...names);
+}
