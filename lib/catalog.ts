@@ -104,6 +104,11 @@ export interface ToolDescriptor {
    * its own (`ToolGranularity: ParameterSet`), by which `CommandOverrides` can name it. @default undefined
    */
   setToolName?: string;
+  /**
+   * `CommandOverrides` keys that name this tool's command by another name (an alias), resolved by
+   * the worker at discovery (`catalog_overrides.ts`). @default undefined
+   */
+  overrideAliases?: string[];
 }
 
 /** The tools of a configuration plus what was noticed building them. */

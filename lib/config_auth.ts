@@ -147,11 +147,23 @@ export function readAuth(read: Reader): AuthSettings {
 }
 
 /**
- * True for text left from a template: `<hex digest of the key>` as the whole value, or, with
- * `inside` (for URLs and other names that can never hold `<` or `>`), a `<tenant>` anywhere in it.
+ * Variable references that a template or shell was meant to replace and did not: `${NAME}` (shells,
+ * compose files, envsubst), `$(NAME)` (Kubernetes leaves it as is when the variable is undefined),
+ * `{{ name }}` (Helm and other templates); as a whole value also `%NAME%` (cmd.exe) and `#{name}#`
+ * (Azure DevOps), which a URL's percent-encoding could look like.
+ */
+const REFERENCE = String.raw`\$\{[^{}]*\}|\$\([A-Za-z_][A-Za-z0-9_]*\)|\{\{.*\}\}`;
+const WHOLE_REFERENCE = String.raw`${REFERENCE}|%[A-Za-z_][A-Za-z0-9_]*%|#\{[^{}]*\}#?`;
+
+/**
+ * True for text left from a template: `<hex digest of the key>` or an unreplaced variable reference
+ * (`${ADMIN_KEY}`, `$(ADMIN_KEY)`, `{{ .Values.key }}`) as the whole value, or, with `inside` (for
+ * URLs and other names that can never hold them), one anywhere in it.
  */
 export function isPlaceholder(value: string, inside = false): boolean {
-  return inside ? /<[^<>]*>/.test(value) : /^\s*<.*>\s*$/s.test(value);
+  return inside
+    ? new RegExp(`<[^<>]*>|${REFERENCE}`, "s").test(value)
+    : new RegExp(`^\\s*(<.*>|${WHOLE_REFERENCE})\\s*$`, "s").test(value);
 }
 
 /** Refuses a placeholder in `key`: it would be taken for a real value (for a key, as the key). */

@@ -100,15 +100,28 @@ export function overrideFor(
 export interface OverrideTarget {
   name: string;
   command: string;
+  /** The command's module, by which a key may qualify the command (`Module\Command`). */
+  module?: string | null;
   /** A parameter set's own tool name, when the tool is one set of a command tool. */
   setToolName?: string | undefined;
+  /** Keys naming the command by an alias, resolved at discovery (`lib/catalog_overrides.ts`). */
+  overrideAliases?: string[] | undefined;
 }
 
-/** The override of a tool: its set's own tool name, its name, then its command (see {@linkcode overrideFor}). */
+/**
+ * The override of a tool: its set's own tool name, its name, its command, the command
+ * module-qualified, then an alias of it (see {@linkcode overrideFor}).
+ */
 export function overrideOf(
   shell: OverrideSource,
   tool: OverrideTarget,
 ): CommandOverride | undefined {
-  const names = [tool.setToolName, tool.name, tool.command].filter((n): n is string => !!n);
+  const names = [
+    tool.setToolName,
+    tool.name,
+    tool.command,
+    tool.module ? `${tool.module}\\${tool.command}` : undefined,
+    ...(tool.overrideAliases ?? []),
+  ].filter((n): n is string => !!n);
   return overrideFor(shell, ...names);
 }

@@ -276,13 +276,21 @@ export function checkConfigShape(
   for (const part of issue.path) {
     value = (value as Record<string, unknown> | undefined)?.[String(part)];
   }
-  // A key or its digest is never shown, and neither is an entry name that may be the key.
-  if (isSecretPath(path)) value = `[${typeof value}]`;
+  // A key or its digest is never shown, and neither is an entry name that may be the key: nor is
+  // any object or list that may hold one (`Keys` given as a list, a scheme or `Schemes` malformed).
+  if (isSecretPath(path) || (mayHoldKeys(path) && value !== null && typeof value === "object")) {
+    value = `[${Array.isArray(value) ? "list" : typeof value}]`;
+  }
   return {
     warnings,
     error: { path: safeKeyPath(canonical, path), message: issue.message, value },
     canonical,
   };
+}
+
+/** True for `Authentication` and the paths under it that may hold API keys or their entry names. */
+function mayHoldKeys(path: string): boolean {
+  return /^(Authentication(:Schemes(:[^:]+(:Keys(:[^:]+)?)?)?)?)?$/i.test(path);
 }
 
 interface Walk {

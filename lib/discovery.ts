@@ -15,6 +15,7 @@ import {
   selectCommands,
   type ToolDescriptor,
 } from "./catalog.ts";
+import { resolveOverrideKeys } from "./catalog_overrides.ts";
 import type { ShellSettings } from "./config.ts";
 import { dangerousCommandWarnings, type DangerSettings } from "./dangerous.ts";
 import { logger } from "./log.ts";
@@ -22,7 +23,7 @@ import type { CommandMeta, CommandsResult, ModuleStatus } from "./worker_protoco
 
 const log = logger("catalog");
 
-const CACHE_FORMAT = 5;
+const CACHE_FORMAT = 6;
 
 /** What a cached catalog is keyed on: the configuration and the pwsh binary. */
 export interface CatalogKeyInput {
@@ -59,6 +60,8 @@ export async function catalogKey(input: CatalogKeyInput): Promise<string> {
     exclude: shell.excludePatterns,
     granularity: shell.toolGranularity,
     modules: shell.modules,
+    // Override keys are resolved at discovery (aliases): a new key needs a new discovery.
+    overrideKeys: Object.keys(shell.commandOverrides).map((k) => k.toLowerCase()).sort(),
     script: shell.startupScript,
     scriptPath: shell.startupScriptPath,
     scriptStamp: await stamp(shell.startupScriptPath),
@@ -140,12 +143,18 @@ export async function discoverCatalog(
     ? await worker.describe(names, true)
     : { commands: [], missing: [] };
   for (const name of described.missing) warnings.push(`Command '${name}' could not be described`);
-  return buildTools(described.commands, {
+  const catalog = buildTools(described.commands, {
     psVersion: worker.info.psVersion,
     granularity: shell.toolGranularity,
     modules: options.modules,
     warnings,
   });
+  const overrides = await resolveOverrideKeys(worker, shell, catalog.tools);
+  return {
+    ...catalog,
+    tools: overrides.tools,
+    warnings: [...catalog.warnings, ...overrides.warnings],
+  };
 }
 
 /** A started worker that discovery may use, and how to give it back. */

@@ -5,10 +5,12 @@
  *
  * Removed by default (names matched case-insensitively):
  * - `<Section>__…`: the environment form of every configuration section (`ShellConfiguration__…`,
- *   `PowerShellConfiguration__…`, `McpServer__…`, `Logging__…`, `Authentication__…`);
+ *   `PowerShellConfiguration__…`, `McpServer__…`, `Logging__…`, `Authentication__…`), and its
+ *   .NET form with `:` (`Authentication:Schemes:…`, which PoshMcp reads and svc does not, so it
+ *   holds keys meant for a server, never for a command);
  * - `SVC_*`: svc's own variables (`SVC_CONFIG`, `SVC_PWSH`, `SVC_HOST`, …);
- * - `OTEL_EXPORTER_OTLP_HEADERS` and the per-signal `OTEL_EXPORTER_OTLP_<SIGNAL>_HEADERS`
- *   (exporter credentials), and `DENO_AUTH_TOKENS` (Deno's registry credentials).
+ * - `OTEL_EXPORTER_OTLP_*`: the exporter's settings, whose headers and endpoint may carry
+ *   credentials, and `DENO_AUTH_TOKENS` (Deno's registry credentials).
  *
  * `ShellConfiguration:Environment:PassVariables` lets named ones through anyway, and
  * `ShellConfiguration:Environment:RemoveVariables` removes more; both take names or wildcards
@@ -31,9 +33,9 @@ export const DEFAULT_WORKER_ENVIRONMENT: WorkerEnvironmentRules = { pass: [], re
 
 /** The variables svc itself reads as settings or credentials; none reaches a worker by default. */
 const SVC_OWN: readonly RegExp[] = [
-  new RegExp(`^(${SETTING_SECTIONS.join("|")})__`, "i"),
+  new RegExp(`^(${SETTING_SECTIONS.join("|")})(__|:)`, "i"),
   /^SVC_/i,
-  /^OTEL_EXPORTER_OTLP_(\w+_)?HEADERS$/i,
+  /^OTEL_EXPORTER_OTLP_/i,
   /^DENO_AUTH_TOKENS$/i,
 ];
 

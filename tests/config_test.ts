@@ -125,6 +125,7 @@ Deno.test("loadSettings() merges PoshMcp's FunctionOverrides into CommandOverrid
       const settings = await loadSettings({ config: path }, { env: {} });
       assert.deepEqual(settings.shell.commandOverrides, {
         "Start-Sleep": { toolCallTimeoutMs: 2_000, requiredRoles: ["ops"] },
+        // Field by field: CommandOverrides' time limit wins, FunctionOverrides' properties stay.
         "Get-Date": { toolCallTimeoutMs: 3_000, defaultProperties: ["Ticks"] },
       });
       assert.ok(settings.warnings.some((w) => w.includes("FunctionOverrides' is deprecated")));

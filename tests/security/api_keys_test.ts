@@ -45,6 +45,40 @@ async function serve(config: Record<string, unknown>, env: Record<string, string
 }
 
 Deno.test(
+  "security: an unreplaced variable reference is not a key",
+  async () => {
+    // A template or manifest that was not expanded leaves the reference itself: Kubernetes keeps
+    // `$(NAME)` for an undefined variable, and `${NAME}` is what envsubst, shells and compose files
+    // replace. Each would otherwise be a key anyone who reads the manifest knows.
+    const references = ["${ADMIN_KEY}", "$(ADMIN_KEY)", " %ADMIN_KEY% ", "{{ .Values.adminKey }}"];
+    for (const reference of references) {
+      const run = await serve(keysConfig({ admin: { Value: reference, Roles: ["admin"] } }));
+      assert.equal(run.code, 2, `${reference}: ${run.stderr}`);
+      assert.match(run.stderr, /'Authentication:Schemes:keys:Keys:admin:Value'.*placeholder/);
+    }
+    const fromEnv = await serve(keysConfig({ admin: { Roles: ["admin"] } }), {
+      Authentication__Schemes__keys__Keys__admin__Value: "$(ADMIN_KEY)",
+    });
+    assert.equal(fromEnv.code, 2, fromEnv.stderr);
+    assert.match(fromEnv.stderr, /Authentication__Schemes__keys__Keys__admin__Value.*placeholder/);
+    const authority = await serve({
+      Authentication: {
+        Enabled: true,
+        Schemes: {
+          entra: {
+            Type: "JwtBearer",
+            Authority: "https://login.example/${TENANT_ID}/v2.0",
+            Audience: "api://svc",
+          },
+        },
+      },
+    });
+    assert.equal(authority.code, 2, authority.stderr);
+    assert.match(authority.stderr, /'Authentication:Schemes:entra:Authority'.*placeholder/);
+  },
+);
+
+Deno.test(
   "security: an API-key entry without a secret is a configuration error",
   async () => {
     // The Kubernetes pattern with the Secret's variable missing: the name could be a key, so it is

@@ -85,6 +85,7 @@ const rest = {
     EnableLegacySse: true,
     MaxRequestBodyBytes: 1000,
     AllowedHosts: ["svc.example"],
+    AllowAnonymous: false,
     RunspacePool: {
       MaxPoolSize: 4,
       MinPoolSize: 1,

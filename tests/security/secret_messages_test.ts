@@ -101,3 +101,29 @@ Deno.test(
     });
   },
 );
+
+Deno.test(
+  "security: a malformed Keys, scheme or Schemes is refused without printing what it holds",
+  async () => {
+    const key = "listed-key-7be0c5d2";
+    // Keys as a list (from the file, or numbered environment variables), a scheme as a list, and
+    // Schemes as a list: each is refused with exit 2, and the message shows none of the keys.
+    const cases: [Record<string, unknown>, Record<string, string>][] = [
+      [{ Authentication: { Schemes: { keys: { Type: "ApiKey", Keys: [{ Value: key }] } } } }, {}],
+      [{ Authentication: { Schemes: { keys: { Type: "ApiKey" } } } }, {
+        Authentication__Schemes__keys__Keys__0__Value: key,
+      }],
+      [{ Authentication: { Schemes: { keys: [{ Keys: { [key]: {} } }] } } }, {}],
+      [{ Authentication: { Schemes: [{ Type: "ApiKey", Keys: { ops: { Value: key } } }] } }, {}],
+    ];
+    for (const [config, env] of cases) {
+      await withConfigFile(config, async (path) => {
+        for (const command of [["serve", "--transport", "http", "--port", "0"], ["doctor"]]) {
+          const run = await runSvc([...command, "--config", path, "--pwsh", TEST_PWSH], { env });
+          assert.equal(run.code, 2, run.stderr);
+          assert.ok(!(run.stdout + run.stderr).includes(key), run.stdout + run.stderr);
+        }
+      });
+    }
+  },
+);

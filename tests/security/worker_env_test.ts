@@ -122,3 +122,34 @@ Deno.test(
     }
   },
 );
+
+Deno.test(
+  "security: PoshMcp's Section:Key variables and the OTLP endpoint do not reach a worker",
+  async () => {
+    // PoshMcp (.NET) reads `Authentication:Schemes:…` from the environment; svc does not, so such
+    // a variable holds a key meant for the server. An OTLP endpoint may carry credentials.
+    const colonKey = "colon-form-key-2d8b6a";
+    const endpointSecret = "otlp-endpoint-pw-71c3";
+    await using svc = await startSvc({
+      config: config(),
+      pwsh: TEST_PWSH,
+      env: {
+        ...PLAIN,
+        "Authentication:Schemes:keys:Keys:admin:Value": colonKey,
+        "authentication:schemes:keys:keys:ops:Value": colonKey,
+        OTEL_EXPORTER_OTLP_ENDPOINT: `https://svc:${endpointSecret}@otel.example`,
+      },
+    });
+    const seen = await environmentSeen(svc, [PLAIN_NAME]);
+    // The process's own environment block, as a command reading files sees it.
+    const block = await svc.callTool("get_content_path", { Path: ["/proc/self/environ"] });
+    const routes = { ...seen, ...(Deno.build.os === "linux" ? { block: textOf(block) } : {}) };
+    for (const [route, text] of Object.entries(routes)) {
+      if (route === "drive" || route === "native" || route === "block") {
+        assert.ok(text.includes(PLAIN_NAME), `${route} works`);
+      }
+      assert.ok(!text.includes(colonKey), `${route} shows the colon-form key`);
+      assert.ok(!text.includes(endpointSecret), `${route} shows the OTLP endpoint's password`);
+    }
+  },
+);
