@@ -39,6 +39,7 @@ EXPOSE 8080
 # orchestrator, not for restarting the container.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["deno", "eval", "const r = await fetch('http://127.0.0.1:8080/health'); Deno.exit(r.ok ? 0 : 1)"]
-# Narrow permissions instead of -A: files, environment, network, pwsh, system information.
-ENTRYPOINT ["deno", "run", "--no-config", "--allow-read", "--allow-write", "--allow-env", "--allow-net", "--allow-run", "--allow-sys", "/opt/svc/svc.js"]
+# Narrow permissions instead of -A: files, environment, network, pwsh, system information, and
+# FFI for the one libc call that keeps workers out of svc's /proc entries.
+ENTRYPOINT ["deno", "run", "--no-config", "--allow-read", "--allow-write", "--allow-env", "--allow-net", "--allow-run", "--allow-sys", "--allow-ffi", "/opt/svc/svc.js"]
 CMD ["serve"]

@@ -8,6 +8,7 @@ import { parseArgs } from "node:util";
 import { loadSettings, type Settings, type SettingsOverrides } from "./lib/config.ts";
 import { ConfigError, exitCodeOf } from "./lib/errors.ts";
 import { configureLogging, flushLogging, logger } from "./lib/log.ts";
+import { hardenProcess } from "./lib/process_hardening.ts";
 import { describeOrigin, resolvePwsh } from "./lib/pwsh_path.ts";
 import project from "./deno.json" with { type: "json" };
 
@@ -204,6 +205,15 @@ async function serve(argv: string[]): Promise<number> {
   }
   const settings = await settingsFor(values);
   const { path: pwsh, origin } = await resolvePwsh(settings.shell.pwshPath);
+  const hardening = hardenProcess();
+  if (hardening === "done") {
+    logger("main").debug("svc is not dumpable: its workers cannot read its environment or memory.");
+  } else if (hardening !== "not Linux") {
+    logger("main").info(
+      "svc could not make itself non-dumpable ({Reason}): a command that reads files can read /proc/{Pid}/environ.",
+      { Reason: hardening, Pid: Deno.pid },
+    );
+  }
   const shutdown = new Promise<void>((resolve) => {
     const signals: Deno.Signal[] = Deno.build.os === "windows"
       ? ["SIGINT", "SIGBREAK"]

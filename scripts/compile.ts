@@ -24,7 +24,9 @@ export const TARGETS = [
 /**
  * What svc needs and nothing more: read and write (config, catalog cache, the worker's private
  * directory), environment, network (HTTP, OIDC discovery and key sets), subprocesses (pwsh), and
- * system information (hostname, memory for health). No FFI, no dynamic imports from the network.
+ * system information (hostname, memory for health), and FFI for one libc call that keeps workers
+ * out of svc's /proc entries (`lib/process_hardening.ts`; `--allow-run` already grants as much).
+ * No dynamic imports from the network.
  */
 export const PERMISSIONS = [
   "--allow-read",
@@ -33,6 +35,7 @@ export const PERMISSIONS = [
   "--allow-net",
   "--allow-run",
   "--allow-sys",
+  "--allow-ffi",
 ];
 
 const USAGE = `Usage: deno task compile [--target <triple>]... [--out <dir>]
