@@ -29,6 +29,16 @@ export interface CommandOverride {
   useDefaultDisplayProperties?: boolean;
 }
 
+/** Bounds on the work one call's arguments may ask for, checked before a worker is leased. */
+export interface RequestLimits {
+  /** Most names in `_RequestedProperties`. @default 64 (`ShellConfiguration:MaxRequestedProperties`) */
+  maxRequestedProperties: number;
+  /** Most wildcard names in `_RequestedProperties`. @default 8 (`ShellConfiguration:MaxRequestedPropertyWildcards`) */
+  maxRequestedPropertyWildcards: number;
+  /** Most items in any array in an argument, nested ones included. @default 10000 (`ShellConfiguration:MaxArgumentItems`) */
+  maxArgumentItems: number;
+}
+
 /** The shell section: which commands become tools and how calls run. */
 export interface ShellSettings {
   /** PowerShell executable. @default "pwsh" on PATH (flag `--pwsh`, env `SVC_PWSH`, key `ShellConfiguration:PwshPath`) */
@@ -51,6 +61,8 @@ export interface ShellSettings {
   maxResultBytes: number;
   /** `ConvertTo-Json -Depth` for output objects. @default 4 (`ShellConfiguration:SerializationDepth`) */
   serializationDepth: number;
+  /** What one call may ask of a worker (see {@linkcode RequestLimits}). */
+  requestLimits: RequestLimits;
   /**
    * Reduce output objects to what PowerShell shows for their type (DefaultDisplayPropertySet, else
    * the first table or list view). @default true (`ShellConfiguration:UseDefaultDisplayProperties`,
@@ -301,6 +313,15 @@ function resolveSettings(
     toolCallTimeoutMs: read.timeSpan("ShellConfiguration:ToolCallTimeout", 300_000),
     maxResultBytes: read.integer("ShellConfiguration:MaxResultBytes", 1_048_576, 1024),
     serializationDepth: read.integer("ShellConfiguration:SerializationDepth", 4, 1),
+    requestLimits: {
+      maxRequestedProperties: read.integer("ShellConfiguration:MaxRequestedProperties", 64, 1),
+      maxRequestedPropertyWildcards: read.integer(
+        "ShellConfiguration:MaxRequestedPropertyWildcards",
+        8,
+        0,
+      ),
+      maxArgumentItems: read.integer("ShellConfiguration:MaxArgumentItems", 10_000, 1),
+    },
     useDefaultDisplayProperties: read.boolean(
       "ShellConfiguration:UseDefaultDisplayProperties",
       read.boolean("ShellConfiguration:Performance:UseDefaultDisplayProperties", true),

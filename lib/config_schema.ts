@@ -62,6 +62,18 @@ const shellSection = z.object({
     "Output text above this size is cut with a notice. Default 1048576.",
   ),
   SerializationDepth: describe(integer, "ConvertTo-Json -Depth for output objects. Default 4."),
+  MaxRequestedProperties: describe(
+    integer,
+    "Most names a call may give in _RequestedProperties. Default 64.",
+  ),
+  MaxRequestedPropertyWildcards: describe(
+    integer,
+    "Most wildcard names (*, ?, [) a call may give in _RequestedProperties. Default 8.",
+  ),
+  MaxArgumentItems: describe(
+    integer,
+    "Most items in any array of a call's arguments, nested ones included. Default 10000.",
+  ),
   UseDefaultDisplayProperties: describe(
     boolean,
     "Reduce output objects to the properties PowerShell shows for their type. Default true.",

@@ -59,6 +59,11 @@ const DEFAULT_CONFIG_TEXT =
     "MaxResultBytes": 1048576,
     // ConvertTo-Json -Depth used for output objects.
     "SerializationDepth": 4,
+    // Most names (and wildcard names) a call may give in _RequestedProperties, and most items in
+    // any array of its arguments; a call over a limit is refused before it reaches a worker.
+    "MaxRequestedProperties": 64,
+    "MaxRequestedPropertyWildcards": 8,
+    "MaxArgumentItems": 10000,
     // Output objects keep only what PowerShell shows for their type (callers can ask for more).
     "UseDefaultDisplayProperties": true,
     // ParameterSet: one tool per parameter set; Command: one tool per command covering all its sets.

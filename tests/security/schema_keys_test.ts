@@ -45,6 +45,9 @@ const shell = {
   ToolCallTimeout: "00:01:00",
   MaxResultBytes: 4096,
   SerializationDepth: 3,
+  MaxRequestedProperties: 32,
+  MaxRequestedPropertyWildcards: 4,
+  MaxArgumentItems: 500,
   UseDefaultDisplayProperties: true,
   ToolGranularity: "Command",
   Performance: { UseDefaultDisplayProperties: false },
@@ -84,6 +87,7 @@ const rest = {
     SessionIdPrefix: "r1",
     EnableLegacySse: true,
     MaxRequestBodyBytes: 1000,
+    AllowAnonymous: true,
     AllowedHosts: ["svc.example"],
     RunspacePool: {
       MaxPoolSize: 4,
