@@ -7,6 +7,7 @@
  * @module
  */
 import { type AuthSettings, readAuth } from "./config_auth.ts";
+import { type HttpLimits, readHttpLimits } from "./config_http_limits.ts";
 import { isTree, lookup, Reader, type SettingSource } from "./config_reader.ts";
 import { checkConfigShape } from "./config_schema.ts";
 import { envTree, mergeTrees, readConfigFile } from "./config_source.ts";
@@ -147,6 +148,8 @@ export interface HttpSettings {
   enableLegacySse: boolean;
   /** Largest request body accepted, in bytes; larger ones get 413. @default 4194304 (`McpServer:MaxRequestBodyBytes`) */
   maxRequestBodyBytes: number;
+  /** Bounds on streams and connections (`McpServer:Max…`; docs/security.md, "Resource limits"). */
+  limits: HttpLimits;
   /** Exact origins accepted besides same-origin. @default [] (`Authentication:Cors:AllowedOrigins`) */
   allowedOrigins: string[];
   /**
@@ -433,6 +436,7 @@ function readHttp(
     sessionIdPrefix: readSessionIdPrefix(read),
     enableLegacySse: read.boolean("McpServer:EnableLegacySse", false),
     maxRequestBodyBytes: read.integer("McpServer:MaxRequestBodyBytes", 4 * 1024 * 1024, 1),
+    limits: readHttpLimits(read),
     allowedOrigins: read.strings("Authentication:Cors:AllowedOrigins"),
     allowedHosts: read.strings("McpServer:AllowedHosts"),
     allowAnonymous: readAllowAnonymous(read, overrides, env),

@@ -178,6 +178,15 @@ export const appSettingsSchema = z.object({
       integer,
       "Largest request body accepted, in bytes; a larger one gets 413. Default 4194304 (4 MiB).",
     ),
+    MaxStreamQueueBytes: describe(
+      integer,
+      "Most bytes queued for an event stream whose client does not read; past it the stream is closed. Default 4194304 (4 MiB).",
+    ),
+    MaxStreamsPerCaller: describe(
+      integer,
+      "Most event streams (GET /sse, the MCP GET stream) one caller may hold open; more get 429. Default 16.",
+    ),
+    MaxStreams: describe(integer, "Most event streams open in all; more get 429. Default 512."),
     AllowedHosts: describe(
       strings,
       "Host header values accepted besides loopback and the addresses svc listens on; '*' accepts any, '*.example.com' subdomains.",

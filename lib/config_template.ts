@@ -107,6 +107,11 @@ const DEFAULT_CONFIG_TEXT =
     "EnableLegacySse": false,
     // Largest request body accepted, in bytes (4 MiB); a larger one gets 413 before it is read.
     "MaxRequestBodyBytes": 4194304,
+    // Event streams (GET /sse, the MCP GET stream): bytes queued for a client that stops reading
+    // before its stream is closed, and how many streams one caller and all callers may hold open.
+    "MaxStreamQueueBytes": 4194304,
+    "MaxStreamsPerCaller": 16,
+    "MaxStreams": 512,
     // Host header values accepted besides the loopback names and the addresses svc listens on
     // (bound to 0.0.0.0: every address of this machine); "*.example.com" allows subdomains.
     "AllowedHosts": [],

@@ -87,6 +87,9 @@ const rest = {
     SessionIdPrefix: "r1",
     EnableLegacySse: true,
     MaxRequestBodyBytes: 1000,
+    MaxStreamQueueBytes: 65536,
+    MaxStreamsPerCaller: 4,
+    MaxStreams: 64,
     AllowAnonymous: true,
     AllowedHosts: ["svc.example"],
     RunspacePool: {
