@@ -7,6 +7,7 @@
  * @module
  */
 import { type AuthSettings, readAuth } from "./config_auth.ts";
+import { type HttpLimits, readHttpLimits } from "./config_http_limits.ts";
 import { Reader, type SettingSource } from "./config_reader.ts";
 import { type CommandOverride, readOverrides } from "./config_overrides.ts";
 import { checkConfigShape } from "./config_schema.ts";
@@ -17,6 +18,16 @@ import type { WorkerEnvironmentRules } from "./worker_env.ts";
 
 /** Transport served by `svc serve`. */
 export type Transport = "stdio" | "http";
+
+/** Bounds on the work one call's arguments may ask for, checked before a worker is leased. */
+export interface RequestLimits {
+  /** Most names in `_RequestedProperties`. @default 64 (`ShellConfiguration:MaxRequestedProperties`) */
+  maxRequestedProperties: number;
+  /** Most wildcard names in `_RequestedProperties`. @default 8 (`ShellConfiguration:MaxRequestedPropertyWildcards`) */
+  maxRequestedPropertyWildcards: number;
+  /** Most items in any array in an argument, nested ones included. @default 10000 (`ShellConfiguration:MaxArgumentItems`) */
+  maxArgumentItems: number;
+}
 
 /** The shell section: which commands become tools and how calls run. */
 export interface ShellSettings {
@@ -40,6 +51,8 @@ export interface ShellSettings {
   maxResultBytes: number;
   /** `ConvertTo-Json -Depth` for output objects. @default 4 (`ShellConfiguration:SerializationDepth`) */
   serializationDepth: number;
+  /** What one call may ask of a worker (see {@linkcode RequestLimits}). */
+  requestLimits: RequestLimits;
   /**
    * Reduce output objects to what PowerShell shows for their type (DefaultDisplayPropertySet, else
    * the first table or list view). @default true (`ShellConfiguration:UseDefaultDisplayProperties`,
@@ -124,6 +137,8 @@ export interface HttpSettings {
   enableLegacySse: boolean;
   /** Largest request body accepted, in bytes; larger ones get 413. @default 4194304 (`McpServer:MaxRequestBodyBytes`) */
   maxRequestBodyBytes: number;
+  /** Bounds on streams and connections (`McpServer:Max…`; docs/security.md, "Resource limits"). */
+  limits: HttpLimits;
   /** Exact origins accepted besides same-origin. @default [] (`Authentication:Cors:AllowedOrigins`) */
   allowedOrigins: string[];
   /**
@@ -290,6 +305,15 @@ function resolveSettings(
     toolCallTimeoutMs: read.timeSpan("ShellConfiguration:ToolCallTimeout", 300_000),
     maxResultBytes: read.integer("ShellConfiguration:MaxResultBytes", 1_048_576, 1024),
     serializationDepth: read.integer("ShellConfiguration:SerializationDepth", 4, 1),
+    requestLimits: {
+      maxRequestedProperties: read.integer("ShellConfiguration:MaxRequestedProperties", 64, 1),
+      maxRequestedPropertyWildcards: read.integer(
+        "ShellConfiguration:MaxRequestedPropertyWildcards",
+        8,
+        0,
+      ),
+      maxArgumentItems: read.integer("ShellConfiguration:MaxArgumentItems", 10_000, 1),
+    },
     useDefaultDisplayProperties: read.boolean(
       "ShellConfiguration:UseDefaultDisplayProperties",
       read.boolean("ShellConfiguration:Performance:UseDefaultDisplayProperties", true),
@@ -401,6 +425,7 @@ function readHttp(
     sessionIdPrefix: readSessionIdPrefix(read),
     enableLegacySse: read.boolean("McpServer:EnableLegacySse", false),
     maxRequestBodyBytes: read.integer("McpServer:MaxRequestBodyBytes", 4 * 1024 * 1024, 1),
+    limits: readHttpLimits(read),
     allowedOrigins: read.strings("Authentication:Cors:AllowedOrigins"),
     allowedHosts: read.strings("McpServer:AllowedHosts"),
     allowAnonymous: readAllowAnonymous(read, overrides, env),

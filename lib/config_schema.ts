@@ -62,6 +62,18 @@ const shellSection = z.object({
     "Output text above this size is cut with a notice. Default 1048576.",
   ),
   SerializationDepth: describe(integer, "ConvertTo-Json -Depth for output objects. Default 4."),
+  MaxRequestedProperties: describe(
+    integer,
+    "Most names a call may give in _RequestedProperties. Default 64.",
+  ),
+  MaxRequestedPropertyWildcards: describe(
+    integer,
+    "Most wildcard names (*, ?, [) a call may give in _RequestedProperties. Default 8.",
+  ),
+  MaxArgumentItems: describe(
+    integer,
+    "Most items in any array of a call's arguments, nested ones included. Default 10000.",
+  ),
   UseDefaultDisplayProperties: describe(
     boolean,
     "Reduce output objects to the properties PowerShell shows for their type. Default true.",
@@ -166,6 +178,11 @@ export const appSettingsSchema = z.object({
       integer,
       "Largest request body accepted, in bytes; a larger one gets 413. Default 4194304 (4 MiB).",
     ),
+    MaxStreamsPerCaller: describe(
+      integer,
+      "Most event streams (GET /sse, the MCP GET stream) one caller may hold open; more get 429. Default 16.",
+    ),
+    MaxStreams: describe(integer, "Most event streams open in all; more get 429. Default 512."),
     AllowedHosts: describe(
       strings,
       "Host header values accepted besides loopback and the addresses svc listens on; '*' accepts any, '*.example.com' subdomains.",

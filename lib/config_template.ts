@@ -59,6 +59,11 @@ const DEFAULT_CONFIG_TEXT =
     "MaxResultBytes": 1048576,
     // ConvertTo-Json -Depth used for output objects.
     "SerializationDepth": 4,
+    // Most names (and wildcard names) a call may give in _RequestedProperties, and most items in
+    // any array of its arguments; a call over a limit is refused before it reaches a worker.
+    "MaxRequestedProperties": 64,
+    "MaxRequestedPropertyWildcards": 8,
+    "MaxArgumentItems": 10000,
     // Output objects keep only what PowerShell shows for their type (callers can ask for more).
     "UseDefaultDisplayProperties": true,
     // ParameterSet: one tool per parameter set; Command: one tool per command covering all its sets.
@@ -102,6 +107,9 @@ const DEFAULT_CONFIG_TEXT =
     "EnableLegacySse": false,
     // Largest request body accepted, in bytes (4 MiB); a larger one gets 413 before it is read.
     "MaxRequestBodyBytes": 4194304,
+    // Event streams (GET /sse, the MCP GET stream): how many one caller and all callers may hold open.
+    "MaxStreamsPerCaller": 16,
+    "MaxStreams": 512,
     // Host header values accepted besides the loopback names and the addresses svc listens on
     // (bound to 0.0.0.0: every address of this machine); "*.example.com" allows subdomains.
     "AllowedHosts": [],

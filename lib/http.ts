@@ -34,6 +34,7 @@ import {
 } from "./http_message.ts";
 import { checkCanListen, listen } from "./http_listen.ts";
 import { checkAnonymousExposure, RequestGuard } from "./http_guard.ts";
+import { StreamLimiter } from "./http_streams.ts";
 import {
   authInfoOf,
   callTool,
@@ -94,6 +95,12 @@ function refuseOwnerless(): Response {
   );
 }
 
+/** 429 for an event stream past `MaxStreamsPerCaller` or `MaxStreams`; `reason` names which. */
+function refuseStream(reason: string): Response {
+  log.info("Refused an event stream: {Reason}", { Reason: reason });
+  return jsonResponse(429, { error: reason }, { "retry-after": "5" });
+}
+
 /** The HTTP front of svc; one per process. */
 class HttpFront {
   readonly #http: HttpSettings;
@@ -106,6 +113,7 @@ class HttpFront {
   readonly #guard: RequestGuard;
   readonly #sweep: ReturnType<typeof setInterval>;
   readonly #auth: Authenticator;
+  readonly #streams: StreamLimiter;
 
   constructor(settings: Settings, pool: WorkerPool, mcp: McpServerOptions, auth: Authenticator) {
     this.#auth = auth;
@@ -121,6 +129,7 @@ class HttpFront {
     };
     this.#mcpPaths = new Set(this.#http.mcpPath ? [this.#http.mcpPath] : ["/", "/mcp"]);
     this.#guard = new RequestGuard(this.#http);
+    this.#streams = new StreamLimiter(this.#http.limits);
     const every = Math.max(250, Math.min(30_000, Math.floor(this.#http.idleSessionTimeoutMs / 4)));
     this.#sweep = setInterval(() => this.#expireSessions(), every);
   }
@@ -381,6 +390,12 @@ class HttpFront {
       if (session.owner !== owner) {
         return rpcError(403, -32000, "Forbidden: the session belongs to another caller");
       }
+      // The GET stream is held open by the client: it takes one of the caller's stream slots.
+      const opensStream = req.method === "GET";
+      if (opensStream) {
+        const refused = this.#streams.admit(owner);
+        if (refused) return refuseStream(refused);
+      }
       session.lastSeen = Date.now();
       session.active++;
       const done = () => {
@@ -395,7 +410,15 @@ class HttpFront {
         );
       } catch (e) {
         done();
+        if (opensStream) this.#streams.release(owner);
         throw e;
+      }
+      if (opensStream) {
+        if (response.ok && response.headers.get("content-type")?.includes("text/event-stream")) {
+          response = this.#streams.bound(owner, response);
+        } else {
+          this.#streams.release(owner);
+        }
       }
       // A streamed answer (SSE) is still running when handleRequest returns.
       return onBodyEnd(response, done);
@@ -481,12 +504,14 @@ class HttpFront {
   #openSse(principal: Principal): Response {
     const owner = ownerOf(principal);
     if (owner === null) return refuseOwnerless();
+    const refused = this.#streams.admit(owner);
+    if (refused) return refuseStream(refused);
     const transport = new SseTransport("/messages", owner);
     this.#sse.set(transport.sessionId, transport);
     transport.onclose = () => this.#sse.delete(transport.sessionId);
     const server = createMcpServer(this.#mcp);
     void server.connect(transport);
-    return transport.response();
+    return this.#streams.bound(owner, transport.response());
   }
 
   async #sseMessage(req: Request, url: URL, principal: Principal): Promise<Response> {

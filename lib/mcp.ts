@@ -9,7 +9,8 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { ProtocolError, ProtocolErrorCode, Server } from "@modelcontextprotocol/server";
 import type { AuthInfo, CallToolResult, Tool } from "@modelcontextprotocol/server";
 import type { Principal } from "./auth.ts";
-import { bindArguments } from "./arguments.ts";
+import { bindArguments, type BindResult } from "./arguments.ts";
+import { exceededLimit } from "./request_limits.ts";
 import { chooseParameterSet } from "./parameter_set.ts";
 import { restrictCommandTool } from "./catalog_command.ts";
 import { tracedCall } from "./telemetry.ts";
@@ -187,7 +188,11 @@ async function runCall(
   onFound(found);
   const chosen = chooseParameterSet(found, args);
   const tool = chosen.ok ? chosen.tool : found;
-  const bound = chosen.ok ? bindArguments(tool, chosen.args) : chosen;
+  const bound = withinLimits(
+    tool.name,
+    chosen.ok ? bindArguments(tool, chosen.args) : chosen,
+    shell,
+  );
   if (!bound.ok) {
     log.info("Tool call {Tool} ({Command}) by {Principal} refused: {Message}", {
       Tool: tool.name,
@@ -260,6 +265,13 @@ async function runCall(
     );
     return { kind: "result", result: failureResult(tool, message) };
   }
+}
+
+/** `bound`, or a refusal when its arguments ask for more work than the shell's limits allow. */
+function withinLimits(tool: string, bound: BindResult, shell: ShellSettings): BindResult {
+  if (!bound.ok) return bound;
+  const exceeded = exceededLimit(tool, bound.value, shell.requestLimits);
+  return exceeded === null ? bound : { ok: false, message: exceeded };
 }
 
 /**

@@ -77,6 +77,11 @@ const shell = (extra: Partial<ShellSettings> = {}): ShellSettings => ({
   toolCallTimeoutMs: 300_000,
   maxResultBytes: 1_048_576,
   serializationDepth: 4,
+  requestLimits: {
+    maxRequestedProperties: 64,
+    maxRequestedPropertyWildcards: 8,
+    maxArgumentItems: 10_000,
+  },
   useDefaultDisplayProperties: true,
   toolGranularity: "ParameterSet",
   commandOverrides: {},

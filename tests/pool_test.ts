@@ -31,6 +31,11 @@ const shell: ShellSettings = {
   toolCallTimeoutMs: 30_000,
   maxResultBytes: 1_048_576,
   serializationDepth: 4,
+  requestLimits: {
+    maxRequestedProperties: 64,
+    maxRequestedPropertyWildcards: 8,
+    maxArgumentItems: 10_000,
+  },
   useDefaultDisplayProperties: true,
   toolGranularity: "ParameterSet",
   commandOverrides: {},
