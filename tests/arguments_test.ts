@@ -2,25 +2,10 @@ import assert from "node:assert/strict";
 import { bindArguments } from "../lib/arguments.ts";
 import type { ToolDescriptor, ToolParameter } from "../lib/catalog.ts";
 import { toCallToolResult } from "../lib/result.ts";
+import { toolOf } from "./support/descriptors.ts";
 
 function tool(parameters: ToolParameter[]): ToolDescriptor {
-  return {
-    name: "test_tool",
-    command: "Test-Tool",
-    parameterSet: "__AllParameterSets",
-    module: null,
-    description: "",
-    descriptionSource: "name",
-    inputSchema: { type: "object" },
-    annotations: {
-      title: "Test-Tool",
-      readOnlyHint: true,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: true,
-    },
-    parameters,
-  };
+  return toolOf("test_tool", parameters);
 }
 
 const t = tool([

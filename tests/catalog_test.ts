@@ -14,31 +14,7 @@ import { catalogStillValid, readCachedCatalog, writeCachedCatalog } from "../lib
 import type { ShellSettings } from "../lib/config.ts";
 import type { CommandMeta, ParamMeta } from "../lib/worker_protocol.ts";
 import { cmdletMeta } from "./support/cmdlet_data.ts";
-
-function param(name: string, type: string, extra: Partial<ParamMeta> = {}): ParamMeta {
-  return {
-    name,
-    type,
-    elementType: type.endsWith("[]") ? type.slice(0, -2) : null,
-    isMandatory: false,
-    position: null,
-    valueFromPipeline: false,
-    valueFromRemainingArguments: false,
-    helpMessage: null,
-    aliases: [],
-    isSwitch: type === "System.Management.Automation.SwitchParameter",
-    isCredential: type === "System.Management.Automation.PSCredential",
-    enumValues: null,
-    validateSet: null,
-    validateRange: null,
-    validateLength: null,
-    validatePattern: null,
-    validateCount: null,
-    validateNotNullOrEmpty: false,
-    isDynamic: false,
-    ...extra,
-  };
-}
+import { paramMeta as param } from "./support/descriptors.ts";
 
 function command(
   name: string,

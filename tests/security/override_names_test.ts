@@ -6,28 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { post, startHttpSvc, TEST_PWSH } from "../support/harness.ts";
+import { ADMIN_KEY, READER_KEY, twoKeyConfig } from "./support.ts";
 
-const READER = "reader-key-3f9a71";
-const ADMIN = "admin-key-c04be2";
-
-function config(shell: Record<string, unknown>): Record<string, unknown> {
-  return {
-    ShellConfiguration: shell,
-    Authentication: {
-      Enabled: true,
-      DefaultPolicy: { RequiredRoles: ["reader"] },
-      Schemes: {
-        keys: {
-          Type: "ApiKey",
-          Keys: {
-            reader: { Value: READER, Roles: ["reader"] },
-            admin: { Value: ADMIN, Roles: ["admin", "reader"] },
-          },
-        },
-      },
-    },
-  };
-}
+const READER = READER_KEY;
+const ADMIN = ADMIN_KEY;
+const config = twoKeyConfig;
 
 async function toolNames(url: string, key: string): Promise<string[]> {
   const response = await fetch(`${url}/tools`, { headers: { "x-api-key": key } });
