@@ -83,6 +83,14 @@ export interface ShellSettings {
   workerEnvironment: WorkerEnvironmentRules;
 }
 
+/**
+ * How workers map onto pwsh processes (`McpServer:SubprocessHostMode`, PoshMcp's
+ * `PowerShellConfiguration:SubprocessHostMode`): `Pool` shares processes of `RunspacesPerProcess`
+ * workers, `ProcessPool` gives every worker a process of its own, `Single` runs every worker in one
+ * process. With authentication a process serves one principal at a time in every mode.
+ */
+export type HostMode = "Pool" | "ProcessPool" | "Single";
+
 /** Settings of the HTTP worker pool, `McpServer:RunspacePool:*` (durations in ms). */
 export interface PoolSettings {
   /** Most workers at once. @default 16 (`MaxPoolSize`) */
@@ -108,6 +116,11 @@ export interface PoolSettings {
    * strongest isolation, at a process's memory and start time per worker. @default 8 (`RunspacesPerProcess`)
    */
   runspacesPerProcess: number;
+  /**
+   * The process model, from `SubprocessHostMode`, or from `RunspacesPerProcess` when that is unset
+   * (1 is `ProcessPool`). @default "Pool" (`McpServer:SubprocessHostMode`)
+   */
+  hostMode: HostMode;
 }
 
 /** How commands become tools (`ShellConfiguration:ToolGranularity`). */
@@ -503,6 +516,7 @@ function readPool(read: Reader): PoolSettings {
     shutdownDrainTimeoutMs: read.timeSpan(key("ShutdownDrainTimeout"), 30_000),
     replenishCheckIntervalMs: read.timeSpan(key("ReplenishCheckInterval"), 5_000),
     runspacesPerProcess: read.integer(key("RunspacesPerProcess"), 8, 1),
+    hostMode: "Pool",
   };
   if (pool.minPoolSize > pool.maxPoolSize) {
     throw read.invalid(
@@ -516,7 +530,51 @@ function readPool(read: Reader): PoolSettings {
       `${pool.eagerWarmCount} is larger than '${key("MaxPoolSize")}' (${pool.maxPoolSize})`,
     );
   }
-  return pool;
+  return withHostMode(read, pool);
+}
+
+const HOST_MODE_KEYS = [
+  "McpServer:SubprocessHostMode",
+  "PowerShellConfiguration:SubprocessHostMode",
+];
+
+/**
+ * Maps the SPEC's `SubprocessHostMode` onto the pool: `ProcessPool` is `RunspacesPerProcess` 1,
+ * `Single` is one process of `MaxPoolSize` runspaces, `Pool` keeps `RunspacesPerProcess` (8). A
+ * `RunspacesPerProcess` saying otherwise is an error rather than a silent choice of one of them.
+ */
+function withHostMode(read: Reader, pool: PoolSettings): PoolSettings {
+  const isSet = (key: string) => !["", null, undefined].includes(read.raw(key)[1] as string);
+  const modes = ["Pool", "ProcessPool", "Single"] as const;
+  const given = HOST_MODE_KEYS.filter(isSet).map((key) => ({
+    key,
+    mode: read.choice(key, modes, "Pool"),
+  }));
+  if (given.length === 2 && given[0]!.mode !== given[1]!.mode) {
+    throw read.invalid(
+      given[0]!.key,
+      `'${given[0]!.mode}' contradicts '${given[1]!.key}' ('${given[1]!.mode}'); set one of them`,
+    );
+  }
+  const perProcess = "McpServer:RunspacePool:RunspacesPerProcess";
+  const rpp = pool.runspacesPerProcess;
+  if (given.length === 0) return { ...pool, hostMode: rpp === 1 ? "ProcessPool" : "Pool" };
+  const { key, mode } = given[0]!;
+  const wanted = mode === "ProcessPool" ? 1 : mode === "Single" ? pool.maxPoolSize : null;
+  const contradicts = isSet(perProcess) &&
+    (wanted === null ? rpp === 1 : rpp !== wanted);
+  if (contradicts) {
+    const why = mode === "ProcessPool"
+      ? "ProcessPool gives every worker a process of its own (1)"
+      : mode === "Single"
+      ? `Single runs every worker in one process (MaxPoolSize, ${pool.maxPoolSize})`
+      : "Pool shares processes (more than 1; ProcessPool is 1)";
+    throw read.invalid(
+      perProcess,
+      `${rpp} contradicts '${key}' (${mode}): ${why}; remove one of the two keys`,
+    );
+  }
+  return { ...pool, hostMode: mode, runspacesPerProcess: wanted ?? rpp };
 }
 
 /**

@@ -114,6 +114,8 @@ const shellSection = z.object({
   }).partial(),
 }).partial();
 
+const hostMode = z.enum(["Pool", "ProcessPool", "Single", "pool", "processpool", "single"]);
+
 const runspacePool = z.object({
   MaxPoolSize: describe(integer, "Most workers at once. Default 16."),
   MinPoolSize: describe(integer, "Replenishment floor and readiness minimum. Default 2."),
@@ -165,7 +167,9 @@ const scheme = z.object({
 export const appSettingsSchema = z.object({
   $schema: text,
   ShellConfiguration: shellSection,
-  PowerShellConfiguration: shellSection,
+  PowerShellConfiguration: shellSection.extend({
+    SubprocessHostMode: describe(hostMode, "PoshMcp's place for McpServer:SubprocessHostMode."),
+  }).partial(),
   McpServer: z.object({
     HttpTransportMode: z.enum(["Stateless", "Stateful", "stateless", "stateful"]),
     IdleSessionTimeoutSeconds: describe(integer, "Idle expiry of a Stateful session. Default 600."),
@@ -190,6 +194,10 @@ export const appSettingsSchema = z.object({
     AllowAnonymous: describe(
       boolean,
       "Serve callers without credentials on a non-loopback address (risky: anyone who reaches the port calls the tools). Default false.",
+    ),
+    SubprocessHostMode: describe(
+      hostMode,
+      "Process model: Pool (processes of RunspacesPerProcess workers), ProcessPool (a process per worker), Single (one process). With authentication a process serves one principal at a time. Default Pool.",
     ),
     RunspacePool: runspacePool,
     SessionRunspaceCapacity: describe(integer, "Deprecated: use RunspacePool:MaxPoolSize."),

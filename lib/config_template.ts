@@ -139,7 +139,12 @@ const DEFAULT_CONFIG_TEXT =
       // Workers (runspaces) one pwsh process serves: more share a process's memory and start cost;
       // 1 gives every worker a process of its own (environment variables and .NET state unshared).
       "RunspacesPerProcess": 8
-    }
+    },
+    // Process model (the SPEC's key): "Pool" shares processes of RunspacesPerProcess workers,
+    // "ProcessPool" gives every worker a process (RunspacesPerProcess 1), "Single" runs every
+    // worker in one process. With authentication a process serves one principal at a time.
+    // RunspacesPerProcess must agree with it (or be removed).
+    "SubprocessHostMode": "Pool"
   },
   // Authentication of HTTP callers (stdio has none).
   "Authentication": {

@@ -13,7 +13,7 @@ import { hostCacheDirectory } from "./cache_directory.ts";
 import { dangerousCommandWarnings } from "./dangerous.ts";
 import type { ToolDescriptor } from "./catalog.ts";
 import { ANONYMOUS, Authenticator } from "./auth.ts";
-import { replacementOf, type Settings, type SettingSource } from "./config.ts";
+import { type HostMode, replacementOf, type Settings, type SettingSource } from "./config.ts";
 import { discoverCatalog } from "./discovery.ts";
 import { StartupError } from "./errors.ts";
 import { RemoteError } from "./errors.ts";
@@ -148,6 +148,13 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
   if (report.errors.length > 0 || (strict && report.warnings.length > 0)) report.exitCode = 1;
   return report;
 }
+
+/** What each process model means, as doctor says it. */
+const HOST_MODE_WORDS: Record<HostMode, string> = {
+  Pool: "workers share processes; with authentication a process serves one principal at a time",
+  ProcessPool: "every worker has a process of its own",
+  Single: "every worker runs in one process; with authentication it serves one principal at a time",
+};
 
 async function startWorker(
   pwsh: string,
@@ -366,6 +373,7 @@ export function formatDoctorText(report: DoctorReport): string {
         p.stopTimeoutMs / 1000
       } s, RunspacesPerProcess ${p.runspacesPerProcess}`,
   );
+  lines.push(`  SubprocessHostMode ${p.hostMode}: ${HOST_MODE_WORDS[p.hostMode]}`);
   p.workers.forEach((w, i) =>
     lines.push(
       `  worker ${i + 1}: ${w.ok ? "started" : "FAILED"} in ${w.startMs} ms${

@@ -46,6 +46,7 @@ import {
   withRequestSignal,
 } from "./mcp.ts";
 import { WorkerPool } from "./pool.ts";
+import { tenantOf } from "./pool_tenancy.ts";
 
 const log = logger("http");
 
@@ -559,8 +560,9 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
   });
   const runner: ToolRunner = {
     tools: () => catalog.tools(),
-    withWorker: async (signal, use) => {
-      const lease = await pool.lease(signal);
+    withWorker: async ({ signal, principal }, use) => {
+      // Callers told apart by authentication never share a process (lib/pool_tenancy.ts).
+      const lease = await pool.lease({ signal, tenant: tenantOf(principal) });
       try {
         return await use(lease.worker);
       } finally {

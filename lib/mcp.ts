@@ -32,6 +32,14 @@ import { closestNames } from "./suggest.ts";
 
 const log = logger("mcp");
 
+/** What a transport needs to lend a worker for a call. */
+export interface WorkerCall {
+  /** Ends the wait for a worker and the call. */
+  signal: AbortSignal;
+  /** Who calls: the HTTP pool never runs it in a process serving another principal's call. */
+  principal: Principal;
+}
+
 /** Where tools come from and which worker runs a call; implemented by each transport. */
 export interface ToolRunner {
   /** The tools on offer; may wait for discovery on a cold start. */
@@ -40,7 +48,7 @@ export interface ToolRunner {
    * Lends a worker for one call and runs `use` on it: the stdio session's worker, or a pool lease
    * returned afterwards. Rejects with a PoolError when no worker is free in time.
    */
-  withWorker<T>(signal: AbortSignal, use: (worker: Worker) => Promise<T>): Promise<T>;
+  withWorker<T>(call: WorkerCall, use: (worker: Worker) => Promise<T>): Promise<T>;
 }
 
 /** Options of {@linkcode createMcpServer}. */
@@ -212,7 +220,7 @@ async function runCall(
   const elapsed = () => Math.round(performance.now() - started);
   try {
     const { parameters, credentials, shaping } = bound.value;
-    const outcome = await runner.withWorker(signal, (worker) =>
+    const outcome = await runner.withWorker({ signal, principal }, (worker) =>
       worker.invoke(
         {
           command: tool.command,

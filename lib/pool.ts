@@ -8,80 +8,44 @@
  *
  * Workers are runspaces; up to `RunspacesPerProcess` of them share one pwsh process. A new worker
  * opens in a process with room (a fraction of a second) before a new process is spawned (seconds).
+ * A process serves one tenant at a time (`lib/pool_tenancy.ts`): a lease names its caller's tenant
+ * and gets a worker only in a process that is free or already serves that tenant. Callers wait in
+ * order; when one cannot be served and the pool cannot grow for it (at `MaxPoolSize` with nothing
+ * to give back, or `SubprocessHostMode` `Single`), the processes of other tenants take no further
+ * calls until they are free, so no tenant is starved.
  *
  * @module
  */
 import { hostCacheDirectory } from "./cache_directory.ts";
-import type { PoolSettings, ShellSettings } from "./config.ts";
 import { logger } from "./log.ts";
 import { observePoolWorkers, poolTelemetry } from "./telemetry.ts";
 import { Worker } from "./shell.ts";
 import type { StartupResult } from "./worker_protocol.ts";
+import type { WorkerProcess } from "./worker_process.ts";
+import { SHARED_TENANT, Tenancy } from "./pool_tenancy.ts";
+import { CreationClock } from "./creation_clock.ts";
+import {
+  type Lease,
+  type LeaseOptions,
+  PoolError,
+  type PoolStats,
+  type PoolStatus,
+  type WorkerPoolOptions,
+  type WorkerState,
+} from "./pool_contract.ts";
+
+export {
+  type Lease,
+  type LeaseOptions,
+  PoolError,
+  type PoolErrorCode,
+  type PoolStats,
+  type PoolStatus,
+  type WorkerPoolOptions,
+  type WorkerState,
+} from "./pool_contract.ts";
 
 const log = logger("pool");
-
-/** State of one pooled worker. */
-export type WorkerState = "creating" | "warm" | "leased" | "resetting" | "evicted";
-
-/** Codes of {@linkcode PoolError}. */
-export type PoolErrorCode = "EXHAUSTED" | "DRAINING";
-
-/** No worker could be leased: the pool is exhausted or shutting down. */
-export class PoolError extends Error {
-  override name = "PoolError";
-  /** Why no worker was leased. */
-  readonly code: PoolErrorCode;
-  /** Seconds a client should wait before retrying (for `Retry-After`). */
-  readonly retryAfterSeconds: number;
-  /** Builds the error. */
-  constructor(code: PoolErrorCode, message: string, retryAfterSeconds = 1) {
-    super(message);
-    this.code = code;
-    this.retryAfterSeconds = retryAfterSeconds;
-  }
-}
-
-/** Counts of workers by state, for health and logs. */
-export interface PoolStats {
-  warm: number;
-  leased: number;
-  resetting: number;
-  creating: number;
-  total: number;
-  min: number;
-  max: number;
-  draining: boolean;
-}
-
-/** Health of the pool, as `/health` reports it. */
-export type PoolStatus = "Healthy" | "Degraded" | "Unhealthy";
-
-/** A leased worker. Call `release()` exactly once when the call's response has been sent. */
-export interface Lease {
-  /** The worker serving this call. */
-  readonly worker: Worker;
-  /** What the worker's startup reported (module versions). */
-  readonly startup: StartupResult;
-  /** Returns the worker: it is reset in the background and re-enters the pool if that succeeds. */
-  release(): void;
-}
-
-/** Options of {@linkcode WorkerPool.start}. */
-export interface WorkerPoolOptions {
-  /** Absolute path of pwsh. */
-  pwsh: string;
-  /** Pool sizes and intervals (`McpServer:RunspacePool:*`). */
-  pool: PoolSettings;
-  /** Modules and startup script run in every new worker. */
-  shell: ShellSettings;
-  /**
-   * Most workers starting at once while the pool grows under load. A pwsh start costs about one
-   * CPU-second, so starting more than the machine has spare cores for starves the calls already
-   * running, and a burst then waits on starts instead of on the workers it has.
-   * @default half the CPU cores, at least 1
-   */
-  growthConcurrency?: number;
-}
 
 interface Slot {
   id: number;
@@ -90,9 +54,14 @@ interface Slot {
   worker: Worker | null;
   startup: StartupResult | null;
   lastActive: number;
+  /** The tenant of the call it runs or is being reset after; null while warm or starting. */
+  tenant: string | null;
+  /** The tenant whose waiting call made the pool create it, if any (where to open it). */
+  createdFor: string | null;
 }
 
 interface Waiter {
+  tenant: string;
   resolve: (slot: Slot) => void;
   reject: (error: Error) => void;
 }
@@ -106,6 +75,8 @@ export class WorkerPool implements AsyncDisposable {
   readonly #warm: Slot[] = [];
   readonly #waiters: Waiter[] = [];
   readonly #timers: ReturnType<typeof setInterval>[] = [];
+  readonly #tenancy = new Tenancy();
+  readonly #clock = new CreationClock();
   #unobserve = () => {};
   #nextId = 0;
   #draining = false;
@@ -179,7 +150,8 @@ export class WorkerPool implements AsyncDisposable {
    * Leases a warm worker, growing the pool when all are busy. Rejects with `EXHAUSTED` when none is
    * free within `AcquisitionTimeout`, with `DRAINING` during shutdown, and on `signal` abort.
    */
-  lease(signal?: AbortSignal): Promise<Lease> {
+  lease(options: LeaseOptions = {}): Promise<Lease> {
+    const { signal, tenant = SHARED_TENANT } = options;
     if (this.#draining) {
       poolTelemetry.acquisitions.add(1, { outcome: "draining" });
       return Promise.reject(
@@ -191,8 +163,10 @@ export class WorkerPool implements AsyncDisposable {
       poolTelemetry.acquisitions.add(1, { outcome });
       poolTelemetry.acquisitionWait.record(performance.now() - started);
     };
-    const slot = this.#takeWarm();
+    // Behind callers already waiting, never ahead of them.
+    const slot = this.#waiters.length === 0 ? this.#takeWarm(tenant, new Set()) : null;
     if (slot) {
+      this.#assign(slot, tenant);
       waited("ok");
       return Promise.resolve(this.#leaseOf(slot));
     }
@@ -201,6 +175,7 @@ export class WorkerPool implements AsyncDisposable {
       const timer = { id: undefined as ReturnType<typeof setTimeout> | undefined };
       const onAbort = () => finish(new Error("The call was cancelled while waiting for a worker"));
       const waiter: Waiter = {
+        tenant,
         resolve: (s) => {
           cleanup();
           waited("ok");
@@ -233,7 +208,7 @@ export class WorkerPool implements AsyncDisposable {
       }, acquisitionTimeoutMs);
       signal?.addEventListener("abort", onAbort, { once: true });
       this.#waiters.push(waiter);
-      this.#grow();
+      this.#dispatch();
     });
   }
 
@@ -280,17 +255,66 @@ export class WorkerPool implements AsyncDisposable {
     return this.drain();
   }
 
-  #takeWarm(): Slot | null {
-    while (this.#warm.length > 0) {
-      // Most recently used first, so idle workers at the bottom age out and are reclaimed.
-      const slot = this.#warm.pop()!;
-      if (slot.state === "warm" && slot.worker?.alive) {
-        slot.state = "leased";
-        return slot;
+  /**
+   * The most recently used warm worker `tenant` may have, preferring a process that already serves
+   * it (so free processes stay free for others), never one in `held`. Dead ones found are evicted.
+   */
+  #takeWarm(tenant: string, held: Set<WorkerProcess>): Slot | null {
+    let free = -1;
+    // Most recently used first, so idle workers at the bottom age out and are reclaimed.
+    for (let i = this.#warm.length - 1; i >= 0; i--) {
+      const slot = this.#warm[i]!;
+      if (slot.state !== "warm" || !slot.worker?.alive) {
+        this.#warm.splice(i, 1);
+        if (slot.state === "warm") void this.#evict(slot, "died");
+        continue;
       }
-      if (slot.state === "warm") void this.#evict(slot, "died");
+      const process = slot.worker.process;
+      if (held.has(process) || !this.#tenancy.mayServe(process, tenant)) continue;
+      if (this.#tenancy.tenantOf(process) === tenant) return this.#unwarm(i);
+      if (free < 0) free = i;
     }
-    return null;
+    return free < 0 ? null : this.#unwarm(free);
+  }
+
+  #unwarm(index: number): Slot {
+    const [slot] = this.#warm.splice(index, 1);
+    return slot!;
+  }
+
+  #assign(slot: Slot, tenant: string): void {
+    slot.state = "leased";
+    slot.tenant = tenant;
+    this.#tenancy.begin(slot.worker!.process, tenant);
+  }
+
+  /** The slot's call is over (reset done, or the slot is gone); true when that freed its process. */
+  #endCall(slot: Slot): boolean {
+    if (slot.tenant === null) return false;
+    slot.tenant = null;
+    return slot.worker !== null && this.#tenancy.end(slot.worker.process);
+  }
+
+  /**
+   * Serves waiting callers in order with the warm workers they may have. A caller that gets none,
+   * and for whom the pool cannot grow, holds the processes of other tenants: they take no further
+   * calls until free, when that caller gets them.
+   */
+  #dispatch(): void {
+    const held = new Set<WorkerProcess>();
+    for (const waiter of [...this.#waiters]) {
+      const slot = this.#takeWarm(waiter.tenant, held);
+      if (slot) {
+        this.#assign(slot, waiter.tenant);
+        waiter.resolve(slot);
+      } else if (!this.#canGrowFor(waiter.tenant)) {
+        for (const other of this.#slots) {
+          const process = other.worker?.process;
+          if (process && !this.#tenancy.mayServe(process, waiter.tenant)) held.add(process);
+        }
+      }
+    }
+    if (this.#waiters.length > 0) this.#grow();
   }
 
   #leaseOf(slot: Slot): Lease {
@@ -307,47 +331,72 @@ export class WorkerPool implements AsyncDisposable {
   }
 
   /**
-   * Adds a worker when more callers wait than workers are on their way (starting, or resetting
-   * after a call), the pool is below its maximum, and fewer than `growthConcurrency` are starting.
-   * Called again whenever a start ends, so a burst grows the pool one paced step at a time.
+   * Adds workers while a tenant has more callers waiting than workers on their way to it (starting
+   * for it or for anyone, or resetting in a process that serves it), the pool is below its maximum,
+   * and fewer than `growthConcurrency` are starting. At the maximum, an idle worker in a process
+   * serving another tenant is closed to make room. Called again whenever a start ends, so a burst
+   * grows the pool one paced step at a time.
    */
   #grow(): void {
-    const s = this.stats();
-    const coming = s.creating + s.resetting;
     const limit = this.#options.growthConcurrency ??
       Math.max(1, Math.floor(navigator.hardwareConcurrency / 2));
-    if (this.#waiters.length > coming && s.total < s.max && s.creating < limit) {
-      void this.#create();
+    const waiting = new Map<string, number>();
+    for (const waiter of this.#waiters) {
+      waiting.set(waiter.tenant, (waiting.get(waiter.tenant) ?? 0) + 1);
+    }
+    for (const [tenant, count] of waiting) {
+      let coming = 0;
+      for (const slot of this.#slots) {
+        if (slot.state === "creating" && (slot.createdFor ?? tenant) === tenant) coming++;
+        if (slot.state === "resetting" && slot.tenant === tenant) coming++;
+      }
+      while (count > coming && this.stats().creating < limit && this.#canGrowFor(tenant)) {
+        if (this.#slots.size >= this.#options.pool.maxPoolSize && !this.#makeRoomFor(tenant)) break;
+        void this.#create(tenant);
+        coming++;
+      }
     }
   }
 
-  #lastTicks = 0n;
-
-  /**
-   * The creation time as .NET's round-trip format writes it (7 fraction digits), unique within the
-   * pool: it names the worker in log lines, and two workers created in the same millisecond must
-   * not share a name.
-   */
-  #uniqueTimestamp(): string {
-    const now = performance.timeOrigin + performance.now();
-    const ms = Math.floor(now);
-    // 100 ns ticks overflow a double's integers, hence bigint.
-    let ticks = BigInt(ms) * 10_000n + BigInt(Math.floor((now - ms) * 10_000));
-    if (ticks <= this.#lastTicks) ticks = this.#lastTicks + 1n;
-    this.#lastTicks = ticks;
-    const seconds = new Date(Number(ticks / 10_000n)).toISOString().slice(0, 19);
-    return `${seconds}.${String(ticks % 10_000_000n).padStart(7, "0")}Z`;
+  /** True when a worker `tenant` may have can still be created (see {@linkcode WorkerPool.#grow}). */
+  #canGrowFor(tenant: string): boolean {
+    const { maxPoolSize, hostMode } = this.#options.pool;
+    if (hostMode === "Single") {
+      // One process: the pool grows only inside it, and only while it is free or serves `tenant`.
+      if (this.#slots.size >= maxPoolSize) return false;
+      const alive = [...this.#slots].filter((s) => s.worker?.alive);
+      return alive.every((s) => this.#tenancy.mayServe(s.worker!.process, tenant));
+    }
+    return this.#slots.size < maxPoolSize || this.#idleElsewhere(tenant) !== null;
   }
 
-  async #create(): Promise<void> {
+  /** The longest-idle warm worker in a process that serves a tenant other than `tenant`. */
+  #idleElsewhere(tenant: string): Slot | null {
+    return this.#warm.find((slot) =>
+      slot.state === "warm" && slot.worker !== null &&
+      !this.#tenancy.mayServe(slot.worker.process, tenant)
+    ) ?? null;
+  }
+
+  /** Closes an idle worker no call of `tenant` could use, so the pool can create one it can. */
+  #makeRoomFor(tenant: string): boolean {
+    const idle = this.#idleElsewhere(tenant);
+    if (!idle) return false;
+    void this.#evict(idle, "rebalanced");
+    return true;
+  }
+
+  async #create(createdFor: string | null = null): Promise<void> {
     if (this.#draining || this.#slots.size >= this.#options.pool.maxPoolSize) return;
     const slot: Slot = {
       id: ++this.#nextId,
-      createdAt: this.#uniqueTimestamp(),
+      createdAt: this.#clock.next(),
       state: "creating",
       worker: null,
       startup: null,
       lastActive: Date.now(),
+      tenant: null,
+      createdFor,
     };
     this.#slots.add(slot);
     const { shell } = this.#options;
@@ -389,9 +438,15 @@ export class WorkerPool implements AsyncDisposable {
     const { pwsh, pool } = this.#options;
     const label = `worker ${slot.id}`;
     while (true) {
-      const host = this.#workerWithRoom();
+      const host = this.#workerWithRoom(slot.createdFor);
       if (host) return slot.worker = await host.openSibling(label);
       const spawning = this.#spawning;
+      if (pool.hostMode === "Single" && this.#processes().length > 0) {
+        // Single mode: the one process has room for every worker but may serve another tenant now;
+        // the worker opens there and waits for it to be free.
+        const any = this.#workerWithRoom(null);
+        if (any) return slot.worker = await any.openSibling(label);
+      }
       if (!spawning || pool.runspacesPerProcess === 1) break;
       // #spawning is cleared as soon as the spawn ends, before this resumes: no spin on a settled one.
       await spawning.catch(() => {});
@@ -417,28 +472,36 @@ export class WorkerPool implements AsyncDisposable {
     return slot.worker;
   }
 
-  /** A live worker whose process can take one more, preferring a warm one (its loop is idle). */
-  #workerWithRoom(): Worker | null {
+  /**
+   * A live worker whose process can take one more and may serve `tenant` (any, when null),
+   * preferring a warm one (its loop is idle).
+   */
+  #workerWithRoom(tenant: string | null): Worker | null {
     let found: Worker | null = null;
     for (const slot of this.#slots) {
       const worker = slot.worker;
       if (!worker?.alive || !worker.process.hasRoom) continue;
+      if (tenant !== null && !this.#tenancy.mayServe(worker.process, tenant)) continue;
       if (slot.state === "warm") return worker;
       found ??= worker;
     }
     return found;
   }
 
+  /** Live processes that are not retiring. */
+  #processes(): WorkerProcess[] {
+    const all = new Set<WorkerProcess>();
+    for (const slot of this.#slots) {
+      if (slot.worker?.alive) all.add(slot.worker.process);
+    }
+    return [...all];
+  }
+
   #makeWarm(slot: Slot): void {
     slot.lastActive = Date.now();
-    const waiter = this.#waiters.shift();
-    if (waiter) {
-      slot.state = "leased";
-      waiter.resolve(slot);
-    } else {
-      slot.state = "warm";
-      this.#warm.push(slot);
-    }
+    slot.state = "warm";
+    this.#warm.push(slot);
+    this.#dispatch();
   }
 
   async #reset(slot: Slot): Promise<void> {
@@ -475,7 +538,12 @@ export class WorkerPool implements AsyncDisposable {
       await this.#evict(slot, "shutdown");
       return;
     }
-    this.#makeWarm(slot);
+    // Warm before the call ends, so a process freed by it offers this worker to any tenant too.
+    slot.state = "warm";
+    this.#warm.push(slot);
+    slot.lastActive = Date.now();
+    this.#endCall(slot);
+    this.#dispatch();
   }
 
   async #evict(slot: Slot, reason: string): Promise<void> {
@@ -486,6 +554,7 @@ export class WorkerPool implements AsyncDisposable {
     const i = this.#warm.indexOf(slot);
     if (i >= 0) this.#warm.splice(i, 1);
     this.#slots.delete(slot);
+    if (this.#endCall(slot)) this.#dispatch();
     if (slot.worker) {
       const closing = reason === "shutdown" || reason === "idle"
         ? slot.worker.close()

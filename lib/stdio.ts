@@ -90,7 +90,7 @@ export class StdioSession implements AsyncDisposable {
   runner(): ToolRunner {
     return {
       tools: () => this.#catalog.tools(),
-      withWorker: async (_signal, use) => use((await this.#liveWorker()).worker),
+      withWorker: async (_call, use) => use((await this.#liveWorker()).worker),
     };
   }
 

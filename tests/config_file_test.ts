@@ -241,6 +241,7 @@ Deno.test("createConfig() writes the defaults the README documents", async () =>
       shutdownDrainTimeoutMs: 30_000,
       replenishCheckIntervalMs: 5_000,
       runspacesPerProcess: 8,
+      hostMode: "Pool",
     });
     for (const pattern of ["Remove-*", "Disable-*", "*-Credential", "Format-*"]) {
       assert.ok(settings.shell.excludePatterns.includes(pattern), pattern);

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { loadSettings, parseConfigText, parseTimeSpan } from "../lib/config.ts";
 import { ConfigError } from "../lib/errors.ts";
+import { fixtureConfig, runSvc, TEST_PWSH } from "./support/harness.ts";
 
 async function withConfig(text: string, fn: (path: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "svc-config-test-" });
@@ -247,6 +248,7 @@ Deno.test("loadSettings() reads the pool and HTTP settings with their defaults a
       shutdownDrainTimeoutMs: 30_000,
       replenishCheckIntervalMs: 5_000,
       runspacesPerProcess: 8,
+      hostMode: "Pool",
     });
     assert.equal(settings.http.host, "127.0.0.1");
     assert.equal(settings.http.port, 8080);
@@ -380,6 +382,90 @@ Deno.test("a configuration file with a UTF-8 byte-order mark loads, and command 
     async (path) => {
       const settings = await loadSettings({ config: path }, { env: {} });
       assert.deepEqual(settings.shell.commands, ["Get-Date", "Get-Location"]);
+    },
+  );
+});
+
+Deno.test("SubprocessHostMode maps onto the process model, in McpServer or PoshMcp's PowerShellConfiguration", async () => {
+  const cases: [string, { hostMode: string; runspacesPerProcess: number }][] = [
+    [`{}`, { hostMode: "Pool", runspacesPerProcess: 8 }],
+    [`{"McpServer": {"RunspacePool": {"RunspacesPerProcess": 1}}}`, {
+      hostMode: "ProcessPool",
+      runspacesPerProcess: 1,
+    }],
+    [`{"McpServer": {"SubprocessHostMode": "processpool"}}`, {
+      hostMode: "ProcessPool",
+      runspacesPerProcess: 1,
+    }],
+    [`{"PowerShellConfiguration": {"SubprocessHostMode": "ProcessPool"}}`, {
+      hostMode: "ProcessPool",
+      runspacesPerProcess: 1,
+    }],
+    [`{"McpServer": {"SubprocessHostMode": "Pool", "RunspacePool": {"RunspacesPerProcess": 4}}}`, {
+      hostMode: "Pool",
+      runspacesPerProcess: 4,
+    }],
+    [`{"McpServer": {"SubprocessHostMode": "Single", "RunspacePool": {"MaxPoolSize": 6}}}`, {
+      hostMode: "Single",
+      runspacesPerProcess: 6,
+    }],
+  ];
+  for (const [text, expected] of cases) {
+    await withConfig(text, async (path) => {
+      const { pool } = await loadSettings({ config: path }, { env: {} });
+      assert.deepEqual(
+        { hostMode: pool.hostMode, runspacesPerProcess: pool.runspacesPerProcess },
+        expected,
+        text,
+      );
+    });
+  }
+});
+
+Deno.test("SubprocessHostMode and RunspacesPerProcess that contradict each other stop svc with exit 2, naming both", async () => {
+  const contradictions: [string, RegExp][] = [
+    [
+      `{"McpServer": {"SubprocessHostMode": "ProcessPool", "RunspacePool": {"RunspacesPerProcess": 8}}}`,
+      /'McpServer:RunspacePool:RunspacesPerProcess'.*: 8 contradicts 'McpServer:SubprocessHostMode' \(ProcessPool\)/,
+    ],
+    [
+      `{"PowerShellConfiguration": {"SubprocessHostMode": "Pool"}, "McpServer": {"RunspacePool": {"RunspacesPerProcess": 1}}}`,
+      /'McpServer:RunspacePool:RunspacesPerProcess'.*: 1 contradicts 'PowerShellConfiguration:SubprocessHostMode' \(Pool\)/,
+    ],
+    [
+      `{"McpServer": {"SubprocessHostMode": "Single", "RunspacePool": {"MaxPoolSize": 4, "RunspacesPerProcess": 2}}}`,
+      /2 contradicts 'McpServer:SubprocessHostMode' \(Single\): Single runs every worker in one process \(MaxPoolSize, 4\)/,
+    ],
+    [
+      `{"McpServer": {"SubprocessHostMode": "Pool"}, "PowerShellConfiguration": {"SubprocessHostMode": "Single"}}`,
+      /'McpServer:SubprocessHostMode'.*'Pool' contradicts 'PowerShellConfiguration:SubprocessHostMode' \('Single'\)/,
+    ],
+  ];
+  for (const [text, message] of contradictions) {
+    await withConfig(text, async (path) => {
+      const run = await runSvc(["doctor", "--config", path, "--pwsh", TEST_PWSH]);
+      assert.equal(run.code, 2, run.stderr);
+      assert.match(run.stderr, message);
+    });
+  }
+  await withConfig(`{"McpServer": {"SubprocessHostMode": "Sometimes"}}`, async (path) => {
+    const run = await runSvc(["doctor", "--config", path, "--pwsh", TEST_PWSH]);
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(run.stderr, /'McpServer:SubprocessHostMode'.*"ProcessPool".*"Sometimes"/);
+  });
+});
+
+Deno.test("svc doctor shows the process model SubprocessHostMode results in", async () => {
+  await withConfig(
+    JSON.stringify({ ...fixtureConfig(), McpServer: { SubprocessHostMode: "ProcessPool" } }),
+    async (path) => {
+      const run = await runSvc(["doctor", "--config", path, "--pwsh", TEST_PWSH]);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /RunspacesPerProcess 1/);
+      assert.match(
+        run.stdout,
+        /SubprocessHostMode ProcessPool: every worker has a process of its own/,
+      );
     },
   );
 });

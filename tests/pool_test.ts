@@ -58,6 +58,7 @@ function poolSettings(extra: Partial<PoolSettings> = {}): PoolSettings {
     replenishCheckIntervalMs: 60_000,
     // A process per worker unless a test says otherwise: most tests here count processes.
     runspacesPerProcess: 1,
+    hostMode: "Pool",
     ...extra,
   };
 }
@@ -647,4 +648,53 @@ Deno.test("WorkerPool with RunspacesPerProcess: more eager workers than one proc
   }
   assert.deepEqual([...perProcess.values()].sort(), [1, 2, 2], "three processes, at most two each");
   for (const lease of leases) lease.release();
+});
+
+Deno.test("WorkerPool never gives one tenant a worker in a process serving another, and still grows to MaxPoolSize", async () => {
+  await using pool = await WorkerPool.start({
+    pwsh: TEST_PWSH,
+    pool: poolSettings({
+      maxPoolSize: 4,
+      minPoolSize: 2,
+      eagerWarmCount: 2,
+      runspacesPerProcess: 2,
+      // The second tenant waits for a process start: room for two busy cores.
+      acquisitionTimeoutMs: 30_000,
+    }),
+    shell,
+  });
+  // Both warm workers share one process: the first tenant takes it, the second needs another.
+  const leases = await Promise.all(["a", "b", "a", "b"].map((tenant) => pool.lease({ tenant })));
+  const pidsOf = (tenant: string) =>
+    new Set(leases.filter((_, i) => i % 2 === (tenant === "a" ? 0 : 1)).map((l) => l.worker.pid));
+  const [a, b] = [pidsOf("a"), pidsOf("b")];
+  assert.deepEqual([...a].filter((pid) => b.has(pid)), [], "a process served both tenants");
+  assert.equal(pool.stats().total, 4);
+  for (const lease of leases) lease.release();
+});
+
+Deno.test("WorkerPool in Single mode serves a waiting tenant before newer calls of the tenant holding the process", async () => {
+  await using pool = await WorkerPool.start({
+    pwsh: TEST_PWSH,
+    pool: poolSettings({
+      maxPoolSize: 2,
+      minPoolSize: 2,
+      eagerWarmCount: 2,
+      runspacesPerProcess: 2,
+      hostMode: "Single",
+    }),
+    shell,
+  });
+  const first = await pool.lease({ tenant: "a" });
+  const order: string[] = [];
+  const b = pool.lease({ tenant: "b" }).then((lease) => (order.push("b"), lease));
+  // The process's second worker is warm, but "a" holds the process and "b" waits for it.
+  const a = pool.lease({ tenant: "a" }).then((lease) => (order.push("a"), lease));
+  first.release();
+  const second = await b;
+  assert.deepEqual(order, ["b"]);
+  assert.equal(second.worker.pid, first.worker.pid, "Single mode opened a second process");
+  second.release();
+  (await a).release();
+  assert.deepEqual(order, ["b", "a"]);
 });

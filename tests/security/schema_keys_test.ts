@@ -91,6 +91,8 @@ const rest = {
     MaxStreams: 64,
     AllowAnonymous: true,
     AllowedHosts: ["svc.example"],
+    AllowAnonymous: false,
+    SubprocessHostMode: "Pool",
     RunspacePool: {
       MaxPoolSize: 4,
       MinPoolSize: 1,
@@ -159,7 +161,9 @@ const NOT_SETTINGS: Record<string, string> = {
 async function readKeys(section: "ShellConfiguration" | "PowerShellConfiguration") {
   const dir = await Deno.makeTempDir({ prefix: "svc-schema-" });
   try {
-    const config = { ...rest, [section]: shell };
+    // PoshMcp's section alone has PoshMcp's place of SubprocessHostMode.
+    const own = section === "PowerShellConfiguration" ? { SubprocessHostMode: "Pool" } : {};
+    const config = { ...rest, [section]: { ...shell, ...own } };
     await Deno.writeTextFile(`${dir}/appsettings.json`, JSON.stringify(config));
     const settings = await loadSettings({ config: `${dir}/appsettings.json` }, {
       env: {},

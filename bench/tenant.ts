@@ -1,0 +1,141 @@
+/**
+ * Issue 28's cost of tenant isolation: svc over HTTP with the default pool (MaxPoolSize 16,
+ * RunspacesPerProcess 8), `Start-Sleep 50 ms` through `POST /call`, closed loops at each
+ * concurrency, with authentication off (one caller) or on (two API keys, clients alternating).
+ * Prints one markdown row per concurrency: calls/s, median and p95 latency, and the RSS of the
+ * worker processes (total, and per worker).
+ *
+ *   deno run -A bench/tenant.ts --pwsh <path> [--svc-root <checkout>] [--auth] [--seconds 10]
+ *     [--concurrency 16,64]
+ *
+ * `--svc-root` runs another checkout's svc (e.g. an export of the commit before issue 28).
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { descendants, rssOf } from "./lib/proc.ts";
+import { summarize } from "./lib/stats.ts";
+
+const { values } = parseArgs({
+  options: {
+    pwsh: { type: "string" },
+    "svc-root": { type: "string" },
+    auth: { type: "boolean", default: false },
+    seconds: { type: "string", default: "10" },
+    concurrency: { type: "string", default: "16,64" },
+  },
+});
+const root = values["svc-root"] ?? new URL("..", import.meta.url).pathname;
+const keys = values.auth ? ["bench-tenant-a-3f9", "bench-tenant-b-7c1"] : [undefined];
+const config = {
+  ShellConfiguration: { Commands: ["Start-Sleep"] },
+  McpServer: { RunspacePool: { AcquisitionTimeout: "00:01:00" } },
+  ...(values.auth
+    ? {
+      Authentication: {
+        Enabled: true,
+        Schemes: {
+          keys: { Type: "ApiKey", Keys: { a: { Value: keys[0] }, b: { Value: keys[1] } } },
+        },
+      },
+    }
+    : {}),
+};
+const dir = await Deno.makeTempDir({ prefix: "svc-bench-tenant-" });
+await Deno.writeTextFile(`${dir}/appsettings.json`, JSON.stringify(config));
+const child = new Deno.Command(Deno.execPath(), {
+  args: [
+    "run",
+    "-A",
+    "--quiet",
+    `${root}/main.ts`,
+    "serve",
+    "--transport",
+    "http",
+    "--port",
+    "0",
+    "--config",
+    `${dir}/appsettings.json`,
+    ...(values.pwsh ? ["--pwsh", values.pwsh] : []),
+  ],
+  env: { SVC_CACHE_DIR: `${dir}/cache` },
+  stdout: "null",
+  stderr: "piped",
+}).spawn();
+let log = "";
+const url = await new Promise<string>((resolve, reject) => {
+  (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of child.stderr) {
+      log += decoder.decode(chunk, { stream: true });
+      const match = /listening on (http:\/\/\S+):(\d+)/.exec(log);
+      if (match) resolve(`${match[1]}:${match[2]}`);
+    }
+    reject(new Error(`svc ended before listening:\n${log}`));
+  })();
+});
+
+async function call(key: string | undefined): Promise<number> {
+  const started = performance.now();
+  const response = await fetch(`${url}/call`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(key ? { "x-api-key": key } : {}) },
+    body: JSON.stringify({ tool: "start_sleep_milliseconds", arguments: { Milliseconds: 50 } }),
+  });
+  const body = await response.json();
+  if (response.status !== 200 || body.isError) {
+    throw new Error(`call failed: ${response.status} ${JSON.stringify(body)}`);
+  }
+  return performance.now() - started;
+}
+
+/** Worker RSS: every pwsh below svc, and the pool's worker count from /health. */
+async function workerMemory(): Promise<{ processes: number; workers: number; mb: number }> {
+  const pids = descendants(child.pid).filter((pid) => {
+    try {
+      return Deno.readTextFileSync(`/proc/${pid}/comm`).trim() === "pwsh";
+    } catch {
+      return false;
+    }
+  });
+  const health = await (await fetch(`${url}/health`)).json();
+  const mb = pids.reduce((sum, pid) => sum + rssOf(pid), 0) / 1024 / 1024;
+  return { processes: pids.length, workers: health.pool.total, mb };
+}
+
+/** One line of the table on stdout (the repository's lint keeps console out). */
+function print(line: string): void {
+  Deno.stdout.writeSync(new TextEncoder().encode(`${line}\n`));
+}
+
+const seconds = Number(values.seconds);
+print(
+  `| auth | c | calls/s | median ms | p95 ms | worker processes | workers | worker RSS MB | MB per worker |`,
+);
+print(`|---|---|---|---|---|---|---|---|---|`);
+for (const c of values.concurrency.split(",").map(Number)) {
+  // Warm-up: let the pool grow to what this concurrency needs before measuring.
+  const warmEnd = performance.now() + 3_000;
+  await Promise.all(Array.from({ length: c }, async (_, i) => {
+    while (performance.now() < warmEnd) await call(keys[i % keys.length]);
+  }));
+  const latencies: number[] = [];
+  const end = performance.now() + seconds * 1000;
+  const begin = performance.now();
+  await Promise.all(Array.from({ length: c }, async (_, i) => {
+    while (performance.now() < end) latencies.push(await call(keys[i % keys.length]));
+  }));
+  const elapsed = (performance.now() - begin) / 1000;
+  const s = summarize(latencies);
+  const memory = await workerMemory();
+  print(
+    `| ${values.auth ? "on, 2 keys" : "off"} | ${c} | ${
+      (latencies.length / elapsed).toFixed(1)
+    } | ${s.median.toFixed(0)} | ${s.p95.toFixed(0)} | ${memory.processes} | ${memory.workers} | ${
+      memory.mb.toFixed(0)
+    } | ${(memory.mb / memory.workers).toFixed(1)} |`,
+  );
+}
+child.kill("SIGTERM");
+await child.status;
+await Deno.remove(dir, { recursive: true }).catch(() => {});

@@ -1,0 +1,83 @@
+/**
+ * What the worker pool (`lib/pool.ts`) offers its callers: a lease, its options, the pool's counts
+ * and health, and why a lease was refused.
+ *
+ * @module
+ */
+import type { PoolSettings, ShellSettings } from "./config.ts";
+import type { Worker } from "./shell.ts";
+import type { StartupResult } from "./worker_protocol.ts";
+
+/** State of one pooled worker. */
+export type WorkerState = "creating" | "warm" | "leased" | "resetting" | "evicted";
+
+/** Codes of {@linkcode PoolError}. */
+export type PoolErrorCode = "EXHAUSTED" | "DRAINING";
+
+/** No worker could be leased: the pool is exhausted or shutting down. */
+export class PoolError extends Error {
+  override name = "PoolError";
+  /** Why no worker was leased. */
+  readonly code: PoolErrorCode;
+  /** Seconds a client should wait before retrying (for `Retry-After`). */
+  readonly retryAfterSeconds: number;
+  /** Builds the error. */
+  constructor(code: PoolErrorCode, message: string, retryAfterSeconds = 1) {
+    super(message);
+    this.code = code;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** Counts of workers by state, for health and logs. */
+export interface PoolStats {
+  warm: number;
+  leased: number;
+  resetting: number;
+  creating: number;
+  total: number;
+  min: number;
+  max: number;
+  draining: boolean;
+}
+
+/** Health of the pool, as `/health` reports it. */
+export type PoolStatus = "Healthy" | "Degraded" | "Unhealthy";
+
+/** A leased worker. Call `release()` exactly once when the call's response has been sent. */
+export interface Lease {
+  /** The worker serving this call. */
+  readonly worker: Worker;
+  /** What the worker's startup reported (module versions). */
+  readonly startup: StartupResult;
+  /** Returns the worker: it is reset in the background and re-enters the pool if that succeeds. */
+  release(): void;
+}
+
+/** Options of {@linkcode WorkerPool.lease}. */
+export interface LeaseOptions {
+  /** Ends the wait for a worker. @default none */
+  signal?: AbortSignal;
+  /**
+   * Who the call runs for (`tenantOf(principal)` of `lib/pool_tenancy.ts`): the worker is in a
+   * process that serves no other tenant while the call runs. @default SHARED_TENANT (`anonymous`)
+   */
+  tenant?: string;
+}
+
+/** Options of {@linkcode WorkerPool.start}. */
+export interface WorkerPoolOptions {
+  /** Absolute path of pwsh. */
+  pwsh: string;
+  /** Pool sizes and intervals (`McpServer:RunspacePool:*`). */
+  pool: PoolSettings;
+  /** Modules and startup script run in every new worker. */
+  shell: ShellSettings;
+  /**
+   * Most workers starting at once while the pool grows under load. A pwsh start costs about one
+   * CPU-second, so starting more than the machine has spare cores for starves the calls already
+   * running, and a burst then waits on starts instead of on the workers it has.
+   * @default half the CPU cores, at least 1
+   */
+  growthConcurrency?: number;
+}

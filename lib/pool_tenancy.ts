@@ -1,0 +1,62 @@
+/**
+ * Which tenant each worker process serves. A tenant is who a call runs for, `ownerOf(principal)` of
+ * `lib/auth.ts` (scheme, issuer and subject, or the API key's id; `anonymous` without
+ * authentication). Runspaces of one process are not a boundary between callers: a call can read a
+ * neighbour's `$env:` changes, reach its runspace with `Get-Runspace` and reflection, or end the
+ * process with `[Environment]::Exit`. So a process serves one tenant at a time: while any of its
+ * workers runs (or is being reset after) a call of tenant T, its other workers go only to T's calls;
+ * when the last of those calls has ended and its worker has been reset, the process is free for
+ * anyone. Without authentication every call is the one tenant `anonymous`, and processes are shared
+ * as before.
+ *
+ * @module
+ */
+import { ownerOf } from "./auth.ts";
+import { ANONYMOUS } from "./auth.ts";
+import type { WorkerProcess } from "./worker_process.ts";
+
+/** The tenant of calls that name none: unauthenticated callers and svc's own discovery. */
+export const SHARED_TENANT: string = ownerOf(ANONYMOUS)!;
+
+let unnamed = 0;
+
+/**
+ * The tenant of a caller: `ownerOf(principal)`, or, for a token that names no subject (so no two
+ * of its calls can be told to be the same caller's), a tenant of its own for this one call.
+ */
+export function tenantOf(principal: Parameters<typeof ownerOf>[0]): string {
+  return ownerOf(principal) ?? `unnamed-caller-${++unnamed}`;
+}
+
+/** The tenant each busy process serves and how many of its workers are busy for it. */
+export class Tenancy {
+  readonly #served = new Map<WorkerProcess, { tenant: string; calls: number }>();
+
+  /** The tenant `process` serves, or null when none of its workers is busy. */
+  tenantOf(process: WorkerProcess): string | null {
+    return this.#served.get(process)?.tenant ?? null;
+  }
+
+  /** True when a worker of `process` may run a call of `tenant`: the process is free or serves it. */
+  mayServe(process: WorkerProcess, tenant: string): boolean {
+    const served = this.#served.get(process);
+    return served === undefined || served.tenant === tenant;
+  }
+
+  /** A worker of `process` starts a call of `tenant` (which {@linkcode Tenancy.mayServe} allowed). */
+  begin(process: WorkerProcess, tenant: string): void {
+    const served = this.#served.get(process);
+    if (served === undefined) this.#served.set(process, { tenant, calls: 1 });
+    else if (served.tenant === tenant) served.calls++;
+    else throw new Error(`A worker process serving one tenant was given another tenant's call`);
+  }
+
+  /** A worker of `process` is back from its call (reset or gone); true when the process is now free. */
+  end(process: WorkerProcess): boolean {
+    const served = this.#served.get(process);
+    if (served === undefined) return true;
+    if (--served.calls > 0) return false;
+    this.#served.delete(process);
+    return true;
+  }
+}
