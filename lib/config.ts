@@ -8,6 +8,7 @@
  */
 import { type AuthSettings, readAuth } from "./config_auth.ts";
 import { type HttpLimits, readHttpLimits } from "./config_http_limits.ts";
+import { type PoolSettings, readPool } from "./config_pool.ts";
 import { Reader, type SettingSource } from "./config_reader.ts";
 import { type CommandOverride, readOverrides } from "./config_overrides.ts";
 import { checkConfigShape } from "./config_schema.ts";
@@ -81,46 +82,6 @@ export interface ShellSettings {
    * passed (`lib/worker_env.ts`). @default no extra rules (`ShellConfiguration:Environment:PassVariables`, `…:RemoveVariables`)
    */
   workerEnvironment: WorkerEnvironmentRules;
-}
-
-/**
- * How workers map onto pwsh processes (`McpServer:SubprocessHostMode`, PoshMcp's
- * `PowerShellConfiguration:SubprocessHostMode`): `Pool` shares processes of `RunspacesPerProcess`
- * workers, `ProcessPool` gives every worker a process of its own, `Single` runs every worker in one
- * process. With authentication a process serves one principal at a time in every mode.
- */
-export type HostMode = "Pool" | "ProcessPool" | "Single";
-
-/** Settings of the HTTP worker pool, `McpServer:RunspacePool:*` (durations in ms). */
-export interface PoolSettings {
-  /** Most workers at once. @default 16 (`MaxPoolSize`) */
-  maxPoolSize: number;
-  /** Replenishment floor and readiness minimum. @default 2 (`MinPoolSize`) */
-  minPoolSize: number;
-  /** Workers warmed at startup. @default 2 (`EagerWarmCount`) */
-  eagerWarmCount: number;
-  /** Idle time after which a worker above the minimum is reclaimed. @default 300000 (`IdleTtl`, "00:05:00") */
-  idleTtlMs: number;
-  /** Interval of the idle sweep. @default 30000 (`SweepInterval`, "00:00:30") */
-  sweepIntervalMs: number;
-  /** Longest wait for a worker before a call is refused. @default 15000 (`AcquisitionTimeout`, "00:00:15") */
-  acquisitionTimeoutMs: number;
-  /** Grace period of a stopped pipeline or closing worker. @default 5000 (`StopTimeout`, "00:00:05") */
-  stopTimeoutMs: number;
-  /** Time in-flight calls get on shutdown. @default 30000 (`ShutdownDrainTimeout`, "00:00:30") */
-  shutdownDrainTimeoutMs: number;
-  /** Interval of the replenishment check. @default 5000 (`ReplenishCheckInterval`, "00:00:05") */
-  replenishCheckIntervalMs: number;
-  /**
-   * Workers (runspaces) one pwsh process serves. 1 gives every worker a process of its own: the
-   * strongest isolation, at a process's memory and start time per worker. @default 8 (`RunspacesPerProcess`)
-   */
-  runspacesPerProcess: number;
-  /**
-   * The process model, from `SubprocessHostMode`, or from `RunspacesPerProcess` when that is unset
-   * (1 is `ProcessPool`). @default "Pool" (`McpServer:SubprocessHostMode`)
-   */
-  hostMode: HostMode;
 }
 
 /** How commands become tools (`ShellConfiguration:ToolGranularity`). */
@@ -458,123 +419,6 @@ function readAllowAnonymous(
     "INVALID_VALUE",
     `Invalid value '${given}' of SVC_ALLOW_ANONYMOUS: expected true or false`,
   );
-}
-
-/** Version 1 keys (SPEC §9.4): each present one warns once, and applies only when its v2 key is absent. */
-const V1_KEYS: Record<string, string> = {
-  SessionRunspaceCapacity: "MaxPoolSize",
-  SessionRunspaceWarmStandbyCount: "MinPoolSize' and 'McpServer:RunspacePool:EagerWarmCount",
-  SessionRunspaceIdleTtlSeconds: "IdleTtl",
-  SessionRunspaceSweepIntervalSeconds: "SweepInterval",
-  SessionRunspaceAcquisitionTimeoutSeconds: "AcquisitionTimeout",
-};
-
-/** The version 2 key that replaces a deprecated version 1 key path, or null when it is not one. */
-export function replacementOf(key: string): string | null {
-  const name = Object.keys(V1_KEYS).find((k) =>
-    `mcpserver:${k}`.toLowerCase() === key.toLowerCase()
-  );
-  if (name === undefined) return null;
-  return V1_KEYS[name]!.split("' and 'McpServer:RunspacePool:")
-    .map((k) => `McpServer:RunspacePool:${k}`).join(" and ");
-}
-
-function readV1(read: Reader): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [name, replacement] of Object.entries(V1_KEYS)) {
-    const key = `McpServer:${name}`;
-    if (read.raw(key)[1] === undefined) continue;
-    read.warnings.push(
-      `Configuration key '${key}' is deprecated and will be removed in the next major version; use 'McpServer:RunspacePool:${replacement}' instead${
-        name.endsWith("Seconds") ? " (as a time span, hh:mm:ss)" : ""
-      }`,
-    );
-    out[name] = read.integer(key, 0, 0);
-  }
-  return out;
-}
-
-function readPool(read: Reader): PoolSettings {
-  const key = (name: string) => `McpServer:RunspacePool:${name}`;
-  const v1 = readV1(read);
-  const seconds = (name: string, fallback: number) =>
-    v1[name] !== undefined ? v1[name]! * 1000 : fallback;
-  const pool: PoolSettings = {
-    maxPoolSize: read.integer(key("MaxPoolSize"), v1.SessionRunspaceCapacity ?? 16, 1),
-    minPoolSize: read.integer(key("MinPoolSize"), v1.SessionRunspaceWarmStandbyCount ?? 2, 0),
-    eagerWarmCount: read.integer(key("EagerWarmCount"), v1.SessionRunspaceWarmStandbyCount ?? 2, 0),
-    idleTtlMs: read.timeSpan(key("IdleTtl"), seconds("SessionRunspaceIdleTtlSeconds", 300_000)),
-    sweepIntervalMs: read.timeSpan(
-      key("SweepInterval"),
-      seconds("SessionRunspaceSweepIntervalSeconds", 30_000),
-    ),
-    acquisitionTimeoutMs: read.timeSpan(
-      key("AcquisitionTimeout"),
-      seconds("SessionRunspaceAcquisitionTimeoutSeconds", 15_000),
-    ),
-    stopTimeoutMs: read.timeSpan(key("StopTimeout"), 5_000),
-    shutdownDrainTimeoutMs: read.timeSpan(key("ShutdownDrainTimeout"), 30_000),
-    replenishCheckIntervalMs: read.timeSpan(key("ReplenishCheckInterval"), 5_000),
-    runspacesPerProcess: read.integer(key("RunspacesPerProcess"), 8, 1),
-    hostMode: "Pool",
-  };
-  if (pool.minPoolSize > pool.maxPoolSize) {
-    throw read.invalid(
-      key("MinPoolSize"),
-      `${pool.minPoolSize} is larger than '${key("MaxPoolSize")}' (${pool.maxPoolSize})`,
-    );
-  }
-  if (pool.eagerWarmCount > pool.maxPoolSize) {
-    throw read.invalid(
-      key("EagerWarmCount"),
-      `${pool.eagerWarmCount} is larger than '${key("MaxPoolSize")}' (${pool.maxPoolSize})`,
-    );
-  }
-  return withHostMode(read, pool);
-}
-
-const HOST_MODE_KEYS = [
-  "McpServer:SubprocessHostMode",
-  "PowerShellConfiguration:SubprocessHostMode",
-];
-
-/**
- * Maps the SPEC's `SubprocessHostMode` onto the pool: `ProcessPool` is `RunspacesPerProcess` 1,
- * `Single` is one process of `MaxPoolSize` runspaces, `Pool` keeps `RunspacesPerProcess` (8). A
- * `RunspacesPerProcess` saying otherwise is an error rather than a silent choice of one of them.
- */
-function withHostMode(read: Reader, pool: PoolSettings): PoolSettings {
-  const isSet = (key: string) => !["", null, undefined].includes(read.raw(key)[1] as string);
-  const modes = ["Pool", "ProcessPool", "Single"] as const;
-  const given = HOST_MODE_KEYS.filter(isSet).map((key) => ({
-    key,
-    mode: read.choice(key, modes, "Pool"),
-  }));
-  if (given.length === 2 && given[0]!.mode !== given[1]!.mode) {
-    throw read.invalid(
-      given[0]!.key,
-      `'${given[0]!.mode}' contradicts '${given[1]!.key}' ('${given[1]!.mode}'); set one of them`,
-    );
-  }
-  const perProcess = "McpServer:RunspacePool:RunspacesPerProcess";
-  const rpp = pool.runspacesPerProcess;
-  if (given.length === 0) return { ...pool, hostMode: rpp === 1 ? "ProcessPool" : "Pool" };
-  const { key, mode } = given[0]!;
-  const wanted = mode === "ProcessPool" ? 1 : mode === "Single" ? pool.maxPoolSize : null;
-  const contradicts = isSet(perProcess) &&
-    (wanted === null ? rpp === 1 : rpp !== wanted);
-  if (contradicts) {
-    const why = mode === "ProcessPool"
-      ? "ProcessPool gives every worker a process of its own (1)"
-      : mode === "Single"
-      ? `Single runs every worker in one process (MaxPoolSize, ${pool.maxPoolSize})`
-      : "Pool shares processes (more than 1; ProcessPool is 1)";
-    throw read.invalid(
-      perProcess,
-      `${rpp} contradicts '${key}' (${mode}): ${why}; remove one of the two keys`,
-    );
-  }
-  return { ...pool, hostMode: mode, runspacesPerProcess: wanted ?? rpp };
 }
 
 /**

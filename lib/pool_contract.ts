@@ -4,7 +4,8 @@
  *
  * @module
  */
-import type { PoolSettings, ShellSettings } from "./config.ts";
+import type { ShellSettings } from "./config.ts";
+import type { PoolSettings } from "./config_pool.ts";
 import type { Worker } from "./shell.ts";
 import type { StartupResult } from "./worker_protocol.ts";
 

@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import type { PoolSettings, ShellSettings } from "../lib/config.ts";
+import type { ShellSettings } from "../lib/config.ts";
+import type { PoolSettings } from "../lib/config_pool.ts";
 import { type Lease, PoolError, WorkerPool } from "../lib/pool.ts";
 import type { InvokeOptions, Worker } from "../lib/shell.ts";
 import {

@@ -91,7 +91,6 @@ const rest = {
     MaxStreams: 64,
     AllowAnonymous: true,
     AllowedHosts: ["svc.example"],
-    AllowAnonymous: false,
     SubprocessHostMode: "Pool",
     RunspacePool: {
       MaxPoolSize: 4,
