@@ -59,10 +59,12 @@ const DEFAULT_CONFIG_TEXT =
     "MaxResultBytes": 1048576,
     // ConvertTo-Json -Depth used for output objects.
     "SerializationDepth": 4,
-    // Most names (and wildcard names) a call may give in _RequestedProperties, and most items in
-    // any array of its arguments; a call over a limit is refused before it reaches a worker.
+    // Most names a call may give in _RequestedProperties; a call over it is refused before it
+    // reaches a worker.
     "MaxRequestedProperties": 64,
+    // Most wildcard names among them.
     "MaxRequestedPropertyWildcards": 8,
+    // Most items in any array of a call's arguments, nested ones included.
     "MaxArgumentItems": 10000,
     // Output objects keep only what PowerShell shows for their type (callers can ask for more).
     "UseDefaultDisplayProperties": true,
@@ -107,8 +109,9 @@ const DEFAULT_CONFIG_TEXT =
     "EnableLegacySse": false,
     // Largest request body accepted, in bytes (4 MiB); a larger one gets 413 before it is read.
     "MaxRequestBodyBytes": 4194304,
-    // Event streams (GET /sse, the MCP GET stream): how many one caller and all callers may hold open.
+    // Event streams (GET /sse, the MCP GET stream) one caller may hold open; more get 429.
     "MaxStreamsPerCaller": 16,
+    // Event streams open in all.
     "MaxStreams": 512,
     // Host header values accepted besides the loopback names and the addresses svc listens on
     // (bound to 0.0.0.0: every address of this machine); "*.example.com" allows subdomains.
@@ -139,12 +142,12 @@ const DEFAULT_CONFIG_TEXT =
       // Workers (runspaces) one pwsh process serves: more share a process's memory and start cost;
       // 1 gives every worker a process of its own (environment variables and .NET state unshared).
       "RunspacesPerProcess": 8
-    },
-    // Process model (the SPEC's key): "Pool" shares processes of RunspacesPerProcess workers,
-    // "ProcessPool" gives every worker a process (RunspacesPerProcess 1), "Single" runs every
-    // worker in one process. With authentication a process serves one principal at a time.
-    // RunspacesPerProcess must agree with it (or be removed).
-    "SubprocessHostMode": "Pool"
+    }
+    // Process model (the SPEC's key); unset, it follows RunspacesPerProcess. "Pool" shares
+    // processes of RunspacesPerProcess workers, "ProcessPool" gives every worker a process
+    // (RunspacesPerProcess 1), "Single" runs every worker in one process. With authentication a
+    // process serves one principal at a time. RunspacesPerProcess must agree with it.
+    // "SubprocessHostMode": "Pool"
   },
   // Authentication of HTTP callers (stdio has none).
   "Authentication": {

@@ -81,6 +81,8 @@ Deno.test("defaultConfigText() holds every setting svc has", () => {
     "McpServer:HttpTransportMode",
     "McpServer:IdleSessionTimeoutSeconds",
     "McpServer:MaxRequestBodyBytes",
+    "McpServer:MaxStreams",
+    "McpServer:MaxStreamsPerCaller",
     "McpServer:RunspacePool:AcquisitionTimeout",
     "McpServer:RunspacePool:EagerWarmCount",
     "McpServer:RunspacePool:IdleTtl",
@@ -102,6 +104,9 @@ Deno.test("defaultConfigText() holds every setting svc has", () => {
     "ShellConfiguration:ExcludePatterns",
     "ShellConfiguration:HostCacheDirectory",
     "ShellConfiguration:IncludePatterns",
+    "ShellConfiguration:MaxArgumentItems",
+    "ShellConfiguration:MaxRequestedProperties",
+    "ShellConfiguration:MaxRequestedPropertyWildcards",
     "ShellConfiguration:MaxResultBytes",
     "ShellConfiguration:Modules",
     "ShellConfiguration:PwshPath",
@@ -168,6 +173,7 @@ Deno.test("createConfig() writes every setting svc reads, leaving out only depre
         "Authentication:ProtectedResource:Resource",
         "Authentication:ProtectedResource:ResourceName",
         "Authentication:ProtectedResource:ScopesSupported",
+        "McpServer:SubprocessHostMode",
         // Deprecated v1 keys (SPEC §9.4) and PoshMcp's names.
         "McpServer:SessionRunspaceAcquisitionTimeoutSeconds",
         "McpServer:SessionRunspaceCapacity",
@@ -178,6 +184,7 @@ Deno.test("createConfig() writes every setting svc reads, leaving out only depre
         "ShellConfiguration:FunctionNames",
         "ShellConfiguration:FunctionOverrides",
         "ShellConfiguration:Performance:UseDefaultDisplayProperties",
+        "PowerShellConfiguration:SubprocessHostMode",
       ].sort(),
     );
   });
