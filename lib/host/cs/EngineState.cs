@@ -134,7 +134,7 @@ namespace Svc.Host
             foreach (string text in children.Split(' ', StringSplitOptions.RemoveEmptyEntries))
             {
                 int pid;
-                if (!int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out pid)) continue;
+                if (!int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out pid) || IsJobHost(pid)) continue;
                 try
                 {
                     using (Process child = Process.GetProcessById(pid)) child.Kill(true);
@@ -144,6 +144,16 @@ namespace Svc.Host
                     /* already gone */
                 }
             }
+        }
+
+        // A Start-Job process (this pwsh with -s, serving the job over its stdin): the full reset ends
+        // it with its job (Remove-Job); killed here, that Remove-Job would wait on a dead connection.
+        private static bool IsJobHost(int pid)
+        {
+            string[] arguments;
+            try { arguments = File.ReadAllText("/proc/" + pid + "/cmdline").Split('\0'); } catch (Exception) { return false; }
+            if (arguments.Length < 2 || !string.Equals(arguments[0], Environment.ProcessPath, StringComparison.Ordinal)) return false;
+            return Array.IndexOf(arguments, "-s") > 0;
         }
     }
 }

@@ -122,7 +122,9 @@ namespace Svc.Host
             foreach (object item in all)
             {
                 Runspace runspace = item as Runspace;
-                if (runspace == null) continue;
+                // A remote runspace's state is in another process: Start-Job's, which the full reset
+                // ends with its job (Remove-Job), or a PSSession's.
+                if (runspace == null || runspace.RunspaceIsRemote) continue;
                 RunspaceState state = runspace.RunspaceStateInfo.State;
                 if (state == RunspaceState.Opened || state == RunspaceState.Opening || state == RunspaceState.Connecting || state == RunspaceState.Disconnected) open.Add(runspace);
             }
