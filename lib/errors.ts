@@ -56,7 +56,8 @@ export type WorkerErrorCode =
   | "REMOTE"
   | "TIMEOUT"
   | "CANCELLED"
-  | "CLOSED";
+  | "CLOSED"
+  | "RETIRED";
 
 /** A PowerShell worker failed: it could not start, died, broke the protocol or was stopped. */
 export class WorkerError extends Error {

@@ -7,12 +7,14 @@
 import HOST_SCRIPT from "./host.ps1" with { type: "text" };
 import HOST_ASSEMBLY from "./host/assembly.ps1" with { type: "text" };
 import HOST_CS_ENVIRONMENT from "./host/cs/EnvironmentSnapshot.cs" with { type: "text" };
+import HOST_CS_ENGINE_STATE from "./host/cs/EngineState.cs" with { type: "text" };
 import HOST_CS_ERROR_INFO from "./host/cs/ErrorInfo.cs" with { type: "text" };
 import HOST_CS_FAST_RESET from "./host/cs/FastReset.cs" with { type: "text" };
 import HOST_CS_FRAME_JSON from "./host/cs/FrameJson.cs" with { type: "text" };
 import HOST_CS_INVOCATION from "./host/cs/Invocation.cs" with { type: "text" };
 import HOST_CS_JSON_VALUE from "./host/cs/JsonValue.cs" with { type: "text" };
 import HOST_CS_OUTPUT_PROJECTION from "./host/cs/OutputProjection.cs" with { type: "text" };
+import HOST_CS_PROCESS_STATE from "./host/cs/ProcessState.cs" with { type: "text" };
 import HOST_CS_SLOT_LOOP from "./host/cs/SlotLoop.cs" with { type: "text" };
 import HOST_CS_STATE_FINGERPRINT from "./host/cs/StateFingerprint.cs" with { type: "text" };
 import HOST_DISCOVERY from "./host/discovery.ps1" with { type: "text" };
@@ -32,12 +34,14 @@ const HOST_FILES: Record<string, string> = {
   "host.ps1": HOST_SCRIPT,
   "host/assembly.ps1": HOST_ASSEMBLY,
   "host/cs/EnvironmentSnapshot.cs": HOST_CS_ENVIRONMENT,
+  "host/cs/EngineState.cs": HOST_CS_ENGINE_STATE,
   "host/cs/ErrorInfo.cs": HOST_CS_ERROR_INFO,
   "host/cs/FastReset.cs": HOST_CS_FAST_RESET,
   "host/cs/FrameJson.cs": HOST_CS_FRAME_JSON,
   "host/cs/Invocation.cs": HOST_CS_INVOCATION,
   "host/cs/JsonValue.cs": HOST_CS_JSON_VALUE,
   "host/cs/OutputProjection.cs": HOST_CS_OUTPUT_PROJECTION,
+  "host/cs/ProcessState.cs": HOST_CS_PROCESS_STATE,
   "host/cs/SlotLoop.cs": HOST_CS_SLOT_LOOP,
   "host/cs/StateFingerprint.cs": HOST_CS_STATE_FINGERPRINT,
   "host/discovery.ps1": HOST_DISCOVERY,

@@ -44,6 +44,11 @@ export interface WorkerOptions {
   cacheDirectory?: string | null | undefined;
   /** Which of svc's variables the worker gets (`lib/worker_env.ts`). @default none of svc's settings */
   environment?: WorkerEnvironmentRules;
+  /**
+   * Working set in MB above which a reset retires the worker's process (`McpServer:RunspacePool:MaxWorkerMemoryMB`).
+   * @default null (no ceiling)
+   */
+  maxWorkerMemoryMB?: number | null;
 }
 
 /** Options of {@linkcode Worker.invoke}. */
@@ -76,6 +81,7 @@ export class Worker implements AsyncDisposable {
   readonly #info: WorkerInfo;
   readonly #label: string;
   readonly #stopTimeoutMs: number;
+  readonly #maxWorkingSetBytes: number | null;
   readonly #ended: Promise<void>;
   #pending: Pending | null = null;
   #queue: Promise<unknown> = Promise.resolve();
@@ -88,7 +94,9 @@ export class Worker implements AsyncDisposable {
     process: WorkerProcess,
     connection: SlotConnection,
     label: string,
+    maxWorkerMemoryMB: number | null,
   ) {
+    this.#maxWorkingSetBytes = maxWorkerMemoryMB === null ? null : maxWorkerMemoryMB * 1024 * 1024;
     this.#process = process;
     this.#conn = connection.conn;
     this.#info = connection.info;
@@ -100,11 +108,11 @@ export class Worker implements AsyncDisposable {
 
   /** Spawns pwsh with the host script, waits for its hello and checks token and version. */
   static async start(options: WorkerOptions): Promise<Worker> {
-    const { runspacesPerProcess, ...rest } = options;
+    const { runspacesPerProcess, maxWorkerMemoryMB, ...rest } = options;
     const { process, first } = await WorkerProcess.start(
       runspacesPerProcess === undefined ? rest : { ...rest, capacity: runspacesPerProcess },
     );
-    return new Worker(process, first, process.label);
+    return new Worker(process, first, process.label, maxWorkerMemoryMB ?? null);
   }
 
   /**
@@ -114,7 +122,10 @@ export class Worker implements AsyncDisposable {
   async openSibling(label = this.#label): Promise<Worker> {
     const { slot, connected } = this.#process.reserveSlot();
     await this.#notify({ op: "open", params: { slot } });
-    return new Worker(this.#process, await connected, label);
+    const ceiling = this.#maxWorkingSetBytes === null
+      ? null
+      : this.#maxWorkingSetBytes / 1024 / 1024;
+    return new Worker(this.#process, await connected, label, ceiling);
   }
 
   /** The process this worker runs in, shared with its siblings. */
@@ -168,9 +179,26 @@ export class Worker implements AsyncDisposable {
     return this.#request("describe", { names, help }) as Promise<DescribeResult>;
   }
 
-  /** Restores the post-startup snapshot. */
-  reset(): Promise<ResetResult> {
-    return this.#request("reset", {}, this.#stopTimeoutMs * 6) as Promise<ResetResult>;
+  /**
+   * Restores the post-startup snapshot. When the call left state behind that no reset restores, or
+   * the process's working set exceeds `maxWorkerMemoryMB`, the process is retired (it takes no new
+   * calls or workers and ends when its last worker closes) and a `RETIRED` WorkerError says why.
+   */
+  async reset(): Promise<ResetResult> {
+    const result = await this.#request("reset", {}, this.#stopTimeoutMs * 6) as ResetResult;
+    let why: string | null = null;
+    if (result.path === "retire") why = result.retire ?? "the reset cannot restore its state";
+    else if (
+      this.#maxWorkingSetBytes !== null && result.workingSetBytes !== undefined &&
+      result.workingSetBytes > this.#maxWorkingSetBytes
+    ) {
+      why = `its working set is ${
+        Math.round(result.workingSetBytes / 1024 / 1024)
+      } MB, over MaxWorkerMemoryMB ${this.#maxWorkingSetBytes / 1024 / 1024}`;
+    }
+    if (why === null) return result;
+    this.#process.retire();
+    throw new WorkerError("RETIRED", `PowerShell worker process ${this.pid} is retired: ${why}`);
   }
 
   /**

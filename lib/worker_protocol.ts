@@ -112,8 +112,16 @@ export interface OutputSelection {
 /** Result of `reset` (protocol §4.5). */
 export interface ResetResult {
   durationMs: number;
-  /** `fast` when nothing the reset restores had changed, `full` when the reset script ran. */
-  path?: "fast" | "full";
+  /**
+   * `fast` when nothing the reset restores had changed, `full` when the reset script ran, `retire`
+   * when the call left state behind that no reset can restore (`retire` says what): the process must
+   * be replaced.
+   */
+  path?: "fast" | "full" | "retire";
+  /** Why the worker's process must be retired (only with `path: "retire"`). */
+  retire?: string;
+  /** The worker process's working set after the reset, in bytes. */
+  workingSetBytes?: number;
   /** Milliseconds since the reset began, at the end of each step. */
   spans?: Record<string, number>;
 }
@@ -163,6 +171,8 @@ export interface StartupParams {
   modules: string[];
   scriptPath: string | null;
   script: string | null;
+  /** Keep the native processes a call started after it ends. @default false (they are killed) */
+  keepNativeProcesses?: boolean;
 }
 
 /** One candidate command from `commands`. */

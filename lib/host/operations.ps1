@@ -133,7 +133,7 @@ function Invoke-Startup($Id, [hashtable]$Params) {
     $script:Snapshot = Invoke-WorkerScript $SnapshotScript @(, (Get-GlobalAlias))
     $spans['snapshot'] = $watch.Elapsed.TotalMilliseconds
     $script:StrictMode = Get-GlobalStrictMode
-    $script:EnvSnapshot = [Svc.Host.EnvironmentSnapshot]::Take()
+    Save-ProcessState ([bool]$Params['keepNativeProcesses'])
     Save-CleanFingerprint
     $spans['fingerprint'] = $watch.Elapsed.TotalMilliseconds
     Send-Response $Id ([ordered]@{ modules = $modules; durationMs = $watch.ElapsedMilliseconds; spans = $spans })
@@ -150,6 +150,7 @@ function Open-Slot([int]$Slot) {
     try {
         $runspace = [System.Management.Automation.Runspaces.RunspaceFactory]::CreateRunspace(
             [System.Management.Automation.Runspaces.InitialSessionState]::CreateDefault2())
+        [Svc.Host.ProcessState]::AddHostRunspace($runspace)
         $runspace.Open()
         $ps = [powershell]::Create($runspace)
         $null = $ps.AddCommand($script:Process['SlotScript']).AddParameter('Process', $script:Process).AddParameter('Slot', $Slot)

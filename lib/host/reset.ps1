@@ -57,7 +57,7 @@ function Save-CleanFingerprint {
     try {
         if ($null -eq $script:Loop.FastReset) {
             $fingerprint = [Svc.Host.StateFingerprint]::new($script:Worker, $script:WorkerSessionState, $script:AutomaticVariables)
-            $script:Loop.FastReset = [Svc.Host.FastReset]::new($fingerprint, $script:WorkerSessionState, $script:EnvSnapshot)
+            $script:Loop.FastReset = [Svc.Host.FastReset]::new($fingerprint, $script:WorkerSessionState, $script:ProcessState)
         } else {
             $script:Loop.FastReset.SaveClean()
         }
@@ -65,6 +65,28 @@ function Save-CleanFingerprint {
         $script:FastResetBroken = $true
         $script:Loop.FastReset = $null
         Write-Diag "every reset takes the full path: $((Get-InnerException $_.Exception).Message)"
+    }
+}
+
+# Records the process-wide and engine state resets return to (lib/host/cs/ProcessState.cs,
+# EngineState.cs). Assemblies loaded later from the engine's, the runtime's or a startup module's
+# directory are expected (lazy loading); any other retires the process. An engine build without the
+# members EngineState reads keeps working without it (said once).
+function Save-ProcessState([bool]$KeepNativeProcesses) {
+    $separator = [System.IO.Path]::DirectorySeparatorChar
+    $trusted = [System.Collections.Generic.List[string]]::new()
+    $trusted.Add([System.IO.Path]::GetDirectoryName([psobject].Assembly.Location).TrimEnd($separator) + $separator)
+    $trusted.Add([System.IO.Path]::GetDirectoryName([object].Assembly.Location).TrimEnd($separator) + $separator)
+    foreach ($module in $script:Snapshot['Modules']) {
+        if ($module.ModuleBase) { $trusted.Add($module.ModuleBase.TrimEnd($separator) + $separator) }
+    }
+    $script:ProcessState = [Svc.Host.ProcessState]::Take($trusted.ToArray())
+    $script:Loop.ProcessState = $script:ProcessState
+    $script:Loop.KeepChildren = $KeepNativeProcesses
+    try {
+        $script:Loop.EngineState = [Svc.Host.EngineState]::new($script:WorkerSessionState)
+    } catch {
+        Write-Diag "resets will not restore command-lookup actions, language mode, completers or culture: $((Get-InnerException $_.Exception).Message)"
     }
 }
 
@@ -141,11 +163,11 @@ function Invoke-Reset($Id) {
         Restore-GlobalStrictMode $script:StrictMode
         Save-CleanFingerprint
         $spans['fingerprint'] = $watch.Elapsed.TotalMilliseconds
-        $script:EnvSnapshot.Restore()
+        $script:ProcessState.Restore()
         $spans['environment'] = $watch.Elapsed.TotalMilliseconds
     } catch {
         Send-ExceptionFailure $Id 'reset' $_.Exception
         return
     }
-    Send-Response $Id ([ordered]@{ durationMs = $watch.ElapsedMilliseconds; path = 'full'; spans = $spans })
+    Send-Response $Id ([ordered]@{ durationMs = $watch.ElapsedMilliseconds; path = 'full'; spans = $spans; workingSetBytes = [System.Environment]::WorkingSet })
 }

@@ -22,7 +22,9 @@ $SnapshotScript = {
         if ($value -is [System.Collections.IDictionary] -and -not $value.IsReadOnly) {
             $contents = [System.Collections.Generic.List[System.Collections.DictionaryEntry]]::new()
             foreach ($key in @($value.Keys)) { $contents.Add([System.Collections.DictionaryEntry]::new($key, $value[$key])) }
-        } elseif ($value -is [System.Collections.IList] -and -not $value.IsReadOnly) {
+        } elseif ($value -is [System.Collections.IList] -and -not $value.IsReadOnly -and -not [Svc.Host.StateFingerprint]::HoldsValueTypes($value.GetType())) {
+            # (Elements of value types, a byte[] say, are not copied: each would be boxed, so a large
+            # buffer would cost its size at every reset. Such a collection is restored as a whole.)
             $contents = [object[]]::new($value.Count)
             $value.CopyTo($contents, 0)
         } elseif ($null -ne $value -and $value.PSObject.BaseObject -is [System.Management.Automation.PSCustomObject]) {
@@ -180,11 +182,14 @@ $ResetScript = {
     foreach ($entry in $Snapshot.Variables.GetEnumerator()) {
         $saved = $entry.Value
         if ($Automatic.Contains($entry.Key)) { continue }
-        if ($saved.Options.HasFlag([System.Management.Automation.ScopedItemOptions]::ReadOnly) -or
-            $saved.Options.HasFlag([System.Management.Automation.ScopedItemOptions]::Constant)) { continue }
+        # A Constant cannot have changed; a ReadOnly one can, with -Force (Set-Variable HOME x -Force).
+        if ($saved.Options.HasFlag([System.Management.Automation.ScopedItemOptions]::Constant)) { continue }
         $current = $variables[$entry.Key]
         if ($null -eq $current) {
-            Microsoft.PowerShell.Utility\New-Variable -Name $entry.Key -Value $saved.Value -Option $saved.Options -Scope Global
+            Microsoft.PowerShell.Utility\New-Variable -Name $entry.Key -Value $saved.Value -Option $saved.Options -Scope Global -Force
+        } elseif ($current.Options -ne $saved.Options -or
+            ($current.Options.HasFlag([System.Management.Automation.ScopedItemOptions]::ReadOnly) -and -not (& $same $current.Value $saved.Value))) {
+            Microsoft.PowerShell.Utility\Set-Variable -Name ([System.Management.Automation.WildcardPattern]::Escape($entry.Key)) -Value $saved.Value -Option $saved.Options -Scope Global -Force
         } elseif (-not (& $same $current.Value $saved.Value)) {
             $current.Value = $saved.Value
         }

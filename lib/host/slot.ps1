@@ -35,7 +35,7 @@ $script:Writer = $null
 $script:Loop = $null
 $script:Preload = $null
 $script:Snapshot = $null
-$script:EnvSnapshot = $null
+$script:ProcessState = $null
 $script:StrictMode = $null
 # Host script block -> the same script compiled once in the worker runspace.
 $script:CompiledScripts = [System.Collections.Generic.Dictionary[scriptblock, scriptblock]]::new()
@@ -61,7 +61,10 @@ function Invoke-SlotLoop([Svc.Host.SlotLoop]$Loop) {
 
 $Process['Live'][$Slot] = $true
 try {
+    # The host's own runspaces are not a call's leftovers (ProcessState.RetireReason).
+    [Svc.Host.ProcessState]::AddHostRunspace([runspace]::DefaultRunspace)
     $script:Worker = New-WorkerRunspace
+    [Svc.Host.ProcessState]::AddHostRunspace($script:Worker)
     Start-WorkerPreload
     $stream = Connect-Endpoint $Process['Endpoint']
     $utf8 = [System.Text.UTF8Encoding]::new($false)

@@ -1,6 +1,6 @@
 // svc worker, part of lib/host.ps1 (compiled by lib/host/assembly.ps1): the reset's fast path
 // (protocol §4.5). Most calls change nothing a reset restores; when the state's fingerprint equals
-// the clean one, clearing $Error and putting the environment back is the whole reset. Otherwise the
+// the clean one, clearing $Error and putting the process-wide state back (ProcessState.cs) is the whole reset. Otherwise the
 // host script's full path (lib/host/reset.ps1) runs, and tells this object the new clean state.
 using System;
 using System.Collections;
@@ -16,18 +16,18 @@ namespace Svc.Host
     {
         private readonly StateFingerprint _fingerprint;
         private readonly SessionState _state;
-        private readonly EnvironmentSnapshot _environment;
+        private readonly ProcessState _process;
         private List<object> _clean;
 
         /// <summary>
         /// The fast path for the worker whose global session state is <paramref name="state"/>; the state
-        /// now is the clean one. <paramref name="environment"/> is the environment resets put back.
+        /// now is the clean one. <paramref name="process"/> is the process-wide state resets put back.
         /// </summary>
-        public FastReset(StateFingerprint fingerprint, SessionState state, EnvironmentSnapshot environment)
+        public FastReset(StateFingerprint fingerprint, SessionState state, ProcessState process)
         {
             _fingerprint = fingerprint;
             _state = state;
-            _environment = environment;
+            _process = process;
             _clean = fingerprint.Take();
         }
 
@@ -53,7 +53,7 @@ namespace Svc.Host
             spans["check"] = watch.Elapsed.TotalMilliseconds;
             IList errors = _state.PSVariable.GetValue("Error") as IList;
             if (errors != null && errors.Count > 0) errors.Clear();
-            _environment.Restore();
+            _process.Restore();
             spans["environment"] = watch.Elapsed.TotalMilliseconds;
             OrderedDictionary result = new OrderedDictionary();
             result["durationMs"] = watch.ElapsedMilliseconds;

@@ -52,10 +52,12 @@ namespace Svc.Host
         /// Checks the request's params and starts the command in <paramref name="worker"/>. Throws with a
         /// one-sentence message when the params are malformed. <paramref name="ended"/> is called once the
         /// command has ended and <see cref="Task"/> has completed: on the pipeline's thread, or on the
-        /// caller's, inside this method, when the pipeline fails before it starts. Defaults:
-        /// depth 4, no limit on items, no projection, no progress.
+        /// caller's, inside this method, when the pipeline fails before it starts. <paramref name="atEnd"/>
+        /// (may be null) runs on the pipeline's thread before <see cref="Task"/> completes, so what it
+        /// undoes is undone before the response is sent. Defaults: depth 4, no limit on items, no
+        /// projection, no progress.
         /// </summary>
-        public static Invocation Start(Runspace worker, long id, Hashtable request, Action ended)
+        public static Invocation Start(Runspace worker, long id, Hashtable request, Action ended, Action atEnd)
         {
             string command = request["command"] as string;
             if (string.IsNullOrEmpty(command)) throw new ArgumentException("The invoke request names no command.");
@@ -127,6 +129,10 @@ namespace Svc.Host
                 run._watch.Start();
                 ps.BeginInvoke<PSObject, PSObject>(input, run._output, null, result =>
                 {
+                    if (atEnd != null)
+                    {
+                        try { atEnd(); } catch (Exception e) { Console.Error.WriteLine("host.ps1: ending a call's side effects failed: " + e.Message); }
+                    }
                     try
                     {
                         ps.EndInvoke(result);

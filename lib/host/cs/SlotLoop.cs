@@ -53,6 +53,15 @@ namespace Svc.Host
         /// <summary>The reset's fast path, once startup has recorded the clean state; null sends every reset to the script.</summary>
         public FastReset FastReset { get; set; }
 
+        /// <summary>The process-wide state put back before each call's response; null until startup has recorded it.</summary>
+        public ProcessState ProcessState { get; set; }
+
+        /// <summary>The engine state put back by each reset and as each call ends; null until startup has recorded it.</summary>
+        public EngineState EngineState { get; set; }
+
+        /// <summary>Keep the native processes a call started after it ends (<c>keepNativeProcesses</c> at startup).</summary>
+        public bool KeepChildren { get; set; }
+
         /// <summary>Set to end the loop after the current frame (the <c>exit</c> request).</summary>
         public bool Quit { get; set; }
 
@@ -147,7 +156,9 @@ namespace Svc.Host
         {
             try
             {
-                Running = Invocation.Start(_worker, id, parameters, Wake);
+                EngineState engine = EngineState;
+                bool keep = KeepChildren;
+                Running = Invocation.Start(_worker, id, parameters, Wake, engine == null ? null : () => engine.EndCall(keep));
             }
             catch (Exception e)
             {
@@ -217,8 +228,36 @@ namespace Svc.Host
                 StartInvoke(requestId, table);
                 return;
             }
+            if (string.Equals(op, "reset", StringComparison.Ordinal) && Retire(requestId)) return;
             if (FastReset != null && string.Equals(op, "reset", StringComparison.Ordinal) && TryFastReset(requestId)) return;
             _onRequest.Invoke(requestId, op, table);
+        }
+
+        // Both reset paths begin here: the engine state a call may have changed is put back, then what
+        // cannot be put back is looked for. True when the reset was answered: the process must retire
+        // (a success naming why; svc then replaces the process) or the step failed.
+        private bool Retire(long id)
+        {
+            string reason;
+            try
+            {
+                if (EngineState != null) EngineState.Restore();
+                reason = EngineState != null ? EngineState.RetireReason() : null;
+                if (reason == null && ProcessState != null) reason = ProcessState.RetireReason();
+            }
+            catch (Exception e)
+            {
+                SendFailure(id, "reset", ErrorInfo.RecordOf(Inner(e)));
+                return true;
+            }
+            if (reason == null) return false;
+            OrderedDictionary result = new OrderedDictionary();
+            result["durationMs"] = 0;
+            result["path"] = "retire";
+            result["retire"] = reason;
+            result["workingSetBytes"] = Environment.WorkingSet;
+            Send(JsonValue.SuccessFrame(id, result));
+            return true;
         }
 
         // True when the fast path answered the reset (done, or failed); false leaves it to the full path.
@@ -235,6 +274,7 @@ namespace Svc.Host
                 return true;
             }
             if (result == null) return false;
+            result["workingSetBytes"] = Environment.WorkingSet;
             Send(JsonValue.SuccessFrame(id, result));
             return true;
         }
@@ -252,7 +292,11 @@ namespace Svc.Host
             {
                 IList items = running.TakeOutput();
                 if (running.Select != null) items = _projection.Apply(running, items);
-                Send(running.ToResponse(items));
+                string response = running.ToResponse(items);
+                // The environment and the rest of the process-wide state go back before the caller hears
+                // of the end: its next call may run on a sibling runspace of this process at once.
+                if (ProcessState != null) ProcessState.Restore();
+                Send(response);
             }
             catch (Exception e)
             {

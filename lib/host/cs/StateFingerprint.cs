@@ -64,72 +64,96 @@ namespace Svc.Host
 
         /// <summary>
         /// The fingerprint now: one pass over each table. Items of collections held by variables are kept
-        /// one level deep, as the snapshot script keeps them.
+        /// one level deep, as the snapshot script keeps them, except the elements of collections of value
+        /// types (a <c>byte[]</c>), which are compared as a whole: their elements would each be boxed, so
+        /// a large buffer would cost what its size does.
         /// </summary>
         public List<object> Take()
         {
             List<object> values = new List<object>(1024);
+            foreach (object value in Items()) values.Add(value);
+            return values;
+        }
+
+        // The fingerprint's values in order, read lazily so a comparison can stop at the first difference
+        // (a new or replaced variable is found before any of its value's items are read).
+        private IEnumerable<object> Items()
+        {
             foreach (PSVariable variable in _variables.Values)
             {
                 if (_skipped.Contains(variable.Name)) continue;
                 object value = variable.Value;
-                values.Add(variable);
-                values.Add(value);
-                values.Add(variable.Options);
+                yield return variable;
+                yield return value;
+                yield return variable.Options;
                 object unwrapped = value is PSObject ? ((PSObject)value).BaseObject : value;
                 IDictionary table = unwrapped as IDictionary;
                 IList list = unwrapped as IList;
                 if (table != null)
                 {
-                    values.Add(table.Count);
-                    foreach (DictionaryEntry entry in table) { values.Add(entry.Key); values.Add(entry.Value); }
+                    yield return table.Count;
+                    foreach (DictionaryEntry entry in table) { yield return entry.Key; yield return entry.Value; }
                 }
                 else if (list != null)
                 {
-                    values.Add(list.Count);
-                    foreach (object item in list) values.Add(item);
+                    yield return list.Count;
+                    if (HoldsValueTypes(unwrapped.GetType())) continue;
+                    foreach (object item in list) yield return item;
                 }
                 else if (unwrapped is PSCustomObject && value is PSObject)
                 {
-                    foreach (PSPropertyInfo property in ((PSObject)value).Properties) { values.Add(property.Name); values.Add(property.Value); }
+                    foreach (PSPropertyInfo property in ((PSObject)value).Properties) { yield return property.Name; yield return property.Value; }
                 }
             }
-            foreach (FunctionInfo function in _functions.Values) { values.Add(function); values.Add(function.ScriptBlock); values.Add(function.Options); }
-            foreach (AliasInfo alias in (IEnumerable)_aliases.GetValue(_scope)) { values.Add(alias.Name); values.Add(alias.Definition); values.Add(alias.Options); }
-            foreach (object drive in (IEnumerable)_drives.GetValue(_scope)) values.Add(drive);
-            foreach (object module in _modules.Values) values.Add(module);
-            values.Add(_state.Path.CurrentLocation.Path);
-            values.Add(_strictMode.GetValue(_scope));
-            values.Add(_traceLevel.GetValue(_context));
-            values.Add(_traceStep.GetValue(_context));
-            values.Add(_jobs.Jobs.Count);
+            foreach (FunctionInfo function in _functions.Values) { yield return function; yield return function.ScriptBlock; yield return function.Options; }
+            foreach (AliasInfo alias in (IEnumerable)_aliases.GetValue(_scope)) { yield return alias.Name; yield return alias.Definition; yield return alias.Options; }
+            foreach (object drive in (IEnumerable)_drives.GetValue(_scope)) yield return drive;
+            foreach (object module in _modules.Values) yield return module;
+            yield return _state.Path.CurrentLocation.Path;
+            yield return _strictMode.GetValue(_scope);
+            yield return _traceLevel.GetValue(_context);
+            yield return _traceStep.GetValue(_context);
+            yield return _jobs.Jobs.Count;
             int subscribers = 0;
             foreach (PSEventSubscriber subscriber in _worker.Events.Subscribers) subscribers++;
-            values.Add(subscribers);
-            values.Add(_worker.Events.ReceivedEvents.Count);
-            values.Add(_worker.Debugger.GetBreakpoints().Count);
-            values.Add(PSStyle.Instance.OutputRendering);
-            return values;
+            yield return subscribers;
+            yield return _worker.Events.ReceivedEvents.Count;
+            yield return _worker.Debugger.GetBreakpoints().Count;
+            yield return PSStyle.Instance.OutputRendering;
+        }
+
+        /// <summary>
+        /// True for an array or generic list whose elements are value types: reading them boxes each one.
+        /// Such collections are fingerprinted by reference and count only (docs/runspaces.md).
+        /// </summary>
+        public static bool HoldsValueTypes(Type type)
+        {
+            if (type.IsArray) return type.GetElementType().IsValueType;
+            if (type.IsGenericType)
+            {
+                Type[] arguments = type.GetGenericArguments();
+                return arguments.Length == 1 && arguments[0].IsValueType;
+            }
+            return false;
         }
 
         /// <summary>
         /// True when nothing a reset restores differs from <paramref name="clean"/>: the same objects, or
-        /// equal strings and value types (which are boxed anew on each read).
+        /// equal strings and value types (which are boxed anew on each read). Stops at the first difference.
         /// </summary>
         public bool Matches(List<object> clean)
         {
-            List<object> now = Take();
-            if (now.Count != clean.Count) return false;
-            for (int i = 0; i < now.Count; i++)
+            int i = 0;
+            foreach (object left in Items())
             {
-                object left = now[i];
-                object right = clean[i];
+                if (i >= clean.Count) return false;
+                object right = clean[i++];
                 if (ReferenceEquals(left, right)) continue;
                 if (left == null || right == null) return false;
                 if ((left is string || left is ValueType) && left.Equals(right)) continue;
                 return false;
             }
-            return true;
+            return i == clean.Count;
         }
     }
 }

@@ -1,0 +1,171 @@
+// svc worker, part of lib/host.ps1 (compiled by lib/host/assembly.ps1): the parts of one worker
+// runspace's engine state that the variable/function/module tables do not hold, as they were when
+// startup ended: command-lookup actions, the language mode, argument completers, type and format
+// data, and the culture of the runspace's pipeline thread. Both reset paths call Restore() first (the
+// full path's script could not run under a ConstrainedLanguage a call left behind); type and format
+// data cannot be put back in place, so a change to them retires the process (docs/runspaces.md).
+using System;
+using System.Collections;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Globalization;
+using System.IO;
+using System.Management.Automation;
+using System.Reflection;
+
+namespace Svc.Host
+{
+    /// <summary>One worker runspace's engine state beyond its session-state tables.</summary>
+    public sealed class EngineState
+    {
+        private const BindingFlags Members = BindingFlags.NonPublic | BindingFlags.Public | BindingFlags.Instance;
+        private readonly SessionState _state;
+        private readonly CommandInvocationIntrinsics _invoke;
+        private readonly EventHandler<CommandLookupEventArgs> _preLookup;
+        private readonly EventHandler<CommandLookupEventArgs> _postLookup;
+        private readonly EventHandler<CommandLookupEventArgs> _notFound;
+        private readonly PSLanguageMode _languageMode;
+        private bool _languageModeChanged;
+        private readonly object _context;
+        private readonly PropertyInfo _customCompleters;
+        private readonly PropertyInfo _nativeCompleters;
+        private readonly Dictionary<string, ScriptBlock> _custom;
+        private readonly Dictionary<string, ScriptBlock> _native;
+        private readonly object _types;
+        private readonly PropertyInfo _typesCount;
+        private readonly int _typeCount;
+        private readonly object _formats;
+        private readonly PropertyInfo _formatDatabase;
+        private readonly object _database;
+        private readonly CultureInfo _culture;
+        private readonly CultureInfo _uiCulture;
+
+        /// <summary>
+        /// The state now of the worker whose global session state is <paramref name="state"/>. Call it
+        /// from the host's thread: the pipeline thread's culture is taken to be the host's. Throws
+        /// <see cref="MissingMemberException"/> when this engine build lacks one of the members.
+        /// </summary>
+        public EngineState(SessionState state)
+        {
+            _state = state;
+            _invoke = state.InvokeCommand;
+            _preLookup = _invoke.PreCommandLookupAction;
+            _postLookup = _invoke.PostCommandLookupAction;
+            _notFound = _invoke.CommandNotFoundAction;
+            _languageMode = state.LanguageMode;
+            object internalState = Property(state, "Internal").GetValue(state);
+            _context = Property(internalState, "ExecutionContext").GetValue(internalState);
+            _customCompleters = Property(_context, "CustomArgumentCompleters");
+            _nativeCompleters = Property(_context, "NativeArgumentCompleters");
+            _custom = CopyOf(_customCompleters.GetValue(_context) as Dictionary<string, ScriptBlock>);
+            _native = CopyOf(_nativeCompleters.GetValue(_context) as Dictionary<string, ScriptBlock>);
+            object typeTable = Property(_context, "TypeTable").GetValue(_context);
+            FieldInfo typesInfo = typeTable.GetType().GetField("typesInfo", Members);
+            if (typesInfo == null) throw new MissingMemberException("The engine has no member 'typesInfo' on TypeTable.");
+            _types = typesInfo.GetValue(typeTable);
+            _typesCount = Property(_types, "Count");
+            _typeCount = (int)_typesCount.GetValue(_types);
+            _formats = Property(_context, "FormatDBManager").GetValue(_context);
+            _formatDatabase = Property(_formats, "Database");
+            _database = _formatDatabase.GetValue(_formats);
+            _culture = CultureInfo.CurrentCulture;
+            _uiCulture = CultureInfo.CurrentUICulture;
+        }
+
+        private static PropertyInfo Property(object target, string name)
+        {
+            PropertyInfo property = target.GetType().GetProperty(name, Members);
+            if (property == null) throw new MissingMemberException("The engine has no member '" + name + "' on " + target.GetType().Name + ".");
+            return property;
+        }
+
+        private static Dictionary<string, ScriptBlock> CopyOf(Dictionary<string, ScriptBlock> table)
+        {
+            return table == null ? null : new Dictionary<string, ScriptBlock>(table, table.Comparer);
+        }
+
+        /// <summary>Puts back the command-lookup actions, the language mode and the argument completers.</summary>
+        public void Restore()
+        {
+            // Set back so that the full path's script can run, but the engine keeps the mode elsewhere
+            // too (Invoke-Expression in the next call still ran constrained on 7.6.9): RetireReason
+            // retires the process.
+            if (_state.LanguageMode != _languageMode)
+            {
+                _state.LanguageMode = _languageMode;
+                _languageModeChanged = true;
+            }
+            if (!ReferenceEquals(_invoke.PreCommandLookupAction, _preLookup)) _invoke.PreCommandLookupAction = _preLookup;
+            if (!ReferenceEquals(_invoke.PostCommandLookupAction, _postLookup)) _invoke.PostCommandLookupAction = _postLookup;
+            if (!ReferenceEquals(_invoke.CommandNotFoundAction, _notFound)) _invoke.CommandNotFoundAction = _notFound;
+            RestoreCompleters(_customCompleters, _custom);
+            RestoreCompleters(_nativeCompleters, _native);
+        }
+
+        private void RestoreCompleters(PropertyInfo property, Dictionary<string, ScriptBlock> saved)
+        {
+            Dictionary<string, ScriptBlock> now = property.GetValue(_context) as Dictionary<string, ScriptBlock>;
+            if (now == null && saved == null) return;
+            if (now != null && saved != null && now.Count == saved.Count)
+            {
+                bool same = true;
+                foreach (KeyValuePair<string, ScriptBlock> entry in now)
+                {
+                    ScriptBlock old;
+                    if (!saved.TryGetValue(entry.Key, out old) || !ReferenceEquals(old, entry.Value)) { same = false; break; }
+                }
+                if (same) return;
+            }
+            property.SetValue(_context, CopyOf(saved));
+        }
+
+        /// <summary>
+        /// Why the runspace cannot be returned to its state, or null: its language mode, type or format
+        /// data changed.
+        /// </summary>
+        public string RetireReason()
+        {
+            if (_languageModeChanged) return "a call changed the language mode";
+            if ((int)_typesCount.GetValue(_types) != _typeCount) return "a call changed the type data (Update-TypeData or Remove-TypeData)";
+            if (!ReferenceEquals(_formatDatabase.GetValue(_formats), _database)) return "a call changed the format data (Update-FormatData)";
+            return null;
+        }
+
+        /// <summary>
+        /// Run on the pipeline thread as a call ends: puts the thread's culture back and, unless
+        /// <paramref name="keepChildren"/>, ends the native processes the thread started (Linux, where
+        /// each thread's children are listed; their trees go too).
+        /// </summary>
+        public void EndCall(bool keepChildren)
+        {
+            if (!ReferenceEquals(CultureInfo.CurrentCulture, _culture)) CultureInfo.CurrentCulture = _culture;
+            if (!ReferenceEquals(CultureInfo.CurrentUICulture, _uiCulture)) CultureInfo.CurrentUICulture = _uiCulture;
+            if (keepChildren || !OperatingSystem.IsLinux()) return;
+            string children;
+            try { children = File.ReadAllText("/proc/thread-self/children"); } catch (Exception) { return; }
+            foreach (string text in children.Split(' ', StringSplitOptions.RemoveEmptyEntries))
+            {
+                int pid;
+                if (!int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out pid) || IsJobHost(pid)) continue;
+                try
+                {
+                    using (Process child = Process.GetProcessById(pid)) child.Kill(true);
+                }
+                catch (Exception)
+                {
+                    /* already gone */
+                }
+            }
+        }
+
+        // A Start-Job process (this pwsh with -s, serving the job over its stdin): the full reset ends
+        // it with its job (Remove-Job); killed here, that Remove-Job would wait on a dead connection.
+        private static bool IsJobHost(int pid)
+        {
+            string[] arguments;
+            try { arguments = File.ReadAllText("/proc/" + pid + "/cmdline").Split('\0'); } catch (Exception) { return false; }
+            if (arguments.Length < 2 || !string.Equals(arguments[0], Environment.ProcessPath, StringComparison.Ordinal)) return false;
+            return Array.IndexOf(arguments, "-s") > 0;
+        }
+    }
+}

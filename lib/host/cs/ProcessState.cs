@@ -1,0 +1,184 @@
+// svc worker, part of lib/host.ps1 (compiled by lib/host/assembly.ps1): what the slots of one process
+// share, as it was when a slot's startup ended. Restore() puts back what can be put back cheaply (the
+// environment, the current directory, default cultures, AppContext data and switches); the slot loop
+// runs it before a call's response is sent, so the next call (often on a sibling runspace) never sees
+// a finished call's changes. RetireReason() names what cannot be put back (assemblies a call loaded,
+// runspaces it left open): the process is then retired (docs/runspaces.md).
+using System;
+using System.Collections;
+using System.Collections.Generic;
+using System.Globalization;
+using System.IO;
+using System.Management.Automation.Runspaces;
+using System.Reflection;
+
+namespace Svc.Host
+{
+    /// <summary>The process-wide state one slot returns to.</summary>
+    public sealed class ProcessState
+    {
+        private static readonly object RegistryGate = new object();
+        // The host's own runspaces (each slot's and each worker's), in any slot of the process.
+        private static readonly HashSet<Runspace> HostRunspaces = new HashSet<Runspace>();
+        private static readonly PropertyInfo RunspaceList = typeof(Runspace).GetProperty("RunspaceList", BindingFlags.NonPublic | BindingFlags.Static);
+        private static readonly FieldInfo AppData = typeof(AppContext).GetField("s_dataStore", BindingFlags.NonPublic | BindingFlags.Static);
+        private static readonly FieldInfo AppSwitches = typeof(AppContext).GetField("s_switches", BindingFlags.NonPublic | BindingFlags.Static);
+
+        private readonly EnvironmentSnapshot _environment;
+        private readonly string _directory;
+        private readonly CultureInfo _culture;
+        private readonly CultureInfo _uiCulture;
+        private readonly Dictionary<object, object> _data;
+        private readonly Dictionary<object, object> _switches;
+        private readonly HashSet<Assembly> _assemblies = new HashSet<Assembly>();
+        private readonly HashSet<Runspace> _runspaces = new HashSet<Runspace>();
+        private readonly string[] _trusted;
+
+        private ProcessState(string[] trusted)
+        {
+            _environment = EnvironmentSnapshot.Take();
+            _directory = Environment.CurrentDirectory;
+            _culture = CultureInfo.DefaultThreadCurrentCulture;
+            _uiCulture = CultureInfo.DefaultThreadCurrentUICulture;
+            _data = Copy(AppData);
+            _switches = Copy(AppSwitches);
+            _trusted = trusted;
+            foreach (Assembly assembly in AppDomain.CurrentDomain.GetAssemblies()) _assemblies.Add(assembly);
+            foreach (Runspace runspace in OpenRunspaces()) _runspaces.Add(runspace);
+        }
+
+        /// <summary>
+        /// The state now. Assemblies loaded later from under <paramref name="trusted"/> directories (the
+        /// engine's, the runtime's, those of modules imported at startup) are not a reason to retire.
+        /// </summary>
+        public static ProcessState Take(string[] trusted)
+        {
+            return new ProcessState(trusted ?? new string[0]);
+        }
+
+        /// <summary>Counts <paramref name="runspace"/> as the host's own in every slot of this process.</summary>
+        public static void AddHostRunspace(Runspace runspace)
+        {
+            lock (RegistryGate) HostRunspaces.Add(runspace);
+        }
+
+        /// <summary>Puts back the environment, the current directory, default cultures and AppContext data.</summary>
+        public void Restore()
+        {
+            _environment.Restore();
+            if (!string.Equals(Environment.CurrentDirectory, _directory, StringComparison.Ordinal))
+            {
+                try { Environment.CurrentDirectory = _directory; } catch (Exception) { /* gone: the next check says so */ }
+            }
+            if (!ReferenceEquals(CultureInfo.DefaultThreadCurrentCulture, _culture)) CultureInfo.DefaultThreadCurrentCulture = _culture;
+            if (!ReferenceEquals(CultureInfo.DefaultThreadCurrentUICulture, _uiCulture)) CultureInfo.DefaultThreadCurrentUICulture = _uiCulture;
+            Put(AppData, _data);
+            Put(AppSwitches, _switches);
+        }
+
+        /// <summary>
+        /// Why this process cannot be returned to its state (so it must be retired), or null: an
+        /// assembly loaded into memory or from outside the trusted directories (Add-Type, a PowerShell
+        /// class, Assembly.Load: their static state cannot be known), a runspace left open that is not
+        /// the host's, or a current directory that cannot be put back.
+        /// </summary>
+        public string RetireReason()
+        {
+            if (!string.Equals(Environment.CurrentDirectory, _directory, StringComparison.Ordinal)) return "the process's current directory could not be restored";
+            foreach (Assembly assembly in AppDomain.CurrentDomain.GetAssemblies())
+            {
+                if (_assemblies.Contains(assembly)) continue;
+                if (!Trusted(assembly)) return "a call loaded the assembly '" + assembly.GetName().Name + "', whose static state a reset cannot restore";
+                _assemblies.Add(assembly);
+            }
+            foreach (Runspace runspace in OpenRunspaces())
+            {
+                if (_runspaces.Contains(runspace)) continue;
+                bool own;
+                lock (RegistryGate) own = HostRunspaces.Contains(runspace);
+                if (!own) return "a call left runspace " + runspace.Id + " open";
+            }
+            return null;
+        }
+
+        private bool Trusted(Assembly assembly)
+        {
+            // DynamicMethods live in one shared anonymous assembly that holds no state of a call.
+            if (assembly.IsDynamic) return assembly.FullName != null && assembly.FullName.StartsWith("Anonymously Hosted DynamicMethods Assembly", StringComparison.Ordinal);
+            string location = assembly.Location;
+            if (string.IsNullOrEmpty(location)) return false;
+            foreach (string directory in _trusted)
+            {
+                if (location.StartsWith(directory, StringComparison.Ordinal)) return true;
+            }
+            return false;
+        }
+
+        private static List<Runspace> OpenRunspaces()
+        {
+            List<Runspace> open = new List<Runspace>();
+            IEnumerable all = RunspaceList != null ? RunspaceList.GetValue(null) as IEnumerable : null;
+            if (all == null) return open;
+            foreach (object item in all)
+            {
+                Runspace runspace = item as Runspace;
+                // A remote runspace's state is in another process: Start-Job's, which the full reset
+                // ends with its job (Remove-Job), or a PSSession's.
+                if (runspace == null || runspace.RunspaceIsRemote) continue;
+                RunspaceState state = runspace.RunspaceStateInfo.State;
+                if (state == RunspaceState.Opened || state == RunspaceState.Opening || state == RunspaceState.Connecting || state == RunspaceState.Disconnected) open.Add(runspace);
+            }
+            return open;
+        }
+
+        // A copy of one of AppContext's tables (null when this runtime has no such field).
+        private static Dictionary<object, object> Copy(FieldInfo field)
+        {
+            IDictionary table = field != null ? field.GetValue(null) as IDictionary : null;
+            Dictionary<object, object> copy = new Dictionary<object, object>();
+            if (table == null) return field != null ? copy : null;
+            lock (table)
+            {
+                foreach (DictionaryEntry entry in table) copy[entry.Key] = entry.Value;
+            }
+            return copy;
+        }
+
+        // Puts one of AppContext's tables back as it was copied: keys added since removed, others reset.
+        private static void Put(FieldInfo field, Dictionary<object, object> saved)
+        {
+            if (saved == null) return;
+            IDictionary table = field.GetValue(null) as IDictionary;
+            if (table == null) return;
+            lock (table)
+            {
+                if (table.Count == saved.Count)
+                {
+                    bool same = true;
+                    foreach (DictionaryEntry entry in table)
+                    {
+                        object value;
+                        if (!saved.TryGetValue(entry.Key, out value) || !Same(value, entry.Value)) { same = false; break; }
+                    }
+                    if (same) return;
+                }
+                List<object> added = new List<object>();
+                foreach (DictionaryEntry entry in table)
+                {
+                    if (!saved.ContainsKey(entry.Key)) added.Add(entry.Key);
+                }
+                foreach (object key in added) table.Remove(key);
+                foreach (KeyValuePair<object, object> entry in saved)
+                {
+                    if (!table.Contains(entry.Key) || !Same(table[entry.Key], entry.Value)) table[entry.Key] = entry.Value;
+                }
+            }
+        }
+
+        private static bool Same(object left, object right)
+        {
+            if (ReferenceEquals(left, right)) return true;
+            return left is ValueType && left.Equals(right);
+        }
+    }
+}

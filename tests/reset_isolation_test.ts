@@ -1,0 +1,268 @@
+/**
+ * Nothing a call leaves behind reaches the next call (issue 28, findings 0, 3 and 7), on real pwsh:
+ * each test plants state in call 1 through `Invoke-Expression`, resets the worker as the pool does,
+ * and looks for it in call 2. What the reset restores must be gone; what it cannot restore must
+ * retire the worker's process (a `RETIRED` error from `reset`, so the pool starts a fresh one).
+ */
+import assert from "node:assert/strict";
+import { WorkerError } from "../lib/errors.ts";
+import { Worker, type WorkerOptions } from "../lib/shell.ts";
+import type { ResetResult } from "../lib/worker_protocol.ts";
+import {
+  fixtureConfig,
+  isAlive,
+  post,
+  startHttpSvc,
+  TEST_PWSH as pwsh,
+} from "./support/harness.ts";
+
+async function startWorker(options: Partial<WorkerOptions> = {}): Promise<Worker> {
+  const worker = await Worker.start({ pwsh, stopTimeoutMs: 3_000, ...options });
+  await worker.startup({ modules: [], scriptPath: null, script: null }, 60_000);
+  return worker;
+}
+
+async function run(worker: Worker, script: string): Promise<unknown[]> {
+  const { result } = await worker.invoke(
+    { command: "Invoke-Expression", parameters: { Command: script }, credentials: [], depth: 2 },
+    { timeoutMs: 30_000 },
+  );
+  assert.deepEqual(result.errors, [], `'${script}' failed`);
+  return result.output;
+}
+
+/** The reset's outcome: its result, or the reason the process was retired. */
+async function reset(worker: Worker): Promise<ResetResult | { retired: string }> {
+  try {
+    return await worker.reset();
+  } catch (error) {
+    if (error instanceof WorkerError && error.code === "RETIRED") return { retired: error.message };
+    throw error;
+  }
+}
+
+/** Plants with `plant`, resets, and returns what `read` sees then (the reset must not retire). */
+async function restored(
+  plant: string,
+  read: string,
+): Promise<{ before: unknown[]; after: unknown[] }> {
+  await using worker = await startWorker();
+  const before = await run(worker, read);
+  await run(worker, plant);
+  const outcome = await reset(worker);
+  assert.ok(!("retired" in outcome), `the reset retired the worker: ${JSON.stringify(outcome)}`);
+  return { before, after: await run(worker, read) };
+}
+
+/** Plants with `plant` and expects the reset to retire the process, saying `why`. */
+async function retires(plant: string, why: RegExp): Promise<void> {
+  await using worker = await startWorker();
+  await run(worker, plant);
+  const outcome = await reset(worker);
+  assert.ok("retired" in outcome, `the reset kept the worker: ${JSON.stringify(outcome)}`);
+  assert.match(outcome.retired, why);
+  assert.equal(worker.alive, false);
+}
+
+Deno.test("reset: command-lookup actions planted by a call are removed", async () => {
+  const read = "Get-Date -Date 2026-11-26 -Format yyyy; " +
+    "@($ExecutionContext.InvokeCommand.PreCommandLookupAction, $ExecutionContext.InvokeCommand.PostCommandLookupAction, $ExecutionContext.InvokeCommand.CommandNotFoundAction).Where({ $null -ne $_ }).Count";
+  const plant =
+    "$ExecutionContext.InvokeCommand.PreCommandLookupAction = { param($n, $e) if ($n -eq 'Get-Date') { $e.CommandScriptBlock = { 'planted' }; $e.StopSearch = $true } }; " +
+    "$ExecutionContext.InvokeCommand.PostCommandLookupAction = { }; $ExecutionContext.InvokeCommand.CommandNotFoundAction = { }";
+  const { before, after } = await restored(plant, read);
+  assert.deepEqual(before, ["2026", 0]);
+  assert.deepEqual(after, ["2026", 0]);
+});
+
+Deno.test("reset: the pipeline thread's culture and the default cultures go back", async () => {
+  const read = "Get-Date -Date 2026-11-26 -Format dddd; [cultureinfo]::CurrentUICulture.Name; " +
+    "$null -eq [cultureinfo]::DefaultThreadCurrentCulture";
+  const plant =
+    "[cultureinfo]::CurrentCulture = 'de-DE'; [cultureinfo]::CurrentUICulture = 'de-DE'; " +
+    "[cultureinfo]::DefaultThreadCurrentCulture = 'de-DE'; [cultureinfo]::DefaultThreadCurrentUICulture = 'de-DE'";
+  const { before, after } = await restored(plant, read);
+  assert.notEqual(before[0], "Donnerstag");
+  assert.deepEqual(after, before);
+});
+
+// The engine keeps the language mode in more than SessionState (setting it back there, the next
+// call's Invoke-Expression still ran constrained on 7.6.9), so a change to it retires the process,
+// on the fast path (nothing else changed) and on the full one.
+Deno.test("reset: a language mode changed by a call retires the process", async () => {
+  await retires(
+    "$ExecutionContext.SessionState.LanguageMode = 'ConstrainedLanguage'",
+    /language mode/,
+  );
+  await retires(
+    "$global:planted = 1; $ExecutionContext.SessionState.LanguageMode = 'ConstrainedLanguage'",
+    /language mode/,
+  );
+});
+
+Deno.test("reset: argument completers registered by a call are removed", async () => {
+  const read =
+    "(TabExpansion2 -inputScript 'Get-Date -Format ' -cursorColumn 17).CompletionMatches.Where({ $_.CompletionText -eq 'planted' }).Count";
+  const plant =
+    "Register-ArgumentCompleter -CommandName Get-Date -ParameterName Format -ScriptBlock { 'planted' }; " +
+    "Register-ArgumentCompleter -Native -CommandName sleep -ScriptBlock { 'planted' }";
+  const { before, after } = await restored(plant, read);
+  assert.deepEqual(before, [0]);
+  assert.deepEqual(after, [0]);
+});
+
+Deno.test("reset: a ReadOnly variable changed with -Force ($HOME) is put back", async () => {
+  const { before, after } = await restored(
+    "Set-Variable -Name HOME -Value /planted -Scope Global -Force",
+    "$HOME; (Get-Variable -Name HOME).Options.ToString()",
+  );
+  assert.notEqual(before[0], "/planted");
+  assert.deepEqual(after, before);
+});
+
+Deno.test("reset: the process's current directory goes back", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "svc-cwd-" }));
+  try {
+    const { before, after } = await restored(
+      `[Environment]::CurrentDirectory = '${dir}'`,
+      "[Environment]::CurrentDirectory",
+    );
+    assert.notEqual(before[0], dir);
+    assert.deepEqual(after, before);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("reset: AppDomain data set by a call is removed", async () => {
+  const { after } = await restored(
+    "[AppDomain]::CurrentDomain.SetData('svc.planted', 'x')",
+    "$null -eq [AppDomain]::CurrentDomain.GetData('svc.planted')",
+  );
+  assert.deepEqual(after, [true]);
+});
+
+Deno.test("reset: type data changed by a call retires the process", async () => {
+  await retires(
+    "Update-TypeData -TypeName System.String -MemberType ScriptProperty -MemberName Planted -Value { 'planted' } -Force",
+    /type data/,
+  );
+});
+
+Deno.test("reset: format data changed by a call retires the process", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-format-" });
+  const file = `${dir}/planted.format.ps1xml`;
+  await Deno.writeTextFile(
+    file,
+    `<Configuration><ViewDefinitions><View><Name>planted</Name><ViewSelectedBy><TypeName>Svc.Planted</TypeName></ViewSelectedBy>
+<TableControl><TableHeaders><TableColumnHeader/></TableHeaders><TableRowEntries><TableRowEntry><TableColumnItems>
+<TableColumnItem><PropertyName>X</PropertyName></TableColumnItem></TableColumnItems></TableRowEntry></TableRowEntries></TableControl>
+</View></ViewDefinitions></Configuration>`,
+  );
+  try {
+    await retires(`Update-FormatData -PrependPath '${file}'`, /format data/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("reset: an Add-Type class (static fields) retires the process", async () => {
+  await retires(
+    "Add-Type -TypeDefinition 'public static class SvcPlanted { public static string Value = \"planted\"; }'",
+    /assembly/,
+  );
+});
+
+Deno.test("reset: a runspace a call opened and left open retires the process", async () => {
+  await retires(
+    "$global:planted = [runspacefactory]::CreateRunspace(); $global:planted.Open()",
+    /runspace/,
+  );
+});
+
+Deno.test("reset: a thread job a call started retires the process", async () => {
+  await retires("$null = Start-ThreadJob { Start-Sleep 60 }", /runspace|assembly/);
+});
+
+Deno.test("a call's native processes end when the call ends, unless kept", async () => {
+  const start = "(Start-Process -FilePath sleep -ArgumentList 120 -PassThru).Id; " +
+    "[Diagnostics.Process]::Start('sleep', '121').Id";
+  {
+    await using worker = await startWorker();
+    const pids = await run(worker, start) as number[];
+    assert.equal(pids.length, 2);
+    // Ended before the response was sent: no waiting here.
+    assert.deepEqual(pids.filter(isAlive), []);
+  }
+  await using keeper = await Worker.start({ pwsh, stopTimeoutMs: 3_000 });
+  await keeper.startup(
+    { modules: [], scriptPath: null, script: null, keepNativeProcesses: true },
+    60_000,
+  );
+  const kept = await run(keeper, start) as number[];
+  try {
+    assert.deepEqual(kept.filter(isAlive), kept);
+  } finally {
+    for (const pid of kept) {
+      try {
+        Deno.kill(pid, "SIGKILL");
+      } catch { /* gone */ }
+    }
+  }
+});
+
+Deno.test("reset: a 20 MB array global costs what a small value does (no boxing of elements)", async () => {
+  await using worker = await startWorker();
+  const small = await worker.reset();
+  await run(worker, "$global:planted = [byte[]]::new(20MB)");
+  const started = performance.now();
+  const big = await worker.reset();
+  const took = performance.now() - started;
+  assert.equal(big.path, "full");
+  // It took 2.7-4 s and ~900 MB before; 1 s leaves room for two busy cores.
+  assert.ok(took < 1_000, `the reset took ${took.toFixed(0)} ms`);
+  const growth = (big.workingSetBytes! - small.workingSetBytes!) / 1024 / 1024;
+  assert.ok(growth < 150, `the worker grew ${growth.toFixed(0)} MB`);
+  assert.deepEqual(await run(worker, "$null -eq $global:planted"), [true]);
+});
+
+Deno.test("a worker over MaxWorkerMemoryMB after a call is retired, saying why", async () => {
+  const probe = await startWorker();
+  const baseline = (await probe.reset()).workingSetBytes!;
+  await probe.close();
+  const ceiling = Math.round(baseline / 1024 / 1024) + 150;
+  await using worker = await startWorker({ maxWorkerMemoryMB: ceiling });
+  assert.ok(!("retired" in await reset(worker)));
+  // Kept in a startup-style place the reset does not clear: a module-scoped buffer of 300 MB.
+  await run(
+    worker,
+    "$null = New-Module -Name SvcBig { $script:big = [byte[]]::new(300MB); [Array]::Fill($script:big, [byte]1) } | Import-Module -Global",
+  );
+  const outcome = await reset(worker);
+  assert.ok("retired" in outcome, JSON.stringify(outcome));
+  assert.match(outcome.retired, new RegExp(`over MaxWorkerMemoryMB ${ceiling}`));
+});
+
+Deno.test("http: 100 sequential set-then-read rounds see no earlier call's environment", async () => {
+  const config = fixtureConfig({
+    Commands: ["Set-SvcLeak", "Get-SvcLeak"],
+    Environment: {
+      StartupScript:
+        "function global:Set-SvcLeak { param([string]$Value) $env:SVC_LEAK_PROBE = $Value }\n" +
+        "function global:Get-SvcLeak { [string]$env:SVC_LEAK_PROBE }",
+    },
+  });
+  await using svc = await startHttpSvc({ config });
+  let leaks = 0;
+  for (let round = 0; round < 100; round++) {
+    const set = await post(`${svc.url}/call`, {
+      tool: "set_svc_leak",
+      arguments: { Value: `r${round}` },
+    });
+    assert.equal(set.status, 200, JSON.stringify(set.body));
+    const read = await post(`${svc.url}/call`, { tool: "get_svc_leak", arguments: {} });
+    assert.equal(read.status, 200, JSON.stringify(read.body));
+    if (JSON.stringify(read.body).includes(`r${round}`)) leaks++;
+  }
+  assert.equal(leaks, 0, `${leaks} of 100 reads saw the value set by the call before`);
+});
