@@ -78,6 +78,11 @@ export interface ShellSettings {
   /** Time to start a worker and run its startup script, in ms. @default 120000 (`ShellConfiguration:WorkerStartTimeout`) */
   workerStartTimeoutMs: number;
   /**
+   * Keep the native processes a call started once it ends (Linux; elsewhere they are always kept).
+   * @default false: they are ended with their trees (`ShellConfiguration:KeepNativeProcesses`)
+   */
+  keepNativeProcesses: boolean;
+  /**
    * Which environment variables workers get: svc's own settings and credentials never, unless
    * passed (`lib/worker_env.ts`). @default no extra rules (`ShellConfiguration:Environment:PassVariables`, `…:RemoveVariables`)
    */
@@ -303,6 +308,7 @@ function resolveSettings(
     hostCacheDirectory: env["SVC_HOST_CACHE_DIR"] ??
       read.optionalString("ShellConfiguration:HostCacheDirectory"),
     workerStartTimeoutMs: read.timeSpan("ShellConfiguration:WorkerStartTimeout", 120_000),
+    keepNativeProcesses: read.boolean("ShellConfiguration:KeepNativeProcesses", false),
     workerEnvironment: {
       pass: read.strings("ShellConfiguration:Environment:PassVariables"),
       remove: read.strings("ShellConfiguration:Environment:RemoveVariables"),

@@ -41,6 +41,11 @@ export interface PoolSettings {
    */
   runspacesPerProcess: number;
   /**
+   * A worker process whose working set exceeds this many MB after a call is retired and replaced
+   * (the log says why); 0 for no ceiling. @default 1024 (`MaxWorkerMemoryMB`)
+   */
+  maxWorkerMemoryMB: number;
+  /**
    * The process model, from `SubprocessHostMode`, or from `RunspacesPerProcess` when that is unset
    * (1 is `ProcessPool`). @default "Pool" (`McpServer:SubprocessHostMode`)
    */
@@ -104,6 +109,7 @@ export function readPool(read: Reader): PoolSettings {
     shutdownDrainTimeoutMs: read.timeSpan(key("ShutdownDrainTimeout"), 30_000),
     replenishCheckIntervalMs: read.timeSpan(key("ReplenishCheckInterval"), 5_000),
     runspacesPerProcess: read.integer(key("RunspacesPerProcess"), 8, 1),
+    maxWorkerMemoryMB: read.integer(key("MaxWorkerMemoryMB"), 1024, 0),
     hostMode: "Pool",
   };
   if (pool.minPoolSize > pool.maxPoolSize) {

@@ -98,6 +98,10 @@ const shellSection = z.object({
     timeSpan,
     "Time for a worker to start and run its startup script. Default 00:02:00.",
   ),
+  KeepNativeProcesses: describe(
+    boolean,
+    "Keep the native processes a call started once it ends (Linux ends them with their trees). Default false.",
+  ),
   CommandOverrides: z.record(z.string(), commandOverride),
   FunctionOverrides: z.record(z.string(), commandOverride),
   Environment: z.object({
@@ -135,6 +139,10 @@ const runspacePool = z.object({
   RunspacesPerProcess: describe(
     integer,
     "Workers (runspaces) per pwsh process; 1 = a process per worker. Default 8.",
+  ),
+  MaxWorkerMemoryMB: describe(
+    integer,
+    "A worker process over this working set (MB) after a call is retired and replaced; 0 = no ceiling. Default 1024.",
   ),
 }).partial();
 

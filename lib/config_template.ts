@@ -94,7 +94,9 @@ const DEFAULT_CONFIG_TEXT =
     // Where the worker host's compiled part is kept between starts; empty means CacheDirectory (SVC_HOST_CACHE_DIR first).
     "HostCacheDirectory": "",
     // Time for a worker to start and run its startup script (hh:mm:ss).
-    "WorkerStartTimeout": "00:02:00"
+    "WorkerStartTimeout": "00:02:00",
+    // Keep the native processes a call started once it ends; by default (Linux) they are ended.
+    "KeepNativeProcesses": false
   },
   // The MCP server: HTTP transport and the worker pool.
   "McpServer": {
@@ -141,7 +143,10 @@ const DEFAULT_CONFIG_TEXT =
       "ReplenishCheckInterval": "00:00:05",
       // Workers (runspaces) one pwsh process serves: more share a process's memory and start cost;
       // 1 gives every worker a process of its own (environment variables and .NET state unshared).
-      "RunspacesPerProcess": 8
+      "RunspacesPerProcess": 8,
+      // A worker process over this working set (MB) after a call is retired and replaced; 0 for
+      // no ceiling.
+      "MaxWorkerMemoryMB": 1024
     }
     // Process model (the SPEC's key); unset, it follows RunspacesPerProcess. "Pool" shares
     // processes of RunspacesPerProcess workers, "ProcessPool" gives every worker a process

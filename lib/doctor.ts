@@ -175,6 +175,7 @@ async function startWorker(
       modules: settings.shell.modules,
       scriptPath: settings.shell.startupScriptPath,
       script: settings.shell.startupScript,
+      keepNativeProcesses: settings.shell.keepNativeProcesses,
     }, settings.shell.workerStartTimeoutMs);
     return {
       worker,

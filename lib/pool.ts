@@ -406,6 +406,7 @@ export class WorkerPool implements AsyncDisposable {
         modules: shell.modules,
         scriptPath: shell.startupScriptPath,
         script: shell.startupScript,
+        keepNativeProcesses: shell.keepNativeProcesses,
       }, shell.workerStartTimeoutMs);
     } catch (error) {
       log.warning("Worker startup failed; evicting without entering pool.", {
@@ -455,6 +456,7 @@ export class WorkerPool implements AsyncDisposable {
       pwsh,
       stopTimeoutMs: pool.stopTimeoutMs,
       runspacesPerProcess: pool.runspacesPerProcess,
+      maxWorkerMemoryMB: pool.maxWorkerMemoryMB || null,
       label,
       cacheDirectory: hostCacheDirectory(this.#options.shell),
       environment: this.#options.shell.workerEnvironment,

@@ -143,6 +143,7 @@ export class StdioSession implements AsyncDisposable {
         modules: shell.modules,
         scriptPath: shell.startupScriptPath,
         script: shell.startupScript,
+        keepNativeProcesses: shell.keepNativeProcesses,
       }, shell.workerStartTimeoutMs);
       log.debug("Worker {Pid} started (PowerShell {Version}) in {ElapsedMs} ms.", {
         Pid: worker.pid,

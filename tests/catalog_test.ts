@@ -64,6 +64,7 @@ const shell = (extra: Partial<ShellSettings> = {}): ShellSettings => ({
   cacheDirectory: null,
   hostCacheDirectory: null,
   workerStartTimeoutMs: 120_000,
+  keepNativeProcesses: false,
   workerEnvironment: { pass: [], remove: [] },
   ...extra,
 });

@@ -87,6 +87,7 @@ Deno.test("defaultConfigText() holds every setting svc has", () => {
     "McpServer:RunspacePool:EagerWarmCount",
     "McpServer:RunspacePool:IdleTtl",
     "McpServer:RunspacePool:MaxPoolSize",
+    "McpServer:RunspacePool:MaxWorkerMemoryMB",
     "McpServer:RunspacePool:MinPoolSize",
     "McpServer:RunspacePool:ReplenishCheckInterval",
     "McpServer:RunspacePool:RunspacesPerProcess",
@@ -104,6 +105,7 @@ Deno.test("defaultConfigText() holds every setting svc has", () => {
     "ShellConfiguration:ExcludePatterns",
     "ShellConfiguration:HostCacheDirectory",
     "ShellConfiguration:IncludePatterns",
+    "ShellConfiguration:KeepNativeProcesses",
     "ShellConfiguration:MaxArgumentItems",
     "ShellConfiguration:MaxRequestedProperties",
     "ShellConfiguration:MaxRequestedPropertyWildcards",
@@ -248,6 +250,7 @@ Deno.test("createConfig() writes the defaults the README documents", async () =>
       shutdownDrainTimeoutMs: 30_000,
       replenishCheckIntervalMs: 5_000,
       runspacesPerProcess: 8,
+      maxWorkerMemoryMB: 1024,
       hostMode: "Pool",
     });
     for (const pattern of ["Remove-*", "Disable-*", "*-Credential", "Format-*"]) {

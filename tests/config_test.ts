@@ -248,6 +248,7 @@ Deno.test("loadSettings() reads the pool and HTTP settings with their defaults a
       shutdownDrainTimeoutMs: 30_000,
       replenishCheckIntervalMs: 5_000,
       runspacesPerProcess: 8,
+      maxWorkerMemoryMB: 1024,
       hostMode: "Pool",
     });
     assert.equal(settings.http.host, "127.0.0.1");

@@ -14,6 +14,7 @@ import {
   FIXTURE_MODULE,
   fixtureConfig,
   isAlive,
+  logged,
   post,
   processesMatching,
   startHttpSvc,
@@ -43,6 +44,7 @@ const shell: ShellSettings = {
   cacheDirectory: null,
   hostCacheDirectory: null,
   workerStartTimeoutMs: 30_000,
+  keepNativeProcesses: false,
   workerEnvironment: { pass: [], remove: [] },
 };
 
@@ -59,6 +61,7 @@ function poolSettings(extra: Partial<PoolSettings> = {}): PoolSettings {
     replenishCheckIntervalMs: 60_000,
     // A process per worker unless a test says otherwise: most tests here count processes.
     runspacesPerProcess: 1,
+    maxWorkerMemoryMB: 0,
     hostMode: "Pool",
     ...extra,
   };
@@ -698,4 +701,27 @@ Deno.test("WorkerPool in Single mode serves a waiting tenant before newer calls 
   second.release();
   (await a).release();
   assert.deepEqual(order, ["b", "a"]);
+});
+
+Deno.test("http: a worker process over MaxWorkerMemoryMB after a call is retired and replaced, saying why", async () => {
+  // Every pwsh process is over 50 MB: the process of each call is retired after it, and the next
+  // call runs in a fresh one.
+  await using svc = await startHttpSvc({
+    config: {
+      ...fixtureConfig(),
+      McpServer: {
+        RunspacePool: {
+          MinPoolSize: 1,
+          EagerWarmCount: 1,
+          RunspacesPerProcess: 1,
+          MaxWorkerMemoryMB: 50,
+        },
+      },
+    },
+  });
+  const greet = () =>
+    post(`${svc.url}/call`, { tool: "get_fixture_greeting", arguments: { Name: "m" } });
+  assert.equal((await greet()).status, 200);
+  await logged(svc.stderr, /MB, over MaxWorkerMemoryMB 50/);
+  assert.equal((await greet()).status, 200, "a fresh worker serves the next call");
 });

@@ -55,6 +55,7 @@ const shell = {
   CacheDirectory: "/tmp/svc-cache",
   HostCacheDirectory: "/tmp/svc-host-cache",
   WorkerStartTimeout: "00:01:00",
+  KeepNativeProcesses: true,
   CommandOverrides: {
     "Get-Date": {
       ToolCallTimeout: "00:00:10",
@@ -103,6 +104,7 @@ const rest = {
       ShutdownDrainTimeout: "00:00:05",
       ReplenishCheckInterval: "00:00:05",
       RunspacesPerProcess: 2,
+      MaxWorkerMemoryMB: 512,
     },
     SessionRunspaceCapacity: 4,
     SessionRunspaceWarmStandbyCount: 1,
