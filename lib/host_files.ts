@@ -13,10 +13,12 @@ import HOST_CS_FAST_RESET from "./host/cs/FastReset.cs" with { type: "text" };
 import HOST_CS_FRAME_JSON from "./host/cs/FrameJson.cs" with { type: "text" };
 import HOST_CS_INVOCATION from "./host/cs/Invocation.cs" with { type: "text" };
 import HOST_CS_JSON_VALUE from "./host/cs/JsonValue.cs" with { type: "text" };
+import HOST_CS_MODULE_SCOPES from "./host/cs/ModuleScopes.cs" with { type: "text" };
 import HOST_CS_OUTPUT_PROJECTION from "./host/cs/OutputProjection.cs" with { type: "text" };
 import HOST_CS_PROCESS_STATE from "./host/cs/ProcessState.cs" with { type: "text" };
 import HOST_CS_SLOT_LOOP from "./host/cs/SlotLoop.cs" with { type: "text" };
 import HOST_CS_STATE_FINGERPRINT from "./host/cs/StateFingerprint.cs" with { type: "text" };
+import HOST_CS_STATIC_KNOBS from "./host/cs/StaticKnobs.cs" with { type: "text" };
 import HOST_DISCOVERY from "./host/discovery.ps1" with { type: "text" };
 import HOST_OPERATIONS from "./host/operations.ps1" with { type: "text" };
 import HOST_PROJECTION from "./host/projection.ps1" with { type: "text" };
@@ -40,10 +42,12 @@ const HOST_FILES: Record<string, string> = {
   "host/cs/FrameJson.cs": HOST_CS_FRAME_JSON,
   "host/cs/Invocation.cs": HOST_CS_INVOCATION,
   "host/cs/JsonValue.cs": HOST_CS_JSON_VALUE,
+  "host/cs/ModuleScopes.cs": HOST_CS_MODULE_SCOPES,
   "host/cs/OutputProjection.cs": HOST_CS_OUTPUT_PROJECTION,
   "host/cs/ProcessState.cs": HOST_CS_PROCESS_STATE,
   "host/cs/SlotLoop.cs": HOST_CS_SLOT_LOOP,
   "host/cs/StateFingerprint.cs": HOST_CS_STATE_FINGERPRINT,
+  "host/cs/StaticKnobs.cs": HOST_CS_STATIC_KNOBS,
   "host/discovery.ps1": HOST_DISCOVERY,
   "host/operations.ps1": HOST_OPERATIONS,
   "host/projection.ps1": HOST_PROJECTION,

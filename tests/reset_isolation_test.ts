@@ -16,9 +16,12 @@ import {
   TEST_PWSH as pwsh,
 } from "./support/harness.ts";
 
-async function startWorker(options: Partial<WorkerOptions> = {}): Promise<Worker> {
+async function startWorker(
+  options: Partial<WorkerOptions> = {},
+  modules: string[] = [],
+): Promise<Worker> {
   const worker = await Worker.start({ pwsh, stopTimeoutMs: 3_000, ...options });
-  await worker.startup({ modules: [], scriptPath: null, script: null }, 60_000);
+  await worker.startup({ modules, scriptPath: null, script: null }, 60_000);
   return worker;
 }
 
@@ -45,8 +48,9 @@ async function reset(worker: Worker): Promise<ResetResult | { retired: string }>
 async function restored(
   plant: string,
   read: string,
+  modules: string[] = [],
 ): Promise<{ before: unknown[]; after: unknown[] }> {
-  await using worker = await startWorker();
+  await using worker = await startWorker({}, modules);
   const before = await run(worker, read);
   await run(worker, plant);
   const outcome = await reset(worker);
@@ -55,8 +59,8 @@ async function restored(
 }
 
 /** Plants with `plant` and expects the reset to retire the process, saying `why`. */
-async function retires(plant: string, why: RegExp): Promise<void> {
-  await using worker = await startWorker();
+async function retires(plant: string, why: RegExp, modules: string[] = []): Promise<void> {
+  await using worker = await startWorker({}, modules);
   await run(worker, plant);
   const outcome = await reset(worker);
   assert.ok("retired" in outcome, `the reset kept the worker: ${JSON.stringify(outcome)}`);
@@ -178,6 +182,67 @@ Deno.test("reset: a runspace a call opened and left open retires the process", a
     "$global:planted = [runspacefactory]::CreateRunspace(); $global:planted.Open()",
     /runspace/,
   );
+});
+
+/** A startup module whose exported function reports its script scope's state, in a temp directory. */
+async function withScopeModule(body: (module: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "svc-scope-" });
+  const module = `${dir}/SvcScope.psm1`;
+  await Deno.writeTextFile(
+    module,
+    "$script:Secret = 'clean'\nfunction Get-ScopeHelper { 'helper' }\n" +
+      'function Get-ScopeState { "$script:Secret/$(Get-ScopeHelper)/$($null -eq $script:Added)" }\n' +
+      "Export-ModuleMember -Function Get-ScopeState\n",
+  );
+  try {
+    await body(module);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("reset: variables a call sets inside a startup module's scope are put back", async () => {
+  await withScopeModule(async (module) => {
+    const { before, after } = await restored(
+      "& (Get-Module SvcScope) { $script:Secret = 'planted'; $script:Added = 1 }",
+      "Get-ScopeState",
+      [module],
+    );
+    assert.deepEqual(before, ["clean/helper/True"]);
+    assert.deepEqual(after, before);
+  });
+});
+
+Deno.test("reset: a function a call defines inside a startup module's scope retires the process", async () => {
+  await withScopeModule(async (module) => {
+    await retires(
+      "& (Get-Module SvcScope) { function script:Get-ScopeHelper { 'planted' } }",
+      /functions of module 'SvcScope'/,
+      [module],
+    );
+  });
+});
+
+Deno.test("reset: process-wide .NET settings a call changes go back (web proxy, TLS, handlers, encodings, GC, threads)", async () => {
+  const read = "[System.Net.Http.HttpClient]::DefaultProxy.GetType().Name; " +
+    "[System.Net.ServicePointManager]::SecurityProtocol.ToString(); " +
+    "$null -eq [System.Net.ServicePointManager]::ServerCertificateValidationCallback; " +
+    "$null -eq [AppContext].GetField('FirstChanceException', [Reflection.BindingFlags]'NonPublic, Static').GetValue($null); " +
+    "[Console]::OutputEncoding.WebName; [System.Runtime.GCSettings]::LatencyMode.ToString(); [regex]::CacheSize; " +
+    "[System.Diagnostics.Trace]::Listeners.Count; [Environment]::ExitCode; " +
+    "$w = 0; $p = 0; [Threading.ThreadPool]::GetMinThreads([ref]$w, [ref]$p); $w";
+  const plant =
+    "[System.Net.Http.HttpClient]::DefaultProxy = [System.Net.WebProxy]::new('http://127.0.0.1:9'); " +
+    "[System.Net.ServicePointManager]::SecurityProtocol = 'Tls'; " +
+    "[System.Net.ServicePointManager]::ServerCertificateValidationCallback = { $true }; " +
+    "[AppDomain]::CurrentDomain.add_FirstChanceException({ param($s, $e) }); " +
+    "[Console]::OutputEncoding = [Text.Encoding]::Unicode; [System.Runtime.GCSettings]::LatencyMode = 'Batch'; " +
+    "[regex]::CacheSize = 1; $null = [System.Diagnostics.Trace]::Listeners.Add([System.Diagnostics.ConsoleTraceListener]::new()); " +
+    "[Environment]::ExitCode = 42; $null = [Threading.ThreadPool]::SetMinThreads(57, 57)";
+  const { before, after } = await restored(plant, read);
+  assert.equal(before[0], "HttpNoProxy");
+  assert.equal(before[3], true);
+  assert.deepEqual(after, before);
 });
 
 Deno.test("reset: a thread job a call started retires the process", async () => {

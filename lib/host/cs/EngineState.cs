@@ -39,6 +39,7 @@ namespace Svc.Host
         private readonly object _database;
         private readonly CultureInfo _culture;
         private readonly CultureInfo _uiCulture;
+        private readonly ModuleScopes _modules;
 
         /// <summary>
         /// The state now of the worker whose global session state is <paramref name="state"/>. Call it
@@ -70,6 +71,7 @@ namespace Svc.Host
             _database = _formatDatabase.GetValue(_formats);
             _culture = CultureInfo.CurrentCulture;
             _uiCulture = CultureInfo.CurrentUICulture;
+            _modules = new ModuleScopes(state);
         }
 
         private static PropertyInfo Property(object target, string name)
@@ -84,7 +86,7 @@ namespace Svc.Host
             return table == null ? null : new Dictionary<string, ScriptBlock>(table, table.Comparer);
         }
 
-        /// <summary>Puts back the command-lookup actions, the language mode and the argument completers.</summary>
+        /// <summary>Puts back the command-lookup actions, the language mode, the argument completers and the startup modules' variables.</summary>
         public void Restore()
         {
             // Set back so that the full path's script can run, but the engine keeps the mode elsewhere
@@ -100,6 +102,7 @@ namespace Svc.Host
             if (!ReferenceEquals(_invoke.CommandNotFoundAction, _notFound)) _invoke.CommandNotFoundAction = _notFound;
             RestoreCompleters(_customCompleters, _custom);
             RestoreCompleters(_nativeCompleters, _native);
+            _modules.Restore();
         }
 
         private void RestoreCompleters(PropertyInfo property, Dictionary<string, ScriptBlock> saved)
@@ -121,14 +124,14 @@ namespace Svc.Host
 
         /// <summary>
         /// Why the runspace cannot be returned to its state, or null: its language mode, type or format
-        /// data changed.
+        /// data, or a startup module's functions or aliases changed.
         /// </summary>
         public string RetireReason()
         {
             if (_languageModeChanged) return "a call changed the language mode";
             if ((int)_typesCount.GetValue(_types) != _typeCount) return "a call changed the type data (Update-TypeData or Remove-TypeData)";
             if (!ReferenceEquals(_formatDatabase.GetValue(_formats), _database)) return "a call changed the format data (Update-FormatData)";
-            return null;
+            return _modules.RetireReason();
         }
 
         /// <summary>

@@ -33,6 +33,7 @@ namespace Svc.Host
         private readonly HashSet<Assembly> _assemblies = new HashSet<Assembly>();
         private readonly HashSet<Runspace> _runspaces = new HashSet<Runspace>();
         private readonly string[] _trusted;
+        private readonly StaticKnobs _knobs;
 
         private ProcessState(string[] trusted)
         {
@@ -45,6 +46,7 @@ namespace Svc.Host
             _trusted = trusted;
             foreach (Assembly assembly in AppDomain.CurrentDomain.GetAssemblies()) _assemblies.Add(assembly);
             foreach (Runspace runspace in OpenRunspaces()) _runspaces.Add(runspace);
+            _knobs = new StaticKnobs();
         }
 
         /// <summary>
@@ -62,7 +64,7 @@ namespace Svc.Host
             lock (RegistryGate) HostRunspaces.Add(runspace);
         }
 
-        /// <summary>Puts back the environment, the current directory, default cultures and AppContext data.</summary>
+        /// <summary>Puts back the environment, the current directory, default cultures, AppContext data and the settings of <see cref="StaticKnobs"/>.</summary>
         public void Restore()
         {
             _environment.Restore();
@@ -74,6 +76,7 @@ namespace Svc.Host
             if (!ReferenceEquals(CultureInfo.DefaultThreadCurrentUICulture, _uiCulture)) CultureInfo.DefaultThreadCurrentUICulture = _uiCulture;
             Put(AppData, _data);
             Put(AppSwitches, _switches);
+            _knobs.Restore();
         }
 
         /// <summary>
