@@ -32,7 +32,7 @@ import {
   withBothAccepts,
   withoutBody,
 } from "./http_message.ts";
-import { checkCanListen, listen } from "./http_listen.ts";
+import { checkCanListen, listen, type Listener } from "./http_listen.ts";
 import { checkAnonymousExposure, RequestGuard } from "./http_guard.ts";
 import { StreamLimiter } from "./http_streams.ts";
 import {
@@ -581,7 +581,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
   };
   front = new HttpFront(settings, pool, mcp, auth);
   const http = settings.http;
-  let server: Deno.HttpServer;
+  let server: Listener;
   try {
     server = listen(http, (req) => front!.handle(req));
   } catch (error) {
