@@ -38,6 +38,7 @@ import {
   withBothAccepts,
   withoutBody,
 } from "./http_message.ts";
+import { RequestLimiter } from "./http_admission.ts";
 import { checkCanListen, listen, type Listener } from "./http_listen.ts";
 import { jsonResponse, refuseOwnerless, rpcError } from "./http_responses.ts";
 import { checkAnonymousExposure, RequestGuard } from "./http_guard.ts";
@@ -575,7 +576,8 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
   const http = settings.http;
   let server: Listener;
   try {
-    server = listen(http, (req) => front!.handle(req));
+    const limiter = new RequestLimiter(http.limits.maxConcurrentRequests);
+    server = listen(http, (req) => limiter.handle(req, (admitted) => front!.handle(admitted)));
   } catch (error) {
     await pool.drain();
     throw error;
