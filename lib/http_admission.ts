@@ -2,8 +2,9 @@
  * A cap on HTTP requests handled at once (`McpServer:MaxConcurrentRequests`): past it a request gets
  * 503 with `Retry-After` before anything is read or leased, so a flood of slow requests cannot pile
  * up without bound in svc. `/health` and `/health/ready` are never refused, so an orchestrator keeps
- * seeing a busy svc as alive. A request counts until its answer has been sent, except a GET, which
- * counts until its answer starts: the long-lived GETs are event streams, bounded by `MaxStreams`.
+ * seeing a busy svc as alive. A request counts until it is answered; a POST answered with events (SSE)
+ * counts until they have been sent, since the call runs while they are. A GET counts until its
+ * answer starts: the long-lived GETs are event streams, bounded by `MaxStreams`.
  *
  * @module
  */
@@ -54,7 +55,9 @@ export class RequestLimiter {
     };
     try {
       const response = await next(req);
-      if (req.method === "GET") {
+      // Only a POST answered with events is still working; other answers are complete already.
+      const streamed = response.headers.get("content-type")?.includes("text/event-stream");
+      if (req.method === "GET" || !streamed) {
         release();
         return response;
       }

@@ -26,13 +26,14 @@ async function stalledPost(url: string, path: string) {
   await conn.write(new TextEncoder().encode(`${head}\r\n\r\n{"tool": "`));
   let raw = "";
   const decoder = new TextDecoder();
-  // Reads until svc closes the connection or the whole head and JSON body are in.
+  // Reads until svc closes the connection or the whole answer is in.
   await within(
     (async () => {
       try {
         for await (const chunk of conn.readable) {
           raw += decoder.decode(chunk, { stream: true });
-          if (/\r\n\r\n[\s\S]*\}\s*$/.test(raw)) break;
+          // A whole JSON body, or the last chunk of a chunked one.
+          if (/\r\n\r\n[\s\S]*(\}\s*|\r\n0\r\n\r\n)$/.test(raw)) break;
         }
       } catch { /* closed */ }
     })(),
