@@ -1,6 +1,7 @@
 /**
- * The HTTP front's resource limits (`McpServer:Max…`): how many event streams a caller, and all
- * callers, may hold open.
+ * The HTTP front's resource limits (`McpServer:Max…`, `McpServer:BodyReadTimeout`): how many event
+ * streams a caller, and all callers, may hold open, how many requests are handled at once, and how
+ * long a request body may take to arrive.
  *
  * @module
  */
@@ -12,6 +13,16 @@ export interface HttpLimits {
   maxStreamsPerCaller: number;
   /** Most event streams open in all. @default 512 (`McpServer:MaxStreams`) */
   maxStreams: number;
+  /**
+   * Most HTTP requests handled at once (`/health` and `/health/ready` are not counted); the next
+   * gets 503 with `Retry-After`. @default 1024 (`McpServer:MaxConcurrentRequests`)
+   */
+  maxConcurrentRequests: number;
+  /**
+   * Time for a request body to arrive in full, in ms; a slower one gets 408 and is dropped.
+   * @default 30000 (`McpServer:BodyReadTimeout`)
+   */
+  bodyReadTimeoutMs: number;
 }
 
 /** Reads {@linkcode HttpLimits} from the `McpServer` section. */
@@ -19,5 +30,7 @@ export function readHttpLimits(read: Reader): HttpLimits {
   return {
     maxStreamsPerCaller: read.integer("McpServer:MaxStreamsPerCaller", 16, 1),
     maxStreams: read.integer("McpServer:MaxStreams", 512, 1),
+    maxConcurrentRequests: read.integer("McpServer:MaxConcurrentRequests", 1024, 1),
+    bodyReadTimeoutMs: read.timeSpan("McpServer:BodyReadTimeout", 30_000),
   };
 }

@@ -195,6 +195,14 @@ export const appSettingsSchema = z.object({
       "Most event streams (GET /sse, the MCP GET stream) one caller may hold open; more get 429. Default 16.",
     ),
     MaxStreams: describe(integer, "Most event streams open in all; more get 429. Default 512."),
+    MaxConcurrentRequests: describe(
+      integer,
+      "Most HTTP requests handled at once (/health and /health/ready not counted); more get 503 with Retry-After. Default 1024.",
+    ),
+    BodyReadTimeout: describe(
+      timeSpan,
+      "Time for a request body to arrive in full; a slower one gets 408 and is dropped. Default 00:00:30.",
+    ),
     AllowedHosts: describe(
       strings,
       "Host header values accepted besides loopback and the addresses svc listens on; '*' accepts any, '*.example.com' subdomains.",

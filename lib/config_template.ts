@@ -115,6 +115,10 @@ const DEFAULT_CONFIG_TEXT =
     "MaxStreamsPerCaller": 16,
     // Event streams open in all.
     "MaxStreams": 512,
+    // HTTP requests handled at once (/health and /health/ready not counted); more get 503.
+    "MaxConcurrentRequests": 1024,
+    // Time for a request body to arrive in full (hh:mm:ss); a slower one gets 408 and is dropped.
+    "BodyReadTimeout": "00:00:30",
     // Host header values accepted besides the loopback names and the addresses svc listens on
     // (bound to 0.0.0.0: every address of this machine); "*.example.com" allows subdomains.
     "AllowedHosts": [],

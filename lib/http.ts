@@ -23,7 +23,13 @@ import { CatalogStore } from "./discovery.ts";
 import { SseTransport } from "./legacy_sse.ts";
 import { correlationIdFor } from "./correlation.ts";
 import { logger } from "./log.ts";
-import { BodyTooLarge, isJsonContentType, onBodyEnd, readBodyText } from "./http_body.ts";
+import {
+  type BodyBounds,
+  BodyRefused,
+  isJsonContentType,
+  onBodyEnd,
+  readBodyText,
+} from "./http_body.ts";
 import {
   asksForProgress,
   claimsModernEra,
@@ -32,7 +38,9 @@ import {
   withBothAccepts,
   withoutBody,
 } from "./http_message.ts";
-import { checkCanListen, listen } from "./http_listen.ts";
+import { RequestLimiter } from "./http_admission.ts";
+import { checkCanListen, listen, type Listener } from "./http_listen.ts";
+import { jsonResponse, refuseOwnerless, rpcError } from "./http_responses.ts";
 import { checkAnonymousExposure, RequestGuard } from "./http_guard.ts";
 import { StreamLimiter } from "./http_streams.ts";
 import {
@@ -76,26 +84,6 @@ const UNSUPPORTED_MEDIA_TYPE = "Unsupported Media Type: Content-Type must be app
 /** RFC 9728 §3: where protected resource metadata is served (plus the resource's path). */
 const WELL_KNOWN_RESOURCE = "/.well-known/oauth-protected-resource";
 
-function jsonResponse(status: number, body: unknown, headers: HeadersInit = {}): Response {
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { "content-type": "application/json", ...headers },
-  });
-}
-
-function rpcError(status: number, code: number, message: string): Response {
-  return jsonResponse(status, { jsonrpc: "2.0", error: { code, message }, id: null });
-}
-
-/** A session needs an owner; a token without `sub` names nobody in particular. */
-function refuseOwnerless(): Response {
-  return rpcError(
-    403,
-    -32000,
-    "Forbidden: a session needs a caller identity, and the token has no 'sub' claim",
-  );
-}
-
 /** 429 for an event stream past `MaxStreamsPerCaller` or `MaxStreams`; `reason` names which. */
 function refuseStream(reason: string): Response {
   log.info("Refused an event stream: {Reason}", { Reason: reason });
@@ -115,6 +103,7 @@ class HttpFront {
   readonly #sweep: ReturnType<typeof setInterval>;
   readonly #auth: Authenticator;
   readonly #streams: StreamLimiter;
+  readonly #bodyBounds: BodyBounds;
 
   constructor(settings: Settings, pool: WorkerPool, mcp: McpServerOptions, auth: Authenticator) {
     this.#auth = auth;
@@ -131,6 +120,10 @@ class HttpFront {
     this.#mcpPaths = new Set(this.#http.mcpPath ? [this.#http.mcpPath] : ["/", "/mcp"]);
     this.#guard = new RequestGuard(this.#http);
     this.#streams = new StreamLimiter(this.#http.limits);
+    this.#bodyBounds = {
+      limit: this.#http.maxRequestBodyBytes,
+      timeoutMs: this.#http.limits.bodyReadTimeoutMs,
+    };
     const every = Math.max(250, Math.min(30_000, Math.floor(this.#http.idleSessionTimeoutMs / 4)));
     this.#sweep = setInterval(() => this.#expireSessions(), every);
   }
@@ -313,9 +306,9 @@ class HttpFront {
       }
       let body: unknown;
       try {
-        body = JSON.parse(await readBodyText(req, this.#http.maxRequestBodyBytes));
+        body = JSON.parse(await readBodyText(req, this.#bodyBounds));
       } catch (error) {
-        if (error instanceof BodyTooLarge) return rpcError(413, -32600, error.message);
+        if (error instanceof BodyRefused) return rpcError(error.status, -32600, error.message);
         return rpcError(400, -32700, "Parse error: the request body is not JSON");
       }
       const bodiless = withoutBody(req);
@@ -470,9 +463,9 @@ class HttpFront {
     }
     let body: unknown;
     try {
-      body = JSON.parse(await readBodyText(req, this.#http.maxRequestBodyBytes));
+      body = JSON.parse(await readBodyText(req, this.#bodyBounds));
     } catch (error) {
-      if (error instanceof BodyTooLarge) return jsonResponse(413, { error: error.message });
+      if (error instanceof BodyRefused) return jsonResponse(error.status, { error: error.message });
       return jsonResponse(400, {
         error: 'The body of POST /call must be JSON: {"tool": string, "arguments": object}',
       });
@@ -526,9 +519,9 @@ class HttpFront {
     }
     let message: JSONRPCMessage;
     try {
-      message = JSON.parse(await readBodyText(req, this.#http.maxRequestBodyBytes));
+      message = JSON.parse(await readBodyText(req, this.#bodyBounds));
     } catch (error) {
-      if (error instanceof BodyTooLarge) return rpcError(413, -32600, error.message);
+      if (error instanceof BodyRefused) return rpcError(error.status, -32600, error.message);
       return rpcError(400, -32700, "Parse error: the body is not JSON");
     }
     transport.receive(message, authInfoOf(principal));
@@ -581,9 +574,10 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
   };
   front = new HttpFront(settings, pool, mcp, auth);
   const http = settings.http;
-  let server: Deno.HttpServer;
+  let server: Listener;
   try {
-    server = listen(http, (req) => front!.handle(req));
+    const limiter = new RequestLimiter(http.limits.maxConcurrentRequests);
+    server = listen(http, (req) => limiter.handle(req, (admitted) => front!.handle(admitted)));
   } catch (error) {
     await pool.drain();
     throw error;

@@ -1,5 +1,6 @@
 /**
- * Bodies: reading request bodies under a size limit (`McpServer:MaxRequestBodyBytes`), and noticing
+ * Bodies: reading request bodies under a size limit (`McpServer:MaxRequestBodyBytes`) and a time
+ * limit (`McpServer:BodyReadTimeout`), and noticing
  * when a response body has been sent (`onBodyEnd`), so a streamed answer counts as work in progress.
  * A request body is streamed and counted, so a client cannot make svc buffer more than the limit,
  * whatever `Content-Length` claims or whether it is sent at all (chunked bodies have none).
@@ -7,44 +8,87 @@
  * @module
  */
 
+/** Why {@linkcode readBodyText} refused a body, with the HTTP status that says so. */
+export class BodyRefused extends Error {
+  /** @param status 413 or 408 */
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
 /** Thrown by {@linkcode readBodyText} when a body is larger than the limit. */
-export class BodyTooLarge extends Error {
+export class BodyTooLarge extends BodyRefused {
   /** @param limit the limit that was exceeded, in bytes */
   constructor(readonly limit: number) {
-    super(`The request body is larger than McpServer:MaxRequestBodyBytes (${limit} bytes)`);
+    super(413, `The request body is larger than McpServer:MaxRequestBodyBytes (${limit} bytes)`);
+  }
+}
+
+/** Thrown by {@linkcode readBodyText} when a body has not arrived in full in time. */
+export class BodyTimedOut extends BodyRefused {
+  /** @param timeoutMs the time allowed, in ms */
+  constructor(readonly timeoutMs: number) {
+    super(
+      408,
+      `The request body did not arrive in full within McpServer:BodyReadTimeout (${
+        timeoutMs / 1000
+      } s)`,
+    );
   }
 }
 
 /** Thrown by {@linkcode readBodyText} when the body is not valid UTF-8 text. */
 export class BodyNotText extends Error {}
 
+/** Bounds of {@linkcode readBodyText}. */
+export interface BodyBounds {
+  /** Most bytes read (`McpServer:MaxRequestBodyBytes`). */
+  limit: number;
+  /** Time for the whole body to arrive, in ms (`McpServer:BodyReadTimeout`). */
+  timeoutMs: number;
+}
+
 /**
- * Reads a request body as UTF-8 text, at most `limit` bytes. A declared `Content-Length` above the
- * limit is refused before anything is read; otherwise reading stops (and the stream is cancelled) as
- * soon as the count passes the limit.
+ * Reads a request body as UTF-8 text, at most `limit` bytes, within `timeoutMs`. A declared
+ * `Content-Length` above the limit is refused before anything is read; otherwise reading stops (and
+ * the stream is cancelled) as soon as the count passes the limit or the time runs out. What was
+ * read of a refused body is dropped at once: a stalled client holds no memory for long.
  */
-export async function readBodyText(req: Request, limit: number): Promise<string> {
+export async function readBodyText(req: Request, bounds: BodyBounds): Promise<string> {
+  const { limit, timeoutMs } = bounds;
   const declared = Number(req.headers.get("content-length") ?? NaN);
   if (declared > limit) {
     await req.body?.cancel().catch(() => {});
     throw new BodyTooLarge(limit);
   }
   if (!req.body) return "";
-  const chunks: Uint8Array[] = [];
+  let chunks: Uint8Array[] = [];
   let total = 0;
   const reader = req.body.getReader();
+  let timedOut = false;
+  // Cancelling ends the pending read (done), so a client that stops sending cannot hold it.
+  const timer = setTimeout(() => {
+    timedOut = true;
+    reader.cancel().catch(() => {});
+  }, timeoutMs);
   try {
     for (;;) {
       const { done, value } = await reader.read();
+      if (timedOut) {
+        chunks = [];
+        throw new BodyTimedOut(timeoutMs);
+      }
       if (done) break;
       total += value.byteLength;
       if (total > limit) {
+        chunks = [];
         await reader.cancel().catch(() => {});
         throw new BodyTooLarge(limit);
       }
       chunks.push(value);
     }
   } finally {
+    clearTimeout(timer);
     reader.releaseLock();
   }
   const bytes = new Uint8Array(total);

@@ -1,11 +1,17 @@
 import assert from "node:assert/strict";
 import {
   BodyNotText,
+  BodyTimedOut,
   BodyTooLarge,
   isJsonContentType,
   onBodyEnd,
   readBodyText,
 } from "../lib/http_body.ts";
+
+/** Bounds of `limit` bytes and a time no test here comes near. */
+function bounded(limit: number) {
+  return { limit, timeoutMs: 60_000 };
+}
 
 function post(body: BodyInit | null, headers: HeadersInit = {}): Request {
   return new Request("http://localhost/mcp", { method: "POST", body, headers });
@@ -28,23 +34,23 @@ function streamed(chunk: number, total = Infinity) {
 }
 
 Deno.test("readBodyText() reads a body at or under the limit as UTF-8 text", async () => {
-  assert.equal(await readBodyText(post('{"a":"é"}'), 1024), '{"a":"é"}');
+  assert.equal(await readBodyText(post('{"a":"é"}'), bounded(1024)), '{"a":"é"}');
   const exact = "x".repeat(100);
-  assert.equal(await readBodyText(post(exact), 100), exact);
-  assert.equal(await readBodyText(post(null), 10), "");
-  assert.equal(await readBodyText(new Request("http://localhost/"), 10), "");
+  assert.equal(await readBodyText(post(exact), bounded(100)), exact);
+  assert.equal(await readBodyText(post(null), bounded(10)), "");
+  assert.equal(await readBodyText(new Request("http://localhost/"), bounded(10)), "");
   const { stream } = streamed(1000, 3000);
-  assert.equal((await readBodyText(post(stream), 3000)).length, 3000);
+  assert.equal((await readBodyText(post(stream), bounded(3000))).length, 3000);
 });
 
 Deno.test("readBodyText() counts bytes, not characters", async () => {
   // Three two-byte characters are six bytes.
-  await assert.rejects(readBodyText(post("ééé"), 5), BodyTooLarge);
-  assert.equal(await readBodyText(post("ééé"), 6), "ééé");
+  await assert.rejects(readBodyText(post("ééé"), bounded(5)), BodyTooLarge);
+  assert.equal(await readBodyText(post("ééé"), bounded(6)), "ééé");
 });
 
 Deno.test("readBodyText() refuses a body over the limit in a sentence naming the setting and the limit", async () => {
-  const error = await readBodyText(post("x".repeat(101)), 100).catch((e) => e);
+  const error = await readBodyText(post("x".repeat(101)), bounded(100)).catch((e) => e);
   assert.ok(error instanceof BodyTooLarge);
   assert.equal(error.limit, 100);
   assert.equal(
@@ -55,7 +61,7 @@ Deno.test("readBodyText() refuses a body over the limit in a sentence naming the
 
 Deno.test("readBodyText() stops reading an endless stream as soon as it passes the limit, and cancels it", async () => {
   const { stream, state } = streamed(1024);
-  await assert.rejects(readBodyText(post(stream), 4096), BodyTooLarge);
+  await assert.rejects(readBodyText(post(stream), bounded(4096)), BodyTooLarge);
   assert.ok(state.pulled <= 4096 + 2 * 1024, `read ${state.pulled} bytes of a 4096-byte limit`);
   assert.equal(state.cancelled, true);
 });
@@ -63,19 +69,19 @@ Deno.test("readBodyText() stops reading an endless stream as soon as it passes t
 Deno.test("readBodyText() refuses a declared Content-Length over the limit before reading anything", async () => {
   const { stream, state } = streamed(16, 16);
   const req = post(stream, { "content-length": "1000000" });
-  await assert.rejects(readBodyText(req, 100), BodyTooLarge);
+  await assert.rejects(readBodyText(req, bounded(100)), BodyTooLarge);
   assert.equal(state.pulled, 0);
   assert.equal(state.cancelled, true);
   // A lying small Content-Length does not let a larger body through.
   const liar = streamed(1024);
   await assert.rejects(
-    readBodyText(post(liar.stream, { "content-length": "10" }), 4096),
+    readBodyText(post(liar.stream, { "content-length": "10" }), bounded(4096)),
     BodyTooLarge,
   );
 });
 
 Deno.test("readBodyText() refuses a body that is not UTF-8", async () => {
-  const error = await readBodyText(post(new Uint8Array([0x7b, 0xff, 0xfe, 0x7d])), 100)
+  const error = await readBodyText(post(new Uint8Array([0x7b, 0xff, 0xfe, 0x7d])), bounded(100))
     .catch((e) => e);
   assert.ok(error instanceof BodyNotText);
   assert.equal(error.message, "The request body is not UTF-8 text");
@@ -137,4 +143,24 @@ Deno.test("onBodyEnd() calls back once when the source body fails", async () => 
   const wrapped = onBodyEnd(new Response(failing), () => ends++);
   await assert.rejects(wrapped.text(), /source broke/);
   assert.equal(ends, 1);
+});
+
+Deno.test("readBodyText() refuses a body that stops arriving, after the timeout, and cancels it", async () => {
+  const { stream, state } = streamed(10, 10); // ten bytes, then nothing: never closed
+  const stalled = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const reader = stream.getReader();
+      const { value } = await reader.read();
+      reader.releaseLock();
+      if (value) controller.enqueue(value);
+    },
+    cancel() {
+      state.cancelled = true;
+    },
+  }, { highWaterMark: 0 });
+  const error = await readBodyText(post(stalled), { limit: 1000, timeoutMs: 200 }).catch((e) => e);
+  assert.ok(error instanceof BodyTimedOut);
+  assert.equal(error.status, 408);
+  assert.match(error.message, /McpServer:BodyReadTimeout \(0\.2 s\)/);
+  assert.ok(state.cancelled);
 });

@@ -90,6 +90,8 @@ const rest = {
     MaxRequestBodyBytes: 1000,
     MaxStreamsPerCaller: 4,
     MaxStreams: 64,
+    MaxConcurrentRequests: 32,
+    BodyReadTimeout: "00:00:10",
     AllowAnonymous: true,
     AllowedHosts: ["svc.example"],
     SubprocessHostMode: "Pool",

@@ -452,6 +452,11 @@ export interface StartHttpSvcOptions {
   args?: string[];
   /** Worker executable. @default TEST_PWSH */
   pwsh?: string;
+  /**
+   * A command that runs svc (`deno`) as its last arguments and becomes it (exec), e.g.
+   * `["prlimit", "--nofile=256:256", "--"]` for a lower open-files limit. @default none
+   */
+  wrapper?: string[];
 }
 
 /** A running `svc serve --transport http`. */
@@ -471,10 +476,12 @@ export interface HttpSvc extends AsyncDisposable {
 /** Starts svc over HTTP on a free port and waits until it listens. */
 export async function startHttpSvc(options: StartHttpSvcOptions = {}): Promise<HttpSvc> {
   const { config = fixtureConfig(), env = {}, args = [], pwsh = TEST_PWSH } = options;
+  const [command = Deno.execPath(), ...before] = [...(options.wrapper ?? []), Deno.execPath()];
   const dir = await Deno.makeTempDir({ prefix: "svc-http-" });
   await Deno.writeTextFile(`${dir}/appsettings.json`, JSON.stringify(config, null, 2));
-  const child = new Deno.Command(Deno.execPath(), {
+  const child = new Deno.Command(command, {
     args: [
+      ...before,
       "run",
       "--allow-all",
       "--quiet",

@@ -1,0 +1,52 @@
+/**
+ * At most `McpServer:MaxConcurrentRequests` HTTP requests are handled at once: past the cap a
+ * request gets 503 with `Retry-After` naming the setting, while `/health` and `/health/ready` keep
+ * answering; once the slow calls end, requests are admitted again.
+ */
+import assert from "node:assert/strict";
+import { eventually, fixtureConfig, post, startHttpSvc } from "../support/harness.ts";
+
+const POOL = { MinPoolSize: 2, EagerWarmCount: 2, StopTimeout: "00:00:02" };
+/** Long enough that the probes below see both calls in flight even on two busy cores. */
+const SLOW_CALL = {
+  tool: "write_fixture_progress",
+  arguments: { Steps: 1, DelayMilliseconds: 8000 },
+};
+
+Deno.test("past McpServer:MaxConcurrentRequests a request gets 503 with Retry-After; health checks never do", async () => {
+  const config = {
+    ...fixtureConfig(),
+    McpServer: { RunspacePool: POOL, MaxConcurrentRequests: 2 },
+  };
+  await using svc = await startHttpSvc({ config });
+  assert.ok(await eventually(async () => (await fetch(`${svc.url}/health/ready`)).ok, 60_000));
+  const slow = [post(`${svc.url}/call`, SLOW_CALL), post(`${svc.url}/call`, SLOW_CALL)];
+  // A cheap request is refused once both slow calls are in flight.
+  let refused: Response | null = null;
+  assert.ok(
+    await eventually(async () => {
+      const response = await fetch(`${svc.url}/tools`);
+      if (response.status === 503) {
+        refused = response;
+        return true;
+      }
+      await response.body?.cancel();
+      return false;
+    }, 30_000),
+    `no request was refused:\n${svc.stderr()}`,
+  );
+  const response = refused! as Response;
+  assert.equal(response.headers.get("retry-after"), "1");
+  assert.match((await response.json()).error, /at most 2 \(McpServer:MaxConcurrentRequests\)/);
+  const refusedCall = await post(`${svc.url}/call`, SLOW_CALL);
+  assert.equal(refusedCall.status, 503);
+  for (const path of ["/health", "/health/ready"]) {
+    const health = await fetch(`${svc.url}${path}`);
+    await health.body?.cancel();
+    assert.equal(health.status, 200, `${path} while at the cap`);
+  }
+  for (const call of await Promise.all(slow)) assert.equal(call.status, 200);
+  const again = await fetch(`${svc.url}/tools`);
+  await again.body?.cancel();
+  assert.equal(again.status, 200);
+});
