@@ -9,7 +9,6 @@ import { loadSettings, type Settings, type SettingsOverrides } from "./lib/confi
 import { ConfigError, exitCodeOf } from "./lib/errors.ts";
 import { configureLogging, flushLogging, logger } from "./lib/log.ts";
 import { hardenProcess } from "./lib/process_hardening.ts";
-import { raiseOpenFilesLimit } from "./lib/fd_limit.ts";
 import { describeOrigin, resolvePwsh } from "./lib/pwsh_path.ts";
 import project from "./deno.json" with { type: "json" };
 
@@ -214,18 +213,6 @@ async function serve(argv: string[]): Promise<number> {
       "svc could not make itself non-dumpable ({Reason}): a command that reads files can read /proc/{Pid}/environ.",
       { Reason: hardening, Pid: Deno.pid },
     );
-  }
-  const files = raiseOpenFilesLimit();
-  if (typeof files === "string") {
-    logger("main").debug("svc's open-files limit is as it was started ({Reason}).", {
-      Reason: files,
-    });
-  } else {
-    logger("main").debug("svc's open-files limit: {Soft} (hard {Hard}){Raised}.", {
-      Soft: String(files.soft),
-      Hard: String(files.hard),
-      Raised: files.raisedFrom === null ? "" : `, raised from ${files.raisedFrom}`,
-    });
   }
   const shutdown = new Promise<void>((resolve) => {
     const signals: Deno.Signal[] = Deno.build.os === "windows"
