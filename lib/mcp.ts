@@ -24,7 +24,7 @@ import {
   toCallToolResult,
   workerFailureMessage,
 } from "./result.ts";
-import { PoolError } from "./pool.ts";
+import { PoolError } from "./pool_contract.ts";
 import type { Worker } from "./shell.ts";
 import type { WorkerProgress } from "./worker_protocol.ts";
 import { outputShaping } from "./output_shaping.ts";

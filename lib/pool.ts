@@ -34,17 +34,6 @@ import {
   type WorkerState,
 } from "./pool_contract.ts";
 
-export {
-  type Lease,
-  type LeaseOptions,
-  PoolError,
-  type PoolErrorCode,
-  type PoolStats,
-  type PoolStatus,
-  type WorkerPoolOptions,
-  type WorkerState,
-} from "./pool_contract.ts";
-
 const log = logger("pool");
 
 interface Slot {

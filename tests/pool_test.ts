@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import type { ShellSettings } from "../lib/config.ts";
 import type { PoolSettings } from "../lib/config_pool.ts";
-import { type Lease, PoolError, WorkerPool } from "../lib/pool.ts";
+import { WorkerPool } from "../lib/pool.ts";
+import { type Lease, PoolError } from "../lib/pool_contract.ts";
 import type { InvokeOptions, Worker } from "../lib/shell.ts";
 import {
   eventually,
