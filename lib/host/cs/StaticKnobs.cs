@@ -78,10 +78,30 @@ namespace Svc.Host
                     if (typeof(Delegate).IsAssignableFrom(field.FieldType) && !field.IsInitOnly && !field.IsLiteral) Keep(field);
                 }
             }
-            _listeners = new TraceListener[Trace.Listeners.Count];
-            Trace.Listeners.CopyTo(_listeners, 0);
+            _listeners = ListenersNow();
             ThreadPool.GetMinThreads(out _threads[0], out _threads[1]);
             ThreadPool.GetMaxThreads(out _threads[2], out _threads[3]);
+        }
+
+        // The trace listeners as they are now. Sibling slots of the process start (and reset) on other
+        // threads, and the collection is created lazily and has no public lock: Count and CopyTo may
+        // disagree ("Destination array was not long enough" failed a slot's startup), so copy again
+        // until they agree.
+        private static TraceListener[] ListenersNow()
+        {
+            for (int attempt = 0; attempt < 20; attempt++)
+            {
+                try
+                {
+                    TraceListenerCollection listeners = Trace.Listeners;
+                    TraceListener[] copy = new TraceListener[listeners.Count];
+                    listeners.CopyTo(copy, 0);
+                    if (Array.IndexOf(copy, null) < 0) return copy;
+                }
+                catch (ArgumentException) { /* changed between Count and CopyTo: again */ }
+                Thread.Yield();
+            }
+            return new TraceListener[0];
         }
 
         private void Keep(FieldInfo field)
@@ -108,13 +128,18 @@ namespace Svc.Host
                 }
                 catch (Exception) { /* left as it is */ }
             }
-            TraceListenerCollection listeners = Trace.Listeners;
-            bool same = listeners.Count == _listeners.Length;
-            for (int i = 0; same && i < _listeners.Length; i++) same = ReferenceEquals(listeners[i], _listeners[i]);
+            TraceListener[] now = ListenersNow();
+            bool same = now.Length == _listeners.Length;
+            for (int i = 0; same && i < _listeners.Length; i++) same = ReferenceEquals(now[i], _listeners[i]);
             if (!same)
             {
-                listeners.Clear();
-                foreach (TraceListener listener in _listeners) listeners.Add(listener);
+                try
+                {
+                    TraceListenerCollection listeners = Trace.Listeners;
+                    listeners.Clear();
+                    foreach (TraceListener listener in _listeners) listeners.Add(listener);
+                }
+                catch (ArgumentException) { /* a sibling changed them at the same moment: left as they are */ }
             }
             int minWorkers, minPorts, maxWorkers, maxPorts;
             ThreadPool.GetMinThreads(out minWorkers, out minPorts);
