@@ -203,6 +203,26 @@ export const appSettingsSchema = z.object({
       timeSpan,
       "Time for a request body to arrive in full; a slower one gets 408 and is dropped. Default 00:00:30.",
     ),
+    MaxConnections: describe(
+      integer,
+      "Most connections open at once; past it a new connection may only ask for /health. Default from the open-files limit: that limit less a quarter (at most 256), at most 4096.",
+    ),
+    HeaderReadTimeout: describe(
+      timeSpan,
+      "Time for a request's head (request line and headers) to arrive; a slower one gets 408 and the connection is closed. Default 00:00:30.",
+    ),
+    KeepAliveTimeout: describe(
+      timeSpan,
+      "Time an idle connection is kept open for a next request; keep it above a load balancer's idle timeout. Default 00:01:05.",
+    ),
+    SendTimeout: describe(
+      timeSpan,
+      "Time a response write may make no progress (the client reads nothing) before the connection is closed. Default 00:00:30.",
+    ),
+    MaxStreamQueueBytes: describe(
+      integer,
+      "Most bytes of an event stream waiting for a client that reads slower than svc writes; past it the stream is closed. Default 8388608 (8 MiB).",
+    ),
     AllowedHosts: describe(
       strings,
       "Host header values accepted besides loopback and the addresses svc listens on; '*' accepts any, '*.example.com' subdomains.",

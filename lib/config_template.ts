@@ -119,6 +119,18 @@ const DEFAULT_CONFIG_TEXT =
     "MaxConcurrentRequests": 1024,
     // Time for a request body to arrive in full (hh:mm:ss); a slower one gets 408 and is dropped.
     "BodyReadTimeout": "00:00:30",
+    // Connections open at once; past it a new one may only ask for /health. Unset: derived from
+    // the open-files limit (that limit less a quarter, at most 256, and at most 4096).
+    // "MaxConnections": 4096,
+    // Time for a request's head to arrive (hh:mm:ss); a slower one gets 408.
+    "HeaderReadTimeout": "00:00:30",
+    // Time an idle connection is kept for a next request; keep it above a load balancer's idle
+    // timeout (60 s on AWS ALB).
+    "KeepAliveTimeout": "00:01:05",
+    // Time a response write may make no progress (the client reads nothing) before svc hangs up.
+    "SendTimeout": "00:00:30",
+    // Bytes of an event stream waiting for a slow client; past it the stream is closed (8 MiB).
+    "MaxStreamQueueBytes": 8388608,
     // Host header values accepted besides the loopback names and the addresses svc listens on
     // (bound to 0.0.0.0: every address of this machine); "*.example.com" allows subdomains.
     "AllowedHosts": [],

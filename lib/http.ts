@@ -1,5 +1,5 @@
 /**
- * The HTTP transport: MCP Streamable HTTP on `Deno.serve` for many users, backed by the worker pool.
+ * The HTTP transport: MCP Streamable HTTP for many users, backed by the worker pool.
  * Routes the MCP endpoint(s) by protocol era and session mode, `/tools` and `/call`, `/health` and
  * `/health/ready`, and (opt-in) the deprecated HTTP+SSE transport. Validates `Host` before `Origin`
  * (DNS rebinding), picks JSON or SSE from `Accept`, tags every request with a correlation id, and
@@ -20,7 +20,7 @@ import { withContext } from "@logtape/logtape";
 import { Authenticator, ownerOf, type Principal } from "./auth.ts";
 import type { HttpSettings, Settings } from "./config.ts";
 import { CatalogStore } from "./discovery.ts";
-import { SseTransport } from "./legacy_sse.ts";
+import { MAX_PENDING_REQUESTS, SseTransport } from "./legacy_sse.ts";
 import { correlationIdFor } from "./correlation.ts";
 import { logger } from "./log.ts";
 import {
@@ -523,6 +523,13 @@ class HttpFront {
     } catch (error) {
       if (error instanceof BodyRefused) return rpcError(error.status, -32600, error.message);
       return rpcError(400, -32700, "Parse error: the body is not JSON");
+    }
+    if (transport.busy) {
+      return rpcError(
+        429,
+        -32000,
+        `Too many requests waiting on this SSE session: at most ${MAX_PENDING_REQUESTS}; wait for answers before posting more`,
+      );
     }
     transport.receive(message, authInfoOf(principal));
     return new Response("Accepted", { status: 202 });

@@ -1,23 +1,31 @@
 /**
- * Binding the HTTP listener, with startup errors a user can act on: a taken port, a privileged one
- * or an address this machine does not have each exit with code 3 and say what to change. Once
- * bound, the listener is kept: `Deno.serve` (Deno 2.9.6) ends its accept loop when `accept` fails
- * (EMFILE once svc runs out of file descriptors, say 1,000 idle connections under a limit of 1,024),
- * closes the listening socket and rejects `finished`. Unhandled, that rejection ended svc. Instead
- * svc logs a warning, waits (100 ms doubling to 2 s) and serves again on the same address and port.
+ * The HTTP listener: binds the address (startup errors a user can act on: a taken port, a
+ * privileged one or an address this machine does not have each exit with code 3 and say what to
+ * change), then accepts connections for {@linkcode Connection} to serve. svc accepts them itself
+ * rather than through `Deno.serve` (Deno 2.9.6), which has no connection cap and ends its accept
+ * loop on the first failure (EMFILE once svc runs out of file descriptors). Here the loop never
+ * ends before shutdown: a failed accept is logged once per episode and retried after a back-off
+ * (100 ms doubling to 2 s), and past `MaxConnections` a connection may only ask for `/health`.
  *
  * @module
  */
 import type { HttpSettings } from "./config.ts";
 import { StartupError } from "./errors.ts";
+import { Connection, type ConnectionOptions } from "./http_connection.ts";
 import { logger } from "./log.ts";
+import { tracedHttp } from "./telemetry.ts";
 
 const log = logger("http");
 
-/** First wait before serving again after the accept loop failed, in ms; doubled per failed attempt. */
+/** First wait before accepting again after `accept` failed, in ms; doubled per failed attempt. */
 const FIRST_BACKOFF_MS = 100;
-/** Longest wait between attempts to serve again, in ms. */
+/** Longest wait between attempts to accept again, in ms. */
 const MAX_BACKOFF_MS = 2_000;
+/**
+ * Connections past `MaxConnections` kept open at once, each only for a health check: a load
+ * balancer's probe still gets its answer while idle clients hold every regular slot.
+ */
+export const HEALTH_ONLY_CONNECTIONS = 16;
 
 /** Throws the startup error for `host:port` when it cannot be bound now (checked before workers start). */
 export function checkCanListen(host: string, port: number): void {
@@ -30,124 +38,156 @@ export function checkCanListen(host: string, port: number): void {
 
 /** The served listener: {@linkcode listen}'s result, stopped with `shutdown`. */
 export interface Listener {
-  /** Stops accepting (and serving again), then resolves once in-flight requests are answered. */
+  /** Stops accepting, closes idle connections, then resolves once the others have answered. */
   shutdown(): Promise<void>;
 }
 
 /**
- * Serves `handler` on the configured address and logs where once listening. If the accept loop
- * fails later, serves again on the same port after a back-off, until {@linkcode Listener.shutdown}.
+ * Serves `handler` on the configured address and logs where once listening.
  *
- * @throws {StartupError} `CANNOT_LISTEN` naming the address and what to change (first bind only).
+ * @throws {StartupError} `CANNOT_LISTEN` naming the address and what to change.
  */
 export function listen(
   http: HttpSettings,
   handler: (req: Request) => Response | Promise<Response>,
 ): Listener {
-  let server: Deno.HttpServer<Deno.NetAddr>;
+  let listener: Deno.TcpListener;
   try {
-    server = Deno.serve({
-      hostname: http.host,
-      port: http.port,
-      onListen: (addr) => {
-        log.info("svc listening on http://{Address}:{Port} (MCP at {Paths}, mode {Mode}).", {
-          Address: addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname,
-          Port: addr.port,
-          Paths: http.mcpPath ?? "/ and /mcp",
-          Mode: http.mode,
-        });
-      },
-    }, handler);
+    listener = Deno.listen({ hostname: http.host, port: http.port });
   } catch (error) {
     throw cannotListen(http.host, http.port, error);
   }
-  return new KeptListener(http.host, server, handler);
+  const addr = listener.addr;
+  log.info("svc listening on http://{Address}:{Port} (MCP at {Paths}, mode {Mode}).", {
+    Address: addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname,
+    Port: addr.port,
+    Paths: http.mcpPath ?? "/ and /mcp",
+    Mode: http.mode,
+  });
+  const { limits } = http;
+  const server = new Server(listener, http.limits.maxConnections, {
+    handler: tracedHttp(handler),
+    headerReadTimeoutMs: limits.headerReadTimeoutMs,
+    keepAliveTimeoutMs: limits.keepAliveTimeoutMs,
+    sendTimeoutMs: limits.sendTimeoutMs,
+    maxStreamQueueBytes: limits.maxStreamQueueBytes,
+  });
+  server.run();
+  return server;
 }
 
-/** Serves again whenever the accept loop fails, until shut down. */
-class KeptListener implements Listener {
-  readonly #host: string;
-  /** The port first bound (a configured 0 became a real one): clients keep their address. */
-  readonly #port: number;
-  readonly #handler: (req: Request) => Response | Promise<Response>;
-  #server: Deno.HttpServer | null;
+/** Accepts until shut down, within the connection cap. */
+class Server implements Listener {
+  readonly #listener: Deno.TcpListener;
+  readonly #max: number;
+  readonly #options: Omit<ConnectionOptions, "healthOnly">;
+  readonly #open = new Set<Connection>();
+  readonly #healthOnly = new Set<Connection>();
+  readonly #served = new Set<Promise<void>>();
   #stopping = false;
-  #retry: ReturnType<typeof setTimeout> | null = null;
-  #backoffMs = FIRST_BACKOFF_MS;
-  /** When the current episode of failures began (ms), or null while serving normally. */
-  #failingSince: number | null = null;
+  /** Connections closed unserved since the cap was reached, or null while under it. */
+  #refused: number | null = null;
 
   constructor(
-    host: string,
-    server: Deno.HttpServer<Deno.NetAddr>,
-    handler: (req: Request) => Response | Promise<Response>,
+    listener: Deno.TcpListener,
+    max: number,
+    options: Omit<ConnectionOptions, "healthOnly">,
   ) {
-    this.#host = host;
-    this.#port = server.addr.port;
-    this.#handler = handler;
-    this.#server = server;
-    this.#watch(server);
+    this.#listener = listener;
+    this.#max = max;
+    this.#options = options;
   }
 
-  shutdown(): Promise<void> {
-    this.#stopping = true;
-    if (this.#retry !== null) clearTimeout(this.#retry);
-    return this.#server?.shutdown() ?? Promise.resolve();
-  }
-
-  #watch(server: Deno.HttpServer): void {
-    server.finished.catch((error) => {
-      if (this.#stopping) return;
-      this.#server = null;
-      if (this.#failingSince === null) {
-        this.#failingSince = Date.now();
-        log.warning(
-          "The HTTP listener stopped accepting connections ({Error}); serving again after a back-off. Running out of file descriptors (EMFILE) means too many open connections: raise the open-files limit (ulimit -n) or put a proxy with a connection limit in front.",
-          { Error: error instanceof Error ? error.message : String(error) },
-        );
+  async run(): Promise<void> {
+    let backoff = FIRST_BACKOFF_MS;
+    let failingSince: number | null = null;
+    while (!this.#stopping) {
+      let conn: Deno.TcpConn;
+      try {
+        conn = await this.#listener.accept();
+      } catch (error) {
+        if (this.#stopping) return;
+        if (failingSince === null) {
+          failingSince = Date.now();
+          log.warning(
+            "The HTTP listener cannot accept connections ({Error}); trying again after a back-off. Running out of file descriptors (EMFILE) means too many open connections or files: lower McpServer:MaxConnections or raise the open-files limit (ulimit -n).",
+            { Error: error instanceof Error ? error.message : String(error) },
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, backoff));
+        backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
+        continue;
       }
-      this.#scheduleRestart();
-    });
-  }
-
-  #scheduleRestart(): void {
-    const wait = this.#backoffMs;
-    this.#backoffMs = Math.min(MAX_BACKOFF_MS, this.#backoffMs * 2);
-    this.#retry = setTimeout(() => {
-      this.#retry = null;
-      if (!this.#stopping) this.#restart();
-    }, wait);
-  }
-
-  #restart(): void {
-    try {
-      const server = Deno.serve({
-        hostname: this.#host,
-        port: this.#port,
-        onListen: () => {},
-      }, (req) => {
-        // The first request answered ends the episode: the next failure is news again.
-        if (this.#failingSince !== null) this.#recovered();
-        return this.#handler(req);
-      });
-      this.#server = server;
-      this.#watch(server);
-    } catch (error) {
-      log.debug("Serving again on port {Port} failed ({Error}); trying again.", {
-        Port: this.#port,
-        Error: error instanceof Error ? error.message : String(error),
-      });
-      this.#scheduleRestart();
+      if (failingSince !== null) {
+        log.info("The HTTP listener is accepting connections again after {Seconds} s.", {
+          Seconds: ((Date.now() - failingSince) / 1000).toFixed(1),
+        });
+        failingSince = null;
+        backoff = FIRST_BACKOFF_MS;
+      }
+      this.#admit(conn);
     }
   }
 
-  #recovered(): void {
-    log.info("The HTTP listener is serving again on port {Port} after {Seconds} s.", {
-      Port: this.#port,
-      Seconds: ((Date.now() - this.#failingSince!) / 1000).toFixed(1),
+  #admit(conn: Deno.TcpConn): void {
+    const regular = this.#open.size < this.#max;
+    if (!regular && this.#healthOnly.size >= HEALTH_ONLY_CONNECTIONS) {
+      this.#refuse(conn);
+      return;
+    }
+    if (regular && this.#refused !== null) {
+      log.info(
+        "Accepting connections again; {Count} were closed unserved at McpServer:MaxConnections.",
+        {
+          Count: this.#refused,
+        },
+      );
+      this.#refused = null;
+    }
+    if (!regular) this.#noteCap();
+    try {
+      conn.setNoDelay(true);
+    } catch {
+      // The peer already went away; serving finds out.
+    }
+    const set = regular ? this.#open : this.#healthOnly;
+    const connection = new Connection(conn, { ...this.#options, healthOnly: !regular });
+    set.add(connection);
+    const served = connection.serve().finally(() => {
+      set.delete(connection);
+      this.#served.delete(served);
     });
-    this.#failingSince = null;
-    this.#backoffMs = FIRST_BACKOFF_MS;
+    this.#served.add(served);
+  }
+
+  #refuse(conn: Deno.TcpConn): void {
+    this.#noteCap();
+    this.#refused! += 1;
+    try {
+      conn.close();
+    } catch {
+      // Nothing to release.
+    }
+  }
+
+  #noteCap(): void {
+    if (this.#refused !== null) return;
+    this.#refused = 0;
+    log.warning(
+      "{Count} connections are open, as many as McpServer:MaxConnections allows: new ones may only ask for /health until some close.",
+      { Count: this.#open.size },
+    );
+  }
+
+  async shutdown(): Promise<void> {
+    this.#stopping = true;
+    try {
+      this.#listener.close();
+    } catch {
+      // Already closed.
+    }
+    for (const connection of [...this.#open, ...this.#healthOnly]) connection.closeIfIdle();
+    await Promise.all(this.#served);
   }
 }
 

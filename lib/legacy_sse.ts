@@ -2,8 +2,11 @@
  * The deprecated HTTP+SSE transport (protocol 2024-11-05), served only when
  * `McpServer:EnableLegacySse` is true: `GET /sse` opens an event stream whose first event names the
  * endpoint for client messages, and `POST /messages?sessionId=…` delivers them. The v2 SDK has this
- * transport only for Node's HTTP objects, so this is a web-standard one for `Deno.serve`. It works in
- * both HTTP modes: a legacy SSE session is a protocol connection, never a worker.
+ * transport only for Node's HTTP objects, so this is a web-standard one. It works in both HTTP
+ * modes: a legacy SSE session is a protocol connection, never a worker. A post is answered 202
+ * before its request runs, so the requests a session has waiting for an answer are bounded
+ * ({@linkcode MAX_PENDING_REQUESTS}): without it one client could post thousands and have svc work
+ * out, and hold, every answer at once.
  *
  * @module
  */
@@ -15,6 +18,9 @@ import type {
 } from "@modelcontextprotocol/server";
 
 const encoder = new TextEncoder();
+
+/** Requests of one legacy session posted and not answered yet; past it a post gets 429. */
+export const MAX_PENDING_REQUESTS = 32;
 
 /** One SSE connection, used as an MCP `Transport` by a server instance. */
 export class SseTransport implements Transport {
@@ -58,8 +64,19 @@ export class SseTransport implements Transport {
     return Promise.resolve();
   }
 
+  /** Ids of the requests posted and not answered yet. */
+  readonly #pending = new Set<string | number>();
+
+  /** True when the session has {@linkcode MAX_PENDING_REQUESTS} waiting: the next post is refused. */
+  get busy(): boolean {
+    return this.#pending.size >= MAX_PENDING_REQUESTS;
+  }
+
   /** Writes one message event. */
   send(message: JSONRPCMessage): Promise<void> {
+    if ("id" in message && !("method" in message) && message.id !== undefined) {
+      this.#pending.delete(message.id);
+    }
     // JSON.stringify never emits a raw newline, so one data line per event is enough.
     this.#write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
     return Promise.resolve();
@@ -67,6 +84,11 @@ export class SseTransport implements Transport {
 
   /** Delivers a posted message to the server, with the caller's identity. */
   receive(message: JSONRPCMessage, authInfo: AuthInfo): void {
+    for (const one of Array.isArray(message) ? message : [message]) {
+      if (one && typeof one === "object" && "id" in one && "method" in one) {
+        this.#pending.add(one.id);
+      }
+    }
     this.onmessage?.(message, { authInfo });
   }
 

@@ -1,10 +1,12 @@
 /**
  * OpenTelemetry traces and metrics. Deno exports them over OTLP when svc runs with
- * `OTEL_DENO=true` (endpoint, protocol and interval from the standard `OTEL_*` variables), and
- * adds a span for every HTTP request `Deno.serve` answers; without it the OpenTelemetry API is not
- * loaded and everything below does nothing.
+ * `OTEL_DENO=true` (endpoint, protocol and interval from the standard `OTEL_*` variables); without
+ * it the OpenTelemetry API is not loaded and everything below does nothing.
  *
  * Instruments (attributes in brackets):
+ * - an HTTP server span per request [`http.request.method`, `url.path`,
+ *   `http.response.status_code`], made here because svc serves HTTP itself (`lib/http_listen.ts`),
+ *   not through `Deno.serve`, which Deno would trace on its own;
  * - `svc.tool.call` span per tool call [`mcp.tool.name`, `svc.command`, `svc.outcome`];
  * - `svc.tool.call.duration` histogram, ms [`mcp.tool.name`, `svc.outcome`];
  * - `svc.pool.workers` gauge [`state`: creating, warm, leased, resetting];
@@ -129,4 +131,38 @@ export async function tracedCall<T>(
       });
     }
   });
+}
+
+/**
+ * `handler` with an HTTP server span around each request, the tool call spans nested in it; the
+ * handler itself when telemetry is off.
+ */
+export function tracedHttp(
+  handler: (req: Request) => Response | Promise<Response>,
+): (req: Request) => Response | Promise<Response> {
+  if (!api || !tracer) return handler;
+  const { SpanKind, SpanStatusCode } = api;
+  return (req) => {
+    const path = new URL(req.url).pathname;
+    return tracer.startActiveSpan(
+      `${req.method} ${path}`,
+      {
+        kind: SpanKind.SERVER,
+        attributes: { "http.request.method": req.method, "url.path": path },
+      },
+      async (span) => {
+        try {
+          const response = await handler(req);
+          span.setAttribute("http.response.status_code", response.status);
+          if (response.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+          return response;
+        } catch (error) {
+          span.setStatus({ code: SpanStatusCode.ERROR });
+          throw error;
+        } finally {
+          span.end();
+        }
+      },
+    );
+  };
 }

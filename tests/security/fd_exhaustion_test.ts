@@ -1,8 +1,9 @@
 /**
- * svc never exits when it runs out of file descriptors (issue 28, finding 1). Under a limit of 256
- * open files, 400 idle TCP connections exhaust it: `Deno.serve`'s accept loop fails with EMFILE and
- * ends, which used to end svc with an unhandled rejection. svc now logs a warning, backs off and
- * serves again on the same port once the connections are gone.
+ * svc never exits when clients hold many connections, and keeps answering health checks (issue 28,
+ * finding 1). Under a limit of 256 open files, 400 idle TCP connections used to exhaust svc's file
+ * descriptors and end it. Now `MaxConnections` (derived from that limit: 192) stops them short of
+ * EMFILE, and a connection past it may still ask for `/health`; with the cap set above the limit,
+ * EMFILE itself is survived: the accept loop backs off and accepts again once connections close.
  */
 import assert from "node:assert/strict";
 import { rawRequest } from "./raw_http.ts";
@@ -21,46 +22,81 @@ import {
 const LIGHT_POOL = { MinPoolSize: 1, EagerWarmCount: 1, StopTimeout: "00:00:02" };
 const IDLE_CONNECTIONS = 400;
 
-Deno.test("svc survives running out of file descriptors and serves again on the same port", async () => {
-  await using svc = await startHttpSvc({
-    config: { ...fixtureConfig(), McpServer: { RunspacePool: LIGHT_POOL } },
-    wrapper: ["prlimit", "--nofile=256:256", "--"],
-  });
-  assert.ok(await eventually(() => answersOk(`${svc.url}/health`), 60_000), svc.stderr());
-  const { hostname, port } = new URL(svc.url);
+/** Opens up to `count` idle connections to `url`; stops at the first that fails. */
+async function holdConnections(url: string, count: number): Promise<Deno.Conn[]> {
+  const { hostname, port } = new URL(url);
   const idle: Deno.Conn[] = [];
-  try {
-    // Connecting fails once svc has closed its listener; by then the limit has been reached.
-    for (let i = 0; i < IDLE_CONNECTIONS; i++) {
-      try {
-        idle.push(await Deno.connect({ hostname, port: Number(port) }));
-      } catch {
-        break;
-      }
-    }
-    await logged(svc.stderr, /stopped accepting connections \(.*Too many open files/);
-    assert.ok(isAlive(svc.pid), `svc exited:\n${svc.stderr()}`);
-  } finally {
-    for (const conn of idle) conn.close();
-  }
-  // A new connection each time (fetch would reuse one the old listener accepted, which it still
-  // serves). The back-off is at most 2 s between attempts; the bound leaves room for two busy cores.
-  const freshHealth = async () => {
+  for (let i = 0; i < count; i++) {
     try {
-      const reply = await rawRequest(svc.url, { method: "GET", path: "/health", headers: {} });
-      return reply.status === 200;
+      idle.push(await Deno.connect({ hostname, port: Number(port) }));
     } catch {
-      return false;
+      break;
     }
-  };
-  assert.ok(await eventually(freshHealth, 30_000), svc.stderr());
-  assert.ok(isAlive(svc.pid));
-  const called = await post(`${svc.url}/call`, {
+  }
+  return idle;
+}
+
+/** A request on a new connection each time (fetch would reuse one svc accepted before). */
+async function fresh(url: string, path: string): Promise<number> {
+  try {
+    return (await rawRequest(url, { method: "GET", path, headers: { Host: new URL(url).host } }))
+      .status;
+  } catch {
+    return 0;
+  }
+}
+
+async function callsAgain(url: string): Promise<void> {
+  const called = await post(`${url}/call`, {
     tool: "get_fixture_greeting",
     arguments: { Name: "again" },
   });
   assert.equal(called.status, 200, JSON.stringify(called.body));
   assert.deepEqual(outputOf(called.body as CallResult), ["Hello, again!"]);
-  await logged(svc.stderr, /serving again on port \d+ after/);
-  assert.equal(svc.stderr().match(/stopped accepting connections/g)?.length, 1, svc.stderr());
+}
+
+Deno.test("under a low open-files limit, idle connections stop at MaxConnections and /health still answers", async () => {
+  await using svc = await startHttpSvc({
+    config: { ...fixtureConfig(), McpServer: { RunspacePool: LIGHT_POOL } },
+    wrapper: ["prlimit", "--nofile=256:256", "--"],
+  });
+  assert.ok(await eventually(() => answersOk(`${svc.url}/health`), 60_000), svc.stderr());
+  const idle = await holdConnections(svc.url, IDLE_CONNECTIONS);
+  try {
+    await logged(
+      svc.stderr,
+      /192 connections are open, as many as McpServer:MaxConnections allows/,
+    );
+    assert.ok(isAlive(svc.pid), `svc exited:\n${svc.stderr()}`);
+    // Connections past the cap that sent nothing are closed within a second, so a probe finds room.
+    assert.ok(await eventually(async () => await fresh(svc.url, "/health") === 200, 20_000));
+    assert.equal(await fresh(svc.url, "/tools"), 503);
+    assert.doesNotMatch(svc.stderr(), /Too many open files/);
+  } finally {
+    for (const conn of idle) conn.close();
+  }
+  assert.ok(await eventually(async () => await fresh(svc.url, "/tools") === 200, 20_000));
+  await callsAgain(svc.url);
+});
+
+Deno.test("svc survives running out of file descriptors and accepts again once connections close", async () => {
+  await using svc = await startHttpSvc({
+    // A cap above the limit lets the connections reach EMFILE.
+    config: { ...fixtureConfig(), McpServer: { RunspacePool: LIGHT_POOL, MaxConnections: 10_000 } },
+    wrapper: ["prlimit", "--nofile=256:256", "--"],
+  });
+  assert.ok(await eventually(() => answersOk(`${svc.url}/health`), 60_000), svc.stderr());
+  const idle = await holdConnections(svc.url, IDLE_CONNECTIONS);
+  try {
+    await logged(svc.stderr, /cannot accept connections \(.*Too many open files/);
+    assert.ok(isAlive(svc.pid), `svc exited:\n${svc.stderr()}`);
+  } finally {
+    for (const conn of idle) conn.close();
+  }
+  // The back-off is at most 2 s between attempts; the bound leaves room for two busy cores.
+  assert.ok(await eventually(async () => await fresh(svc.url, "/health") === 200, 30_000));
+  assert.ok(isAlive(svc.pid));
+  await callsAgain(svc.url);
+  await logged(svc.stderr, /accepting connections again after/);
+  assert.equal(svc.stderr().match(/cannot accept connections/g)?.length, 1, svc.stderr());
 });

@@ -1,0 +1,520 @@
+/**
+ * One HTTP/1.1 connection: reads requests one after another, hands each to the handler as a fetch
+ * `Request` and writes its `Response` back. It is where the connection's time and memory are
+ * bounded, which `Deno.serve` (Deno 2.9.6) does not allow: a head must arrive within
+ * `HeaderReadTimeout`, an idle kept-alive connection is closed after `KeepAliveTimeout`, a write
+ * that makes no progress for `SendTimeout` closes the connection, and an event stream whose client
+ * falls more than `MaxStreamQueueBytes` behind is closed instead of queuing without bound.
+ *
+ * @module
+ */
+import {
+  ChunkedDecoder,
+  headEnd,
+  latin1,
+  parseHead,
+  type RequestHead,
+  responseHead,
+} from "./http_wire.ts";
+import { logger } from "./log.ts";
+
+const log = logger("http");
+
+/** Largest request head (request line and header fields) accepted, in bytes; past it: 431. */
+export const MAX_HEAD_BYTES = 32 * 1024;
+const READ_CHUNK = 64 * 1024;
+const EMPTY = new Uint8Array(0);
+const encoder = new TextEncoder();
+const CONTINUE = encoder.encode("HTTP/1.1 100 Continue\r\n\r\n");
+/** A host, optionally with a port: no `/`, `@`, `?`, `#` or `\` that would change the URL's shape. */
+const HOST = /^[A-Za-z0-9.\-_~%!$&'()*+,;=:\[\]]+$/;
+
+/** How a connection is bounded and what it serves. */
+export interface ConnectionOptions {
+  handler: (req: Request) => Response | Promise<Response>;
+  /** Time for a request head to arrive, in ms (`McpServer:HeaderReadTimeout`). */
+  headerReadTimeoutMs: number;
+  /** Time an idle connection is kept open between requests, in ms (`McpServer:KeepAliveTimeout`). */
+  keepAliveTimeoutMs: number;
+  /** Time a write may make no progress before the connection is closed, in ms (`McpServer:SendTimeout`). */
+  sendTimeoutMs: number;
+  /** Most bytes of an event stream queued for a slow client (`McpServer:MaxStreamQueueBytes`). */
+  maxStreamQueueBytes: number;
+  /**
+   * Only `/health` and `/health/ready` are served (the connection is past `MaxConnections`); any
+   * other request gets 503 and the connection is closed.
+   */
+  healthOnly: boolean;
+}
+
+/** Serves one accepted connection until it closes; see the module documentation. */
+export class Connection {
+  readonly #conn: Deno.Conn;
+  readonly #options: ConnectionOptions;
+  readonly #chunk = new Uint8Array(READ_CHUNK);
+  /** Bytes read and not consumed yet. */
+  #buffered: Uint8Array = EMPTY;
+  #reading: Promise<boolean> | null = null;
+  #closed = false;
+  /** Waiting for the next request: {@linkcode closeIfIdle} may close at once. */
+  #idle = true;
+  #stopping = false;
+  /** Aborts the request in flight when the connection closes before its response is sent. */
+  #inFlight: AbortController | null = null;
+  /** Cancels the event stream being sent, so that its producer learns the client is gone. */
+  #cancelStream: (() => void) | null = null;
+
+  constructor(conn: Deno.Conn, options: ConnectionOptions) {
+    this.#conn = conn;
+    this.#options = options;
+  }
+
+  /** Serves requests until the client closes, a bound is hit or the server stops. Never rejects. */
+  async serve(): Promise<void> {
+    try {
+      let first = true;
+      while (!this.#closed && !this.#stopping) {
+        const keepAlive = await this.#serveOne(first);
+        first = false;
+        if (!keepAlive) break;
+      }
+    } catch (error) {
+      log.debug("A connection ended: {Error}", { Error: describe(error) });
+    } finally {
+      this.close();
+    }
+  }
+
+  /** Stops after the response in progress; closes at once if between requests. */
+  closeIfIdle(): void {
+    this.#stopping = true;
+    if (this.#idle) this.close();
+  }
+
+  /** Closes the connection; a request in flight sees its signal aborted. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#inFlight?.abort(new DOMException("The client connection closed.", "AbortError"));
+    this.#cancelStream?.();
+    try {
+      this.#conn.close();
+    } catch {
+      // Already closed by the peer's reset.
+    }
+  }
+
+  /** Serves one request; true when the connection may serve another. */
+  async #serveOne(first: boolean): Promise<boolean> {
+    const head = await this.#readHead(first);
+    if (head === null) return false;
+    if ("status" in head) {
+      await this.#sendPlain(head.status, head.message);
+      return false;
+    }
+    this.#idle = false;
+    const controller = new AbortController();
+    this.#inFlight = controller;
+    try {
+      const request = this.#request(head, controller.signal);
+      if (request === null) {
+        await this.#sendPlain(400, "Bad request: the Host header is not a host name or address.");
+        return false;
+      }
+      if (this.#options.healthOnly && !/^\/health(\/ready)?(\?|$)/.test(head.target)) {
+        await this.#sendPlain(
+          503,
+          "svc has as many connections open as McpServer:MaxConnections allows; try again later.",
+        );
+        return false;
+      }
+      let response: Response;
+      try {
+        response = await this.#options.handler(request.request);
+      } catch (error) {
+        log.error("A request failed: {Error}", { Error: describe(error) });
+        response = new Response("Internal error.", { status: 500 });
+      }
+      const bodyRead = request.bodyRead();
+      const reusable = head.keepAlive && !this.#options.healthOnly && bodyRead;
+      const again = await this.#send(head, response, reusable);
+      if (!bodyRead) await this.#linger();
+      return again && !this.#stopping;
+    } finally {
+      this.#inFlight = null;
+      this.#idle = true;
+    }
+  }
+
+  /** Reads the next head: null when the client closed or stayed idle past the keep-alive time. */
+  async #readHead(
+    first: boolean,
+  ): Promise<RequestHead | { status: 400 | 408 | 431 | 501 | 505; message: string } | null> {
+    const { headerReadTimeoutMs, keepAliveTimeoutMs } = this.#options;
+    const waitingIdle = () => !first && this.#buffered.length === 0;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let wake: (() => void) | undefined;
+    const late = new Promise<"late">((resolve) => wake = () => resolve("late"));
+    const arm = (ms: number) => {
+      clearTimeout(timer);
+      timer = setTimeout(() => wake?.(), ms);
+    };
+    arm(
+      this.#options.healthOnly
+        ? Math.min(1000, headerReadTimeoutMs)
+        : waitingIdle()
+        ? keepAliveTimeoutMs
+        : headerReadTimeoutMs,
+    );
+    let scanned = 0;
+    try {
+      for (;;) {
+        this.#skipLeadingBlankLines();
+        const end = headEnd(this.#buffered, scanned);
+        if (end >= 0) {
+          const text = latin1(this.#buffered.subarray(0, end));
+          this.#consume(end + 4);
+          return parseHead(text);
+        }
+        scanned = this.#buffered.length;
+        if (this.#buffered.length > MAX_HEAD_BYTES) {
+          return {
+            status: 431,
+            message: `The request head is larger than ${MAX_HEAD_BYTES} bytes.`,
+          };
+        }
+        const wasIdle = waitingIdle();
+        const more = await Promise.race([this.#readMore(), late]);
+        if (more === "late") {
+          return waitingIdle() ? null : {
+            status: 408,
+            message: "The request head did not arrive within McpServer:HeaderReadTimeout.",
+          };
+        }
+        if (!more) return null;
+        // The first byte of a request starts its head's own clock.
+        if (wasIdle && !waitingIdle()) arm(headerReadTimeoutMs);
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #skipLeadingBlankLines(): void {
+    let i = 0;
+    while (
+      i + 1 < this.#buffered.length && this.#buffered[i] === 13 && this.#buffered[i + 1] === 10
+    ) i += 2;
+    if (i > 0) this.#consume(i);
+  }
+
+  /** The fetch `Request` for a head, with a body that reads from the connection; null for a bad Host. */
+  #request(
+    head: RequestHead,
+    signal: AbortSignal,
+  ): { request: Request; bodyRead: () => boolean } | null {
+    const headers = new Headers();
+    for (const [name, value] of head.fields) headers.append(name, value);
+    const host = headers.get("host") ?? "localhost";
+    if (!HOST.test(host)) return null;
+    let url: string;
+    try {
+      url = new URL(`http://${host}${head.target}`).href;
+    } catch {
+      return null;
+    }
+    if (head.body.kind === "none" || head.method === "GET" || head.method === "HEAD") {
+      // A GET or HEAD with a body is answered without reading it, then the connection is closed.
+      const read = head.body.kind === "none";
+      if (read) this.#watchForClose(signal);
+      return {
+        request: new Request(url, { method: head.method, headers, signal }),
+        bodyRead: () => read,
+      };
+    }
+    const body = this.#body(head, signal);
+    return {
+      request: new Request(url, { method: head.method, headers, body: body.stream, signal }),
+      bodyRead: () => body.done(),
+    };
+  }
+
+  /** A body stream that reads the framed body from the connection as it is pulled. */
+  #body(
+    head: RequestHead,
+    signal: AbortSignal,
+  ): { stream: ReadableStream<Uint8Array>; done: () => boolean } {
+    let done = false;
+    let continued = !head.expectContinue;
+    let left = head.body.kind === "length" ? head.body.length : 0;
+    const decoder = head.body.kind === "chunked" ? new ChunkedDecoder() : null;
+    const finish = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+      done = true;
+      controller.close();
+      this.#watchForClose(signal);
+    };
+    const stream = new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        if (!continued) {
+          continued = true;
+          await this.#write(CONTINUE);
+        }
+        for (;;) {
+          if (decoder === null) {
+            if (this.#buffered.length > 0) {
+              const take = Math.min(left, this.#buffered.length);
+              controller.enqueue(this.#buffered.slice(0, take));
+              this.#consume(take);
+              left -= take;
+              if (left === 0) finish(controller);
+              return;
+            }
+          } else {
+            const step = decoder.step(this.#buffered);
+            if (step.kind === "error") {
+              controller.error(new Error(step.message));
+              return;
+            }
+            if (step.kind !== "more") {
+              const data = step.kind === "data" ? step.data.slice() : EMPTY;
+              this.#consume(step.consumed);
+              if (step.kind === "end") return finish(controller);
+              if (data.length > 0) return controller.enqueue(data);
+              continue;
+            }
+          }
+          if (!await this.#readMore()) {
+            controller.error(new Error("The client closed the connection before the body ended."));
+            return;
+          }
+        }
+      },
+    }, { highWaterMark: 0 });
+    return { stream, done: () => done };
+  }
+
+  /**
+   * Reads on while a request is served so that a client that goes away aborts it (as `Deno.serve`'s
+   * `request.signal` does). Bytes of a next, pipelined request are kept for it, up to a head's size.
+   */
+  #watchForClose(signal: AbortSignal): void {
+    const watch = async () => {
+      while (!signal.aborted && this.#inFlight?.signal === signal && !this.#closed) {
+        if (this.#buffered.length > MAX_HEAD_BYTES) return;
+        if (!await this.#readMore()) {
+          if (this.#inFlight?.signal === signal) this.close();
+          return;
+        }
+      }
+    };
+    void watch();
+  }
+
+  /** Writes the response; true when the connection may serve another request. */
+  async #send(head: RequestHead, response: Response, reusable: boolean): Promise<boolean> {
+    const { status } = response;
+    const bodiless = head.method === "HEAD" || status === 204 || status === 304;
+    const streamed = (response.headers.get("content-type") ?? "").startsWith("text/event-stream");
+    if (bodiless || response.body === null) {
+      await response.body?.cancel().catch(() => {});
+      await this.#write(encoder.encode(responseHead(status, response.headers, {
+        length: bodiless ? "none" : 0,
+        keepAlive: reusable,
+        date: httpDate(),
+      })));
+      return reusable;
+    }
+    if (!streamed) {
+      const body = new Uint8Array(await response.arrayBuffer());
+      const text = responseHead(status, response.headers, {
+        length: body.length,
+        keepAlive: reusable,
+        date: httpDate(),
+      });
+      const bytes = new Uint8Array(text.length + body.length);
+      bytes.set(encoder.encode(text));
+      bytes.set(body, text.length);
+      await this.#write(bytes);
+      return reusable;
+    }
+    const chunked = head.minor === 1;
+    await this.#write(encoder.encode(responseHead(status, response.headers, {
+      length: chunked ? "chunked" : "close",
+      keepAlive: reusable && chunked,
+      date: httpDate(),
+    })));
+    await this.#pump(response.body, chunked);
+    return reusable && chunked;
+  }
+
+  /**
+   * Sends an event stream as it is produced. The stream is read at once, whatever the client reads,
+   * so that what waits for the client is counted here: past `MaxStreamQueueBytes` the connection is
+   * closed and the stream cancelled, rather than growing svc without bound.
+   */
+  async #pump(body: ReadableStream<Uint8Array>, chunked: boolean): Promise<void> {
+    // Streams built by hand may carry text; the SDK's carry bytes.
+    const reader = (body as ReadableStream<Uint8Array | string>).getReader();
+    const queue: Uint8Array[] = [];
+    let queued = 0;
+    let ended = false;
+    let wake: (() => void) | null = null;
+    const produce = async () => {
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          const bytes = typeof value === "string" ? encoder.encode(value) : value;
+          queue.push(bytes);
+          queued += bytes.length;
+          if (queued > this.#options.maxStreamQueueBytes && queue.length > 1) {
+            // Closed here, not by the writer: it is the one waiting on the client.
+            log.warning(
+              "Closed an event stream whose client fell more than {Bytes} bytes behind (McpServer:MaxStreamQueueBytes).",
+              { Bytes: this.#options.maxStreamQueueBytes },
+            );
+            this.close();
+            break;
+          }
+          wake?.();
+        }
+      } catch {
+        // The stream was cancelled (client gone) or failed: the response ends either way.
+      }
+      ended = true;
+      wake?.();
+    };
+    const producing = produce();
+    this.#cancelStream = () => {
+      reader.cancel().catch(() => {});
+      wake?.();
+    };
+    try {
+      while (!this.#closed) {
+        const next = queue.shift();
+        if (next === undefined) {
+          if (ended) break;
+          await new Promise<void>((resolve) => wake = resolve);
+          wake = null;
+          continue;
+        }
+        queued -= next.length;
+        if (next.length === 0) continue;
+        await this.#write(chunked ? frameChunk(next) : next);
+      }
+      if (chunked) await this.#write(encoder.encode("0\r\n\r\n"));
+    } finally {
+      this.#cancelStream = null;
+      await reader.cancel().catch(() => {});
+      await producing;
+    }
+  }
+
+  /**
+   * Before closing on a client still sending a body nobody read (a 401 or 413 answered early),
+   * reads and drops what it sends for a moment: closing with unread bytes makes the kernel reset
+   * the connection, and the client could lose the answer already sent.
+   */
+  async #linger(): Promise<void> {
+    try {
+      await this.#conn.closeWrite();
+    } catch {
+      return;
+    }
+    const until = Date.now() + 1000;
+    let dropped = 0;
+    while (Date.now() < until && dropped < 4 * READ_CHUNK * 16) {
+      const timer = new Promise<false>((resolve) =>
+        setTimeout(() => resolve(false), until - Date.now())
+      );
+      const more = await Promise.race([this.#readMore(), timer]);
+      dropped += this.#buffered.length;
+      this.#buffered = EMPTY;
+      if (!more) return;
+    }
+  }
+
+  /** Answers with a short text and closes after it. */
+  async #sendPlain(status: number, message: string): Promise<void> {
+    const body = encoder.encode(message);
+    const headers = new Headers({ "content-type": "text/plain; charset=utf-8" });
+    const head = responseHead(status, headers, {
+      length: body.length,
+      keepAlive: false,
+      date: httpDate(),
+    });
+    await this.#write(new Uint8Array([...encoder.encode(head), ...body])).catch(() => {});
+  }
+
+  /** Writes all of `bytes`; a write that makes no progress for `SendTimeout` closes the connection. */
+  async #write(bytes: Uint8Array): Promise<void> {
+    let offset = 0;
+    while (offset < bytes.length) {
+      if (this.#closed) throw new Error("The connection is closed.");
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const stalled = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          this.close();
+          reject(new Error("The client read nothing within McpServer:SendTimeout."));
+        }, this.#options.sendTimeoutMs);
+      });
+      try {
+        offset += await Promise.race([this.#conn.write(bytes.subarray(offset)), stalled]);
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+  }
+
+  /** Reads once more into the buffer; false at the end of the stream. One read at a time. */
+  #readMore(): Promise<boolean> {
+    this.#reading ??= this.#conn.read(this.#chunk).then((n) => {
+      this.#reading = null;
+      if (n === null) return false;
+      const bytes = this.#chunk.slice(0, n);
+      if (this.#buffered.length === 0) this.#buffered = bytes;
+      else {
+        const joined = new Uint8Array(this.#buffered.length + n);
+        joined.set(this.#buffered);
+        joined.set(bytes, this.#buffered.length);
+        this.#buffered = joined;
+      }
+      return true;
+    }, () => {
+      this.#reading = null;
+      return false;
+    });
+    return this.#reading;
+  }
+
+  #consume(count: number): void {
+    this.#buffered = count >= this.#buffered.length ? EMPTY : this.#buffered.subarray(count);
+  }
+}
+
+function frameChunk(data: Uint8Array): Uint8Array {
+  const size = encoder.encode(`${data.length.toString(16)}\r\n`);
+  const out = new Uint8Array(size.length + data.length + 2);
+  out.set(size);
+  out.set(data, size.length);
+  out[out.length - 2] = 13;
+  out[out.length - 1] = 10;
+  return out;
+}
+
+let dateSecond = -1;
+let dateText = "";
+
+/** The `Date` header's value, formatted once a second. */
+function httpDate(): string {
+  const now = Math.floor(Date.now() / 1000);
+  if (now !== dateSecond) {
+    dateSecond = now;
+    dateText = new Date(now * 1000).toUTCString();
+  }
+  return dateText;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
