@@ -39,7 +39,8 @@ namespace Svc.Host
             int sample = (int)Math.Min(text.Length, Math.Max(budget, 4096));
             string probe = SafeSlice(text, 0, sample / 2) + SafeSlice(text, text.Length - sample / 2, text.Length);
             double ratio = Math.Max(1.0, (double)JsonBytes(probe) / Math.Max(1, probe.Length));
-            int keep = (int)Math.Max(ShortestCut, Math.Floor((budget - 60) / ratio));
+            // Always fewer than all: the text does not fit, so something must go.
+            int keep = (int)Math.Min(text.Length - 1, Math.Max(ShortestCut, Math.Floor((budget - 60) / ratio)));
             for (;;)
             {
                 int head = (keep + 1) / 2;
