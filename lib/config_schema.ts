@@ -59,7 +59,7 @@ const shellSection = z.object({
   ToolCallTimeout: describe(timeSpan, "Time limit of one call. Default 00:05:00."),
   MaxResultBytes: describe(
     integer,
-    "Output text above this size is cut with a notice. Default 1048576.",
+    "Output text above this size is cut with a notice; it also bounds what one call may send svc (output, error and other records). Default 1048576.",
   ),
   SerializationDepth: describe(integer, "ConvertTo-Json -Depth for output objects. Default 4."),
   MaxRequestedProperties: describe(

@@ -6,6 +6,7 @@
  */
 import HOST_SCRIPT from "./host.ps1" with { type: "text" };
 import HOST_ASSEMBLY from "./host/assembly.ps1" with { type: "text" };
+import HOST_CS_CALL_LIMITS from "./host/cs/CallLimits.cs" with { type: "text" };
 import HOST_CS_ENVIRONMENT from "./host/cs/EnvironmentSnapshot.cs" with { type: "text" };
 import HOST_CS_ENGINE_STATE from "./host/cs/EngineState.cs" with { type: "text" };
 import HOST_CS_ERROR_INFO from "./host/cs/ErrorInfo.cs" with { type: "text" };
@@ -19,6 +20,7 @@ import HOST_CS_PROCESS_STATE from "./host/cs/ProcessState.cs" with { type: "text
 import HOST_CS_SLOT_LOOP from "./host/cs/SlotLoop.cs" with { type: "text" };
 import HOST_CS_STATE_FINGERPRINT from "./host/cs/StateFingerprint.cs" with { type: "text" };
 import HOST_CS_STATIC_KNOBS from "./host/cs/StaticKnobs.cs" with { type: "text" };
+import HOST_CS_TEXT_CUT from "./host/cs/TextCut.cs" with { type: "text" };
 import HOST_DISCOVERY from "./host/discovery.ps1" with { type: "text" };
 import HOST_OPERATIONS from "./host/operations.ps1" with { type: "text" };
 import HOST_PROJECTION from "./host/projection.ps1" with { type: "text" };
@@ -35,6 +37,7 @@ import HOST_SLOT_RUNS from "./host/slot_runs.ps1" with { type: "text" };
 const HOST_FILES: Record<string, string> = {
   "host.ps1": HOST_SCRIPT,
   "host/assembly.ps1": HOST_ASSEMBLY,
+  "host/cs/CallLimits.cs": HOST_CS_CALL_LIMITS,
   "host/cs/EnvironmentSnapshot.cs": HOST_CS_ENVIRONMENT,
   "host/cs/EngineState.cs": HOST_CS_ENGINE_STATE,
   "host/cs/ErrorInfo.cs": HOST_CS_ERROR_INFO,
@@ -48,6 +51,7 @@ const HOST_FILES: Record<string, string> = {
   "host/cs/SlotLoop.cs": HOST_CS_SLOT_LOOP,
   "host/cs/StateFingerprint.cs": HOST_CS_STATE_FINGERPRINT,
   "host/cs/StaticKnobs.cs": HOST_CS_STATIC_KNOBS,
+  "host/cs/TextCut.cs": HOST_CS_TEXT_CUT,
   "host/discovery.ps1": HOST_DISCOVERY,
   "host/operations.ps1": HOST_OPERATIONS,
   "host/projection.ps1": HOST_PROJECTION,

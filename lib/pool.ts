@@ -446,6 +446,7 @@ export class WorkerPool implements AsyncDisposable {
       stopTimeoutMs: pool.stopTimeoutMs,
       runspacesPerProcess: pool.runspacesPerProcess,
       maxWorkerMemoryMB: pool.maxWorkerMemoryMB || null,
+      maxResultBytes: this.#options.shell.maxResultBytes,
       label,
       cacheDirectory: hostCacheDirectory(this.#options.shell),
       environment: this.#options.shell.workerEnvironment,

@@ -8,7 +8,13 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { ToolDescriptor } from "./catalog.ts";
 import { WorkerError } from "./errors.ts";
-import type { ErrorInfo, InvokeOutcome, OutputShape } from "./worker_protocol.ts";
+import type {
+  ErrorInfo,
+  InvokeOutcome,
+  InvokeResult,
+  OutputShape,
+  StreamName,
+} from "./worker_protocol.ts";
 import { fitOutput } from "./result_fit.ts";
 
 /** Options of {@linkcode toCallToolResult}. */
@@ -41,6 +47,11 @@ export const RESULT_OUTPUT_SCHEMA = {
       type: "object",
       description: "Present when the output exceeded MaxResultBytes: sizes and items kept.",
     },
+    droppedRecords: {
+      type: "object",
+      description:
+        "Present when the call's error and other records exceeded MaxResultBytes: records left out per stream.",
+    },
     omitted: {
       type: "object",
       description:
@@ -67,7 +78,11 @@ export function toCallToolResult(
   const { result, interrupted } = outcome;
   const { errors, stderr } = splitNativeStderr(result.errors);
   const structured: Record<string, unknown> = {};
-  const { text, kept, truncated } = fitOutput(result.output, options.maxResultBytes);
+  const { text, kept, truncated } = fitOutput(
+    result.output,
+    options.maxResultBytes,
+    result.outputCut ?? null,
+  );
   // Past this size the text block alone carries the output, so a large answer is not sent twice.
   if (text.length <= STRUCTURED_OUTPUT_LIMIT) structured.output = kept;
   else structured.outputInText = true;
@@ -79,6 +94,8 @@ export function toCallToolResult(
   if (result.verbose.length > 0) structured.verbose = result.verbose;
   if (stderr.length > 0) structured.stderr = stderr;
   if (errors.length > 0) structured.errors = errors;
+  const dropped = droppedNote(result.droppedRecords, options.maxResultBytes);
+  if (dropped) structured.droppedRecords = result.droppedRecords;
 
   const content: CallToolResult["content"] = [];
   let isError = false;
@@ -103,6 +120,7 @@ export function toCallToolResult(
     ...result.warnings.map((w) => `WARNING: ${w}`),
     ...result.information.map((i) => `INFO: ${i.message}`),
     ...stderr.map((line) => `STDERR: ${line}`),
+    ...(dropped ? [dropped] : []),
   ];
   if (notes.length > 0) content.push({ type: "text", text: notes.join("\n") });
   const shaped: CallToolResult = { content, structuredContent: structured };
@@ -133,6 +151,28 @@ function splitNativeStderr(records: ErrorInfo[]): { errors: ErrorInfo[]; stderr:
   return { errors, stderr };
 }
 
+const STREAM_WORDS: Record<StreamName, string> = {
+  errors: "error",
+  warnings: "warning",
+  information: "information",
+  verbose: "verbose",
+  debug: "debug",
+};
+
+/** The note saying which records the worker left out (protocol §4.4), or null when none. */
+function droppedNote(
+  dropped: InvokeResult["droppedRecords"],
+  maxResultBytes: number,
+): string | null {
+  const counts = Object.entries(dropped ?? {}).filter(([, count]) => count && count > 0)
+    .map(([stream, count]) => `${count} ${STREAM_WORDS[stream as StreamName] ?? stream}`);
+  if (counts.length === 0) return null;
+  const list = counts.length === 1
+    ? counts[0]
+    : `${counts.slice(0, -1).join(", ")} and ${counts[counts.length - 1]}`;
+  return `[svc: ${list} record(s) were left out: the call's records together exceeded ShellConfiguration:MaxResultBytes (${maxResultBytes}).]`;
+}
+
 /** `structuredContent.omitted`: what projection and `_MaxResults` left out; null when nothing. */
 function omissions(shape: OutputShape | undefined): Record<string, unknown> | null {
   if (!shape) return null;
@@ -149,10 +189,12 @@ function omissions(shape: OutputShape | undefined): Record<string, unknown> | nu
 /** One line per omission, telling the model how to ask for what was left out. */
 function shapeNotes(shape: OutputShape): string[] {
   const notes: string[] = [];
-  for (const { type, shown, omitted } of shape.types ?? []) {
+  for (const { type, shown, omitted, omittedCount } of shape.types ?? []) {
     if (omitted.length === 0) continue;
     const listed = omitted.slice(0, LISTED_NAMES).join(", ");
-    const more = omitted.length > LISTED_NAMES ? `, and ${omitted.length - LISTED_NAMES} more` : "";
+    // Under the call's limits the worker lists at most 256 names and counts the rest.
+    const total = omittedCount ?? omitted.length;
+    const more = total > LISTED_NAMES ? `, and ${total - LISTED_NAMES} more` : "";
     notes.push(
       `SHOWN: ${type} objects show ${
         shown.join(", ") || "no properties"

@@ -1,15 +1,23 @@
 /**
  * Fits pipeline output into `ShellConfiguration:MaxResultBytes` without breaking it: whole items are
  * kept from the start, and when not even the first fits, its long strings keep their head and tail
- * with a marker between, so what remains is still valid JSON a model can read.
+ * with a marker between, so what remains is still valid JSON a model can read. Output the worker
+ * already cut (docs/worker-protocol.md §4.4, `outputCut`) is fitted the same way, its notice saying
+ * that the whole size is a lower bound.
  *
  * @module
  */
+import type { OutputCut } from "./worker_protocol.ts";
 
 /** What {@linkcode fitOutput} cut. */
 export interface Truncation {
-  /** Size of the whole output as JSON, in bytes. */
+  /** Size of the whole output as JSON, in bytes (a lower bound when `atLeast` is set). */
   bytes: number;
+  /**
+   * Present (true) when the worker stopped encoding the output past what svc keeps: `bytes` is then
+   * what the output was known to take at least.
+   */
+  atLeast?: true;
   /** The cap, `MaxResultBytes`. */
   limit: number;
   /** Items in the whole output. */
@@ -37,12 +45,33 @@ function byteLength(text: string): number {
   return encoder.encode(text).length;
 }
 
-/** Serializes output; over `maxBytes`, keeps what fits and says what was dropped. */
-export function fitOutput(output: unknown[], maxBytes: number): FittedOutput {
+function itemBudget(maxBytes: number): number {
+  return Math.max(maxBytes - NOTICE_ROOM, SHORTEST_CUT * 2);
+}
+
+/**
+ * Bytes the worker shortens a lone oversized first item to (`limits.firstItemBytes`): what
+ * {@linkcode fitOutput} shortens it to, less 64 bytes for the ways the worker's JSON of the same item
+ * differs from svc's, so svc keeps it as the worker cut it and the marker's count stays exact.
+ */
+export function firstItemBudget(maxBytes: number): number {
+  return itemBudget(maxBytes) - 2 - 64;
+}
+
+/**
+ * Serializes output; over `maxBytes`, keeps what fits and says what was dropped. `cut` is what the
+ * worker left out (protocol §4.4): `output` is then only the start of the output, and `cut` gives the
+ * number of items and a lower bound of the whole output's size.
+ */
+export function fitOutput(
+  output: unknown[],
+  maxBytes: number,
+  cut: OutputCut | null = null,
+): FittedOutput {
   const text = JSON.stringify(output);
   const bytes = byteLength(text);
-  if (bytes <= maxBytes) return { text, kept: output, truncated: null };
-  const budget = Math.max(maxBytes - NOTICE_ROOM, SHORTEST_CUT * 2);
+  if (bytes <= maxBytes && cut === null) return { text, kept: output, truncated: null };
+  const budget = itemBudget(maxBytes);
   let used = 2;
   const kept: unknown[] = [];
   for (const item of output) {
@@ -51,23 +80,29 @@ export function fitOutput(output: unknown[], maxBytes: number): FittedOutput {
     used += size;
     kept.push(item);
   }
-  const shortenedFirst = kept.length === 0 && output.length > 0;
-  if (shortenedFirst) kept.push(shorten(output[0], budget - 2));
-  const dropped = output.length - kept.length;
+  const svcShortened = kept.length === 0 && output.length > 0;
+  if (svcShortened) kept.push(shorten(output[0], budget - 2));
+  // The worker shortens a lone first item to less than svc would, so svc keeps it as it came.
+  const shortenedFirst = svcShortened || (cut !== null && cut.shortenedFirst && kept.length === 1);
+  const items = cut === null ? output.length : cut.items;
+  const total = cut === null ? bytes : Math.max(cut.bytes, bytes);
+  const dropped = items - kept.length;
   const what = shortenedFirst
     ? `the first item was shortened to fit${
       dropped > 0 ? ` and ${dropped} item(s) after it were dropped` : ""
     }`
-    : `the first ${kept.length} of ${output.length} item(s) are kept whole, ${dropped} dropped`;
+    : `the first ${kept.length} of ${items} item(s) are kept whole, ${dropped} dropped`;
+  const size = cut === null ? `${total} bytes` : `at least ${total} bytes`;
   const notice =
-    `[svc: output truncated: ${bytes} bytes exceed ShellConfiguration:MaxResultBytes (${maxBytes}); ${what}. Ask for less with _MaxResults or _RequestedProperties.]`;
+    `[svc: output truncated: ${size} exceed ShellConfiguration:MaxResultBytes (${maxBytes}); ${what}. Ask for less with _MaxResults or _RequestedProperties.]`;
   return {
     text: `${JSON.stringify(kept)}\n${notice}`,
     kept,
     truncated: {
-      bytes,
+      bytes: total,
+      ...(cut === null ? {} : { atLeast: true as const }),
       limit: maxBytes,
-      items: output.length,
+      items,
       keptItems: kept.length,
       shortenedFirst,
     },

@@ -8,9 +8,11 @@
  */
 import { RemoteError, WorkerError } from "./errors.ts";
 import { logger } from "./log.ts";
+import { callFrameBytes, callLimits, DISCOVERY_FRAME_BYTES } from "./output_limits.ts";
 import type { WorkerEnvironmentRules } from "./worker_env.ts";
 import { delay, type SlotConnection, WorkerProcess } from "./worker_process.ts";
 import type {
+  CallLimits,
   CommandsResult,
   DescribeResult,
   ErrorInfo,
@@ -26,7 +28,8 @@ import type {
 } from "./worker_protocol.ts";
 
 const log = logger("worker");
-const MAX_FRAME_CHARS = 256 * 1024 * 1024;
+/** Requests whose answers are sized by the configured modules, not by a caller (see output_limits.ts). */
+const DISCOVERY_OPS = new Set(["startup", "commands", "describe"]);
 
 /** Options of {@linkcode Worker.start}. */
 export interface WorkerOptions {
@@ -49,6 +52,12 @@ export interface WorkerOptions {
    * @default null (no ceiling)
    */
   maxWorkerMemoryMB?: number | null;
+  /**
+   * `ShellConfiguration:MaxResultBytes`: every invoke carries the limits derived from it, and a frame
+   * larger than a call can then produce retires the worker (`lib/output_limits.ts`).
+   * @default null (calls are not bounded; frames up to 256 MiB are read)
+   */
+  maxResultBytes?: number | null;
 }
 
 /** Options of {@linkcode Worker.invoke}. */
@@ -82,6 +91,8 @@ export class Worker implements AsyncDisposable {
   readonly #label: string;
   readonly #stopTimeoutMs: number;
   readonly #maxWorkingSetBytes: number | null;
+  readonly #maxResultBytes: number | null;
+  readonly #limits: CallLimits | null;
   readonly #ended: Promise<void>;
   #pending: Pending | null = null;
   #queue: Promise<unknown> = Promise.resolve();
@@ -95,8 +106,11 @@ export class Worker implements AsyncDisposable {
     connection: SlotConnection,
     label: string,
     maxWorkerMemoryMB: number | null,
+    maxResultBytes: number | null,
   ) {
     this.#maxWorkingSetBytes = maxWorkerMemoryMB === null ? null : maxWorkerMemoryMB * 1024 * 1024;
+    this.#maxResultBytes = maxResultBytes;
+    this.#limits = maxResultBytes === null ? null : callLimits(maxResultBytes);
     this.#process = process;
     this.#conn = connection.conn;
     this.#info = connection.info;
@@ -108,11 +122,17 @@ export class Worker implements AsyncDisposable {
 
   /** Spawns pwsh with the host script, waits for its hello and checks token and version. */
   static async start(options: WorkerOptions): Promise<Worker> {
-    const { runspacesPerProcess, maxWorkerMemoryMB, ...rest } = options;
+    const { runspacesPerProcess, maxWorkerMemoryMB, maxResultBytes, ...rest } = options;
     const { process, first } = await WorkerProcess.start(
       runspacesPerProcess === undefined ? rest : { ...rest, capacity: runspacesPerProcess },
     );
-    return new Worker(process, first, process.label, maxWorkerMemoryMB ?? null);
+    return new Worker(
+      process,
+      first,
+      process.label,
+      maxWorkerMemoryMB ?? null,
+      maxResultBytes ?? null,
+    );
   }
 
   /**
@@ -125,7 +145,7 @@ export class Worker implements AsyncDisposable {
     const ceiling = this.#maxWorkingSetBytes === null
       ? null
       : this.#maxWorkingSetBytes / 1024 / 1024;
-    return new Worker(this.#process, await connected, label, ceiling);
+    return new Worker(this.#process, await connected, label, ceiling, this.#maxResultBytes);
   }
 
   /** The process this worker runs in, shared with its siblings. */
@@ -206,6 +226,9 @@ export class Worker implements AsyncDisposable {
    * the stop timeout the process tree is killed and a `TIMEOUT`/`CANCELLED` WorkerError is thrown.
    */
   invoke(params: InvokeParams, options: InvokeOptions = {}): Promise<InvokeOutcome> {
+    if (this.#limits !== null && params.limits === undefined) {
+      params = { ...params, limits: this.#limits };
+    }
     return this.#exclusive(async () => {
       const { id, response } = this.#send("invoke", params, options.onProgress);
       const interruption = interruptionOf(options);
@@ -305,13 +328,41 @@ export class Worker implements AsyncDisposable {
     this.#process.slotClosed();
   }
 
+  /**
+   * The largest frame to read now: discovery answers may be large; anything else (a call's answer and
+   * progress, a reset, nothing pending) is bounded by what a call can produce under MaxResultBytes.
+   */
+  #frameLimit(): number {
+    const op = this.#pending?.op;
+    if (this.#maxResultBytes === null || (op !== undefined && DISCOVERY_OPS.has(op))) {
+      return DISCOVERY_FRAME_BYTES;
+    }
+    return callFrameBytes(this.#maxResultBytes);
+  }
+
+  /** Fails the request in flight with the one sentence that says why an oversized frame was refused. */
+  #refuseFrame(limit: number): void {
+    const why = limit === DISCOVERY_FRAME_BYTES || this.#maxResultBytes === null
+      ? `PowerShell worker process ${this.pid} sent a frame over ${limit} bytes, so it was retired`
+      : `PowerShell worker process ${this.pid} sent a frame over ${limit} bytes, more than a call can produce under ShellConfiguration:MaxResultBytes (${this.#maxResultBytes}), so it was retired`;
+    log.warning("{Message}.", { Message: why });
+    this.#fail(new WorkerError("PROTOCOL", why));
+  }
+
   async #readFrames(connection: SlotConnection): Promise<void> {
     const decoder = new TextDecoder();
     let parts: string[] = [];
+    // Characters of the frame read so far; a UTF-8 frame has at least as many bytes, so a frame within
+    // the limit in bytes is never refused.
     let size = 0;
     const take = (text: string): boolean => {
       let newline = text.indexOf("\n");
       while (newline >= 0) {
+        const limit = this.#frameLimit();
+        if (size + newline > limit) {
+          this.#refuseFrame(limit);
+          return false;
+        }
         parts.push(text.slice(0, newline));
         const line = parts.join("");
         parts = [];
@@ -323,8 +374,11 @@ export class Worker implements AsyncDisposable {
       if (text) {
         parts.push(text);
         size += text.length;
-        if (size > MAX_FRAME_CHARS) {
-          this.#fail(new WorkerError("PROTOCOL", "PowerShell worker sent a frame over 256 MiB"));
+        const limit = this.#frameLimit();
+        // Reading stops here: the rest of the frame is never read, and the worker is retired.
+        if (size > limit) {
+          parts = [];
+          this.#refuseFrame(limit);
           return false;
         }
       }

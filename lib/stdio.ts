@@ -123,6 +123,7 @@ export class StdioSession implements AsyncDisposable {
       pwsh: this.#pwsh,
       stopTimeoutMs,
       label: "stdio worker",
+      maxResultBytes: shell.maxResultBytes,
       cacheDirectory: hostCacheDirectory(shell),
       environment: shell.workerEnvironment,
     })

@@ -89,14 +89,46 @@ export interface InvokeResult {
   durationMs: number;
   /** What `select` and `first` left out; present when either was given. */
   shape?: OutputShape;
+  /** Present when the worker stopped sending output at `limits.outputBytes`. */
+  outputCut?: OutputCut;
+  /** Records left out per stream under `limits.streamBytes` (`errors`, `warnings`, ...); absent: none. */
+  droppedRecords?: Partial<Record<StreamName, number>>;
+}
+
+/** The streams of a call besides its output. */
+export type StreamName = "errors" | "warnings" | "verbose" | "debug" | "information";
+
+/** What the worker left out of the output under `limits` (protocol §4.4). */
+export interface OutputCut {
+  /** Items the command wrote (after `first`), sent or not. */
+  items: number;
+  /** A lower bound of the whole output's size as a JSON array, in bytes. */
+  bytes: number;
+  /** True when the first item alone exceeded `outputBytes` and was sent shortened. */
+  shortenedFirst: boolean;
+}
+
+/** What one call may send svc (protocol §4.4); svc derives it from `MaxResultBytes`. */
+export interface CallLimits {
+  /** Output items are sent whole while the output array's JSON stays within this many bytes. */
+  outputBytes: number;
+  /** A first item larger than `outputBytes` is sent shortened to about this many bytes. */
+  firstItemBytes: number;
+  /** The records of every stream together, the terminating error aside, in bytes of JSON. */
+  streamBytes: number;
+  /** Each string of a stream or progress record, in bytes of JSON. */
+  textBytes: number;
 }
 
 /** How the output was shaped (protocol §4.4): the properties each type showed and what was left out. */
 export interface OutputShape {
   /** True when `first` cut the output and more items existed. */
   moreResults: boolean;
-  /** Per projected type (first type name), the properties shown and those left out. */
-  types?: { type: string; shown: string[]; omitted: string[] }[];
+  /**
+   * Per projected type (first type name), the properties shown and those left out. Under `limits`: at
+   * most 16 types and 256 names a list, `omittedCount` giving the number left out when it is more.
+   */
+  types?: { type: string; shown: string[]; omitted: string[]; omittedCount?: number }[];
   /** Requested names (or wildcards) that matched no property of any item. */
   unknownProperties?: string[];
 }
@@ -138,6 +170,8 @@ export interface InvokeParams {
   first?: number;
   /** Report `Write-Progress` records while the call runs (protocol §4.4). @default false */
   progress?: boolean;
+  /** What the call may send svc (protocol §4.4). @default none: everything is sent */
+  limits?: CallLimits;
 }
 
 /** A `progress` frame: the newest progress record of a running invoke (protocol §4.4). */

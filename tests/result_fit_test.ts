@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { fitOutput, shorten } from "../lib/result_fit.ts";
+import { firstItemBudget, fitOutput, shorten } from "../lib/result_fit.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text).length;
 
@@ -53,6 +53,46 @@ Deno.test("fitOutput() shortens a first item too large to keep, and drops the re
   assert.equal(fitted.truncated?.keptItems, 1);
   // A single item: no dropped items to speak of.
   assert.match(fitOutput([big], 1024).text, /the first item was shortened to fit\. Ask for less/);
+});
+
+Deno.test("fitOutput() of output the worker cut: counts from the cut, size as a lower bound", () => {
+  const sent = Array.from({ length: 30 }, (_, i) => ({ i, text: "y".repeat(40) }));
+  // Even when what arrived fits, the worker's cut says the output was larger.
+  const fitted = fitOutput(sent.slice(0, 3), 1024, {
+    items: 5000,
+    bytes: 250_000,
+    shortenedFirst: false,
+  });
+  assert.deepEqual(fitted.kept, sent.slice(0, 3));
+  assert.deepEqual(fitted.truncated, {
+    bytes: 250_000,
+    atLeast: true,
+    limit: 1024,
+    items: 5000,
+    keptItems: 3,
+    shortenedFirst: false,
+  });
+  assert.ok(
+    fitted.text.endsWith(
+      "[svc: output truncated: at least 250000 bytes exceed ShellConfiguration:MaxResultBytes (1024); the first 3 of 5000 item(s) are kept whole, 4997 dropped. Ask for less with _MaxResults or _RequestedProperties.]",
+    ),
+  );
+  // What arrived and is cut again here: svc's own count of kept items, the worker's of all items.
+  const again = fitOutput(sent, 1024, { items: 5000, bytes: 250_000, shortenedFirst: false });
+  assert.ok(again.kept.length < 30 && bytes(again.text) <= 1024);
+  assert.equal(again.truncated?.items, 5000);
+});
+
+Deno.test("fitOutput() keeps a first item the worker shortened as it is, and says it was shortened", () => {
+  const cut = `${"a".repeat(200)}\n…[svc: 99800 characters cut]…\n${"b".repeat(200)}`;
+  assert.ok(bytes(JSON.stringify(cut)) <= firstItemBudget(1024));
+  const fitted = fitOutput([cut], 1024, { items: 3, bytes: 100_010, shortenedFirst: true });
+  assert.deepEqual(fitted.kept, [cut], "not cut a second time: the worker's count stays exact");
+  assert.equal(fitted.truncated?.shortenedFirst, true);
+  assert.match(
+    fitted.text,
+    /at least 100010 bytes exceed .*; the first item was shortened to fit and 2 item\(s\) after it were dropped\./,
+  );
 });
 
 Deno.test("shorten() keeps a string's head and tail and says how many characters went", () => {

@@ -174,6 +174,34 @@ Deno.test("toCallToolResult() adds warnings, information and shaping notes in on
   assert.equal(content.debug, undefined, "debug records are not passed on");
 });
 
+Deno.test("toCallToolResult() says which records the worker left out, and counts omitted names it did not list", () => {
+  const shaped = toCallToolResult(tool, {
+    result: result({
+      errors: [record("first")],
+      warnings: ["kept"],
+      droppedRecords: { errors: 40, warnings: 7, verbose: 2 },
+      shape: {
+        moreResults: false,
+        types: [{ type: "Wide", shown: ["A"], omitted: ["B", "C"], omittedCount: 900 }],
+      },
+    }),
+    interrupted: null,
+  }, OPTIONS);
+  assert.equal(shaped.isError, true);
+  assert.deepEqual(structured(shaped).droppedRecords, { errors: 40, warnings: 7, verbose: 2 });
+  const notes = texts(shaped)[2]!.split("\n");
+  assert.equal(
+    notes[0],
+    "SHOWN: Wide objects show A; left out: B, C, and 888 more. Name properties in _RequestedProperties, or set _AllProperties to true.",
+  );
+  assert.equal(
+    notes[notes.length - 1],
+    "[svc: 40 error, 7 warning and 2 verbose record(s) were left out: the call's records together exceeded ShellConfiguration:MaxResultBytes (1048576).]",
+  );
+  const none = toCallToolResult(tool, { result: result(), interrupted: null }, OPTIONS);
+  assert.equal(structured(none).droppedRecords, undefined);
+});
+
 Deno.test("describeErrors() counts errors, gives their position and explains prompts", () => {
   const text = describeErrors("Read-Thing", [
     record("first", { position: { scriptName: "/s.ps1", line: 3, column: 7, text: null } }),

@@ -28,6 +28,17 @@ namespace Svc.Host
         private bool _moreResults;
         private object _shapeTypes;
         private object _unknownProperties;
+        // What the limits left out of the output: all items, a lower bound of their JSON's size, and
+        // whether the first item was shortened. Set by EncodeItems; _cutItems < 0 when nothing was.
+        private int _cutItems = -1;
+        private long _cutBytes;
+        private bool _shortenedFirst;
+        // While the command runs (OnOutputAdded): a lower bound of the JSON of the items held, and the
+        // items let go of at once because they could never be sent, with a lower bound of their size.
+        private long _heldBytes = 2;
+        private int _droppedItems;
+        private long _droppedBytes;
+        private long _lastDroppedBytes;
 
         /// <summary>The request's id.</summary>
         public long Id { get; private set; }
@@ -44,6 +55,9 @@ namespace Svc.Host
         /// <summary>The projection request (<c>properties</c>, <c>display</c>), or null for none.</summary>
         public Hashtable Select { get; private set; }
 
+        /// <summary>What svc keeps of the response (<c>limits</c>), or null when the request set none.</summary>
+        public CallLimits Limits { get; private set; }
+
         private Invocation()
         {
         }
@@ -55,7 +69,7 @@ namespace Svc.Host
         /// caller's, inside this method, when the pipeline fails before it starts. <paramref name="atEnd"/>
         /// (may be null) runs on the pipeline's thread before <see cref="Task"/> completes, so what it
         /// undoes is undone before the response is sent. Defaults: depth 4, no limit on items, no
-        /// projection, no progress.
+        /// projection, no progress, no limits on the response.
         /// </summary>
         public static Invocation Start(Runspace worker, long id, Hashtable request, Action ended, Action atEnd)
         {
@@ -73,6 +87,7 @@ namespace Svc.Host
             Hashtable select = selectValue as Hashtable;
             if (selectValue != null && select == null) throw new ArgumentException("The invoke select is not an object.");
             bool progress = request["progress"] is bool && (bool)request["progress"];
+            CallLimits limits = CallLimits.From(request["limits"]);
             int first = 0;
             if (request["first"] != null)
             {
@@ -114,9 +129,11 @@ namespace Svc.Host
                     _depth = depth,
                     _first = first,
                     Select = select,
+                    Limits = limits,
                     Progress = progress,
                     _savedProgress = savedProgress,
                 };
+                if (limits != null) run._output.DataAdded += run.OnOutputAdded;
                 // A completed, empty input collection: the command gets no pipeline input. The output
                 // collection is ours, so objects written before a Stop or a terminating error survive.
                 PSDataCollection<PSObject> input = new PSDataCollection<PSObject>();
@@ -159,6 +176,26 @@ namespace Svc.Host
             }
         }
 
+        // On the pipeline's thread, as each output item is written. Once the items held certainly take
+        // more than OutputBytes as JSON (a string at least its length, quotes and comma; anything else two
+        // bytes), no later item can be sent: it is counted and let go of at once, so a command that
+        // writes gigabytes of text does not have the worker hold them until it ends.
+        private void OnOutputAdded(object sender, DataAddedEventArgs e)
+        {
+            PSObject item = _output[e.Index];
+            string text = item != null ? item.BaseObject as string : null;
+            long bound = text != null ? text.Length + 3 : 2;
+            if (_heldBytes <= Limits.OutputBytes)
+            {
+                _heldBytes += bound;
+                return;
+            }
+            _output.RemoveAt(e.Index);
+            _droppedItems++;
+            _droppedBytes += bound;
+            _lastDroppedBytes = bound;
+        }
+
         /// <summary>Asks the command to stop, once; returns at once (Stop() would block the slot's loop).</summary>
         public void Stop()
         {
@@ -183,7 +220,7 @@ namespace Svc.Host
             frame["operation"] = ErrorInfo.NonEmpty(record.CurrentOperation);
             frame["percent"] = record.PercentComplete;
             frame["completed"] = record.RecordType == ProgressRecordType.Completed;
-            return JsonValue.Serialize(frame);
+            return JsonValue.Serialize(Limits != null ? Limits.Cut(frame) : frame);
         }
 
         /// <summary>
@@ -196,10 +233,19 @@ namespace Svc.Host
             if (Progress) _worker.SessionStateProxy.SetVariable("ProgressPreference", _savedProgress);
             Collection<PSObject> all = _output.ReadAll();
             int count = all.Count;
-            if (_first > 0 && count > _first)
+            if (_first > 0 && count + _droppedItems > _first)
             {
-                count = _first;
                 _moreResults = true;
+                // The extra item that says more exist is the last one written: held, or let go of.
+                if (_droppedItems > 0)
+                {
+                    _droppedItems--;
+                    _droppedBytes -= _lastDroppedBytes;
+                }
+                else
+                {
+                    count = _first;
+                }
             }
             PSObject[] items = new PSObject[count];
             for (int i = 0; i < count; i++) items[i] = all[i];
@@ -214,42 +260,54 @@ namespace Svc.Host
         }
 
         /// <summary>
-        /// The response frame: the items encoded as ConvertTo-Json -Compress -EnumsAsStrings would at the
-        /// request's depth (an item that cannot be encoded becomes its string), then the streams. Runs
-        /// type-data script properties, so call it from a scope without strict mode.
+        /// The response frame: the items, each projected by <paramref name="projection"/> (null: none)
+        /// and encoded as ConvertTo-Json -Compress -EnumsAsStrings would at the request's depth (an item
+        /// that cannot be encoded becomes its string), then the streams, all within the request's
+        /// limits. Runs type-data script properties, so call it from a scope without strict mode.
         /// </summary>
-        public string ToResponse(IList items)
+        public string ToResponse(PSObject[] items, OutputProjection projection)
         {
+            OutputProjection.Pass pass = projection != null && Select != null ? projection.Begin(this) : null;
+            string output = EncodeItems(items, pass);
+            if (pass != null) pass.Finish();
             bool stopped = PowerShell.InvocationStateInfo.State == PSInvocationState.Stopped;
             // The task is built over EndInvoke; its AggregateException holds what EndInvoke threw.
             Exception terminating = Task.IsFaulted && Task.Exception != null ? Task.Exception.InnerException : null;
             ErrorRecord terminatingRecord = null;
             if (terminating != null && !(stopped && terminating is PipelineStoppedException)) terminatingRecord = ErrorInfo.RecordOf(terminating);
+            // Errors first: under the limits they are the records most worth keeping.
             ArrayList errors = new ArrayList();
             foreach (ErrorRecord record in PowerShell.Streams.Error.ReadAll())
             {
                 if (terminatingRecord != null && ReferenceEquals(record, terminatingRecord)) continue;
-                errors.Add(ErrorInfo.From(record, false));
+                Add(errors, "errors", () => ErrorInfo.From(record, false));
             }
-            if (terminatingRecord != null) errors.Add(ErrorInfo.From(terminatingRecord, true));
+            if (terminatingRecord != null)
+            {
+                OrderedDictionary info = ErrorInfo.From(terminatingRecord, true);
+                errors.Add(Limits != null ? Limits.Cut(info) : info);
+            }
             ArrayList warnings = new ArrayList();
-            foreach (WarningRecord record in PowerShell.Streams.Warning.ReadAll()) warnings.Add(record.Message);
-            ArrayList verbose = new ArrayList();
-            foreach (VerboseRecord record in PowerShell.Streams.Verbose.ReadAll()) verbose.Add(record.Message);
-            ArrayList debug = new ArrayList();
-            foreach (DebugRecord record in PowerShell.Streams.Debug.ReadAll()) debug.Add(record.Message);
+            foreach (WarningRecord record in PowerShell.Streams.Warning.ReadAll()) Add(warnings, "warnings", () => record.Message);
             ArrayList information = new ArrayList();
             foreach (InformationRecord record in PowerShell.Streams.Information.ReadAll())
             {
-                OrderedDictionary entry = new OrderedDictionary();
-                entry["message"] = LanguagePrimitives.ConvertTo<string>(record.MessageData) ?? "";
-                entry["tags"] = record.Tags != null ? new ArrayList(record.Tags) : new ArrayList();
-                entry["source"] = record.Source;
-                information.Add(entry);
+                Add(information, "information", () =>
+                {
+                    OrderedDictionary entry = new OrderedDictionary();
+                    entry["message"] = LanguagePrimitives.ConvertTo<string>(record.MessageData) ?? "";
+                    entry["tags"] = record.Tags != null ? new ArrayList(record.Tags) : new ArrayList();
+                    entry["source"] = record.Source;
+                    return entry;
+                });
             }
+            ArrayList verbose = new ArrayList();
+            foreach (VerboseRecord record in PowerShell.Streams.Verbose.ReadAll()) Add(verbose, "verbose", () => record.Message);
+            ArrayList debug = new ArrayList();
+            foreach (DebugRecord record in PowerShell.Streams.Debug.ReadAll()) Add(debug, "debug", () => record.Message);
 
             OrderedDictionary result = new OrderedDictionary();
-            result["output"] = new RawJson(EncodeItems(items));
+            result["output"] = new RawJson(output);
             result["errors"] = errors;
             result["warnings"] = warnings;
             result["verbose"] = verbose;
@@ -269,34 +327,103 @@ namespace Svc.Host
                 }
                 result["shape"] = shape;
             }
+            if (_cutItems >= 0)
+            {
+                OrderedDictionary cut = new OrderedDictionary();
+                cut["items"] = _cutItems;
+                cut["bytes"] = _cutBytes;
+                cut["shortenedFirst"] = _shortenedFirst;
+                result["outputCut"] = cut;
+            }
+            if (Limits != null && Limits.Dropped.Count > 0) result["droppedRecords"] = Limits.Dropped;
             return JsonValue.SuccessFrame(Id, result);
         }
 
-        private string EncodeItems(IList items)
+        // A record kept as it is without limits, else within them (CallLimits.Keep).
+        private void Add(ArrayList into, string stream, Func<object> make)
+        {
+            if (Limits == null) into.Add(make());
+            else Limits.Keep(into, stream, make);
+        }
+
+        // The items as a JSON array. Under the limits, items are encoded (and projected) in order while
+        // the array stays within OutputBytes; the first that does not fit and every later one are only
+        // counted, never projected or encoded, and their size is known only as a lower bound. A first
+        // item too large on its own is shortened to FirstItemBytes instead. Each item is let go of once
+        // encoded, so the worker never holds the output and its encoding whole at once.
+        private string EncodeItems(PSObject[] items, OutputProjection.Pass projection)
         {
             JsonObject.ConvertToJsonContext context = new JsonObject.ConvertToJsonContext(_depth, true, true);
             System.Text.StringBuilder json = new System.Text.StringBuilder("[");
-            for (int i = 0; i < items.Count; i++)
+            long bytes = 2;
+            int kept = 0;
+            for (int i = 0; i < items.Length; i++)
             {
-                if (i > 0) json.Append(',');
                 object item = items[i];
-                string encoded = null;
-                if (item != null)
+                items[i] = null;
+                string text = Limits != null && item != null ? PSObject.AsPSObject(item).BaseObject as string : null;
+                if (text != null && text.Length + 2 > Limits.OutputBytes)
                 {
-                    try
-                    {
-                        encoded = JsonObject.ConvertToJson(item, in context);
-                    }
-                    catch (Exception)
-                    {
-                        string text;
-                        try { text = item.ToString(); } catch (Exception) { text = PSObject.AsPSObject(item).BaseObject.GetType().FullName; }
-                        encoded = JsonValue.Serialize(text);
-                    }
+                    // A JSON string takes at least a byte per UTF-16 unit: this one cannot fit, so it is
+                    // not encoded to find out by how much.
+                    Cut(json, items, kept, i, bytes + text.Length + 2 + (kept > 0 ? 1 : 0), () => JsonValue.Serialize(TextCut.CutMiddle(text, Limits.FirstItemBytes)));
+                    break;
                 }
-                json.Append(encoded ?? "null");
+                if (projection != null) item = projection.Project(item);
+                string encoded = Encode(item, in context);
+                if (Limits != null)
+                {
+                    long size = System.Text.Encoding.UTF8.GetByteCount(encoded) + (kept > 0 ? 1 : 0);
+                    if (bytes + size > Limits.OutputBytes)
+                    {
+                        Cut(json, items, kept, i, bytes + size, () => TextCut.ShortenJson(encoded, Limits.FirstItemBytes));
+                        break;
+                    }
+                    bytes += size;
+                }
+                if (kept++ > 0) json.Append(',');
+                json.Append(encoded);
+            }
+            // Items let go of while the command ran follow held ones that cannot all fit, so the loop
+            // has cut; this only keeps the count right should the bound and the encoding ever disagree.
+            if (_cutItems < 0 && _droppedItems > 0)
+            {
+                _cutItems = items.Length + _droppedItems;
+                _cutBytes = bytes + _droppedBytes;
             }
             return json.Append(']').ToString();
+        }
+
+        // Item `index` did not fit and the array so far is `bytes` long with it: every later item adds
+        // its comma and at least a byte, a string at least its length and quotes (counted, not encoded).
+        // When nothing was kept yet, the item is kept shortened.
+        private void Cut(System.Text.StringBuilder json, PSObject[] items, int kept, int index, long bytes, Func<string> shortened)
+        {
+            for (int i = index + 1; i < items.Length; i++)
+            {
+                string text = items[i] != null ? items[i].BaseObject as string : null;
+                bytes += text != null ? text.Length + 3 : 2;
+            }
+            _cutItems = items.Length + _droppedItems;
+            _cutBytes = bytes + _droppedBytes;
+            if (kept > 0) return;
+            json.Append(shortened());
+            _shortenedFirst = true;
+        }
+
+        private static string Encode(object item, in JsonObject.ConvertToJsonContext context)
+        {
+            if (item == null) return "null";
+            try
+            {
+                return JsonObject.ConvertToJson(item, in context) ?? "null";
+            }
+            catch (Exception)
+            {
+                string text;
+                try { text = item.ToString(); } catch (Exception) { text = PSObject.AsPSObject(item).BaseObject.GetType().FullName; }
+                return JsonValue.Serialize(text);
+            }
         }
 
         private static bool Contains(object[] names, string name)

@@ -29,52 +29,68 @@ namespace Svc.Host
         }
 
         /// <summary>
-        /// The items to encode for <paramref name="run"/>'s <c>select</c> (<c>properties</c>: names or
-        /// wildcards; <c>display</c>: use the display sets), with its report given to the run: per type,
-        /// the properties shown and the ones left out, and the requested names that matched nothing.
-        /// Reads properties, so call it from a scope without strict mode (type-data members are written
-        /// for non-strict code).
+        /// A pass over <paramref name="run"/>'s items for its <c>select</c> (<c>properties</c>: names or
+        /// wildcards; <c>display</c>: use the display sets). Items are projected one by one as they are
+        /// encoded, so those past what svc keeps are never projected; <see cref="Pass.Finish"/> gives
+        /// the run its report. Reads properties, so call it from a scope without strict mode (type-data
+        /// members are written for non-strict code).
         /// </summary>
-        public IList Apply(Invocation run, IList items)
+        public Pass Begin(Invocation run)
         {
-            Hashtable select = run.Select;
-            object[] requested = AsList(select["properties"]);
-            bool display = LanguagePrimitives.IsTrue(select["display"]);
-            List<object> output = new List<object>(items.Count);
-            OrderedDictionary types = new OrderedDictionary(StringComparer.Ordinal);
-            HashSet<string> matched = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
-            WildcardPattern[] patterns = new WildcardPattern[requested.Length];
-            for (int i = 0; i < requested.Length; i++) patterns[i] = WildcardPattern.Get(Text(requested[i]), WildcardOptions.IgnoreCase);
+            return new Pass(this, run);
+        }
 
-            foreach (object item in items)
+        /// <summary>One call's projection: the items projected so far and what they showed and left out.</summary>
+        public sealed class Pass
+        {
+            private readonly OutputProjection _owner;
+            private readonly Invocation _run;
+            private readonly object[] _requested;
+            private readonly bool _display;
+            private readonly OrderedDictionary _types = new OrderedDictionary(StringComparer.Ordinal);
+            private readonly HashSet<string> _matched = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
+            private readonly WildcardPattern[] _patterns;
+
+            internal Pass(OutputProjection owner, Invocation run)
             {
-                if (item == null) { output.Add(item); continue; }
+                _owner = owner;
+                _run = run;
+                _requested = AsList(run.Select["properties"]);
+                _display = LanguagePrimitives.IsTrue(run.Select["display"]);
+                _patterns = new WildcardPattern[_requested.Length];
+                for (int i = 0; i < _requested.Length; i++) _patterns[i] = WildcardPattern.Get(Text(_requested[i]), WildcardOptions.IgnoreCase);
+            }
+
+            /// <summary>The item to encode in place of <paramref name="item"/>.</summary>
+            public object Project(object item)
+            {
+                if (item == null) return item;
                 // Values without properties worth choosing from are encoded whole.
                 PSObject wrapped = PSObject.AsPSObject(item);
                 object baseObject = wrapped.BaseObject;
-                if (baseObject is string || baseObject is ValueType || baseObject is IEnumerable) { output.Add(item); continue; }
+                if (baseObject is string || baseObject is ValueType || baseObject is IEnumerable) return item;
                 PSMemberInfoCollection<PSPropertyInfo> properties = null;
                 IList<string> names = null;
-                if (requested.Length > 0)
+                if (_requested.Length > 0)
                 {
                     properties = wrapped.Properties;
                     List<string> chosen = new List<string>();
-                    for (int i = 0; i < patterns.Length; i++)
+                    for (int i = 0; i < _patterns.Length; i++)
                     {
                         foreach (PSPropertyInfo property in properties)
                         {
-                            if (!patterns[i].IsMatch(property.Name)) continue;
-                            matched.Add(Text(requested[i]));
+                            if (!_patterns[i].IsMatch(property.Name)) continue;
+                            _matched.Add(Text(_requested[i]));
                             if (!chosen.Contains(property.Name)) chosen.Add(property.Name);
                         }
                     }
                     names = chosen;
                 }
-                else if (display)
+                else if (_display)
                 {
-                    names = DisplayNames(wrapped);
+                    names = _owner.DisplayNames(wrapped);
                 }
-                if (names == null) { output.Add(item); continue; }
+                if (names == null) return item;
                 if (properties == null) properties = wrapped.Properties;
                 OrderedDictionary shown = new OrderedDictionary(StringComparer.OrdinalIgnoreCase);
                 foreach (string name in names)
@@ -90,32 +106,41 @@ namespace Svc.Host
                     if (text != null && text.IndexOf('\x1b') >= 0) value = AnsiEscape.Replace(text, "");
                     shown[property.Name] = value;
                 }
-                output.Add(shown);
                 string typeName = wrapped.TypeNames.Count > 0 ? wrapped.TypeNames[0] : baseObject.GetType().FullName;
-                if (!types.Contains(typeName))
+                // Under svc's limits the report names a bounded number of types and names (CallLimits).
+                bool bounded = _run.Limits != null;
+                if (!_types.Contains(typeName) && !(bounded && _types.Count >= CallLimits.ShapeTypes))
                 {
                     List<string> omitted = new List<string>();
                     foreach (PSPropertyInfo property in properties) { if (!shown.Contains(property.Name)) omitted.Add(property.Name); }
                     string[] shownNames = new string[shown.Count];
                     shown.Keys.CopyTo(shownNames, 0);
+                    string[] omittedNames = omitted.ToArray();
                     OrderedDictionary entry = new OrderedDictionary();
-                    entry["type"] = typeName;
-                    entry["shown"] = shownNames;
-                    entry["omitted"] = omitted.ToArray();
-                    types[typeName] = entry;
+                    entry["type"] = bounded ? TextCut.CutMiddle(typeName, CallLimits.NameBytes) : typeName;
+                    entry["shown"] = bounded ? CallLimits.Names(shownNames) : shownNames;
+                    entry["omitted"] = bounded ? CallLimits.Names(omittedNames) : omittedNames;
+                    if (bounded && omittedNames.Length > CallLimits.ShapeNames) entry["omittedCount"] = omittedNames.Length;
+                    _types[typeName] = entry;
                 }
+                return shown;
             }
-            List<string> unmatched = new List<string>();
-            foreach (object pattern in requested) { if (!matched.Contains(Text(pattern))) unmatched.Add(Text(pattern)); }
-            object[] typeList = new object[types.Count];
-            types.Values.CopyTo(typeList, 0);
-            run.SetProjectionReport(typeList, unmatched.ToArray());
-            return output;
+
+            /// <summary>Gives the run its report: per type what was shown and left out, and the requested names that matched nothing.</summary>
+            public void Finish()
+            {
+                List<string> unmatched = new List<string>();
+                foreach (object pattern in _requested) { if (!_matched.Contains(Text(pattern))) unmatched.Add(Text(pattern)); }
+                object[] typeList = new object[_types.Count];
+                _types.Values.CopyTo(typeList, 0);
+                string[] unknown = unmatched.ToArray();
+                _run.SetProjectionReport(typeList, _run.Limits != null ? CallLimits.Names(unknown) : unknown);
+            }
         }
 
         // What PowerShell would show: the DefaultDisplayPropertySet, else the columns of the type's
         // first table or list view (kept per type chain), else everything (null).
-        private IList<string> DisplayNames(PSObject wrapped)
+        internal IList<string> DisplayNames(PSObject wrapped)
         {
             PSMemberSet standard = wrapped.Members["PSStandardMembers"] as PSMemberSet;
             PSPropertySet set = standard != null ? standard.Members["DefaultDisplayPropertySet"] as PSPropertySet : null;

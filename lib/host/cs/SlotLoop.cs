@@ -290,9 +290,7 @@ namespace Svc.Host
             Running = null;
             try
             {
-                IList items = running.TakeOutput();
-                if (running.Select != null) items = _projection.Apply(running, items);
-                string response = running.ToResponse(items);
+                string response = running.ToResponse(running.TakeOutput(), _projection);
                 // The environment and the rest of the process-wide state go back before the caller hears
                 // of the end: its next call may run on a sibling runspace of this process at once.
                 if (ProcessState != null) ProcessState.Restore();
@@ -300,7 +298,11 @@ namespace Svc.Host
             }
             catch (Exception e)
             {
-                SendFailure(running.Id, "internal", ErrorInfo.RecordOf(Inner(e)));
+                ErrorRecord record = ErrorInfo.RecordOf(Inner(e));
+                CallLimits limits = running.Limits;
+                // What failed may quote the call's output: within the call's limits like the rest.
+                if (limits == null) SendFailure(running.Id, "internal", record);
+                else SendFailure(running.Id, "internal", TextCut.CutMiddle(record.ToString(), limits.TextBytes), limits.Cut(ErrorInfo.From(record, true)));
             }
             finally
             {
