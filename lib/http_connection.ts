@@ -151,7 +151,9 @@ export class Connection {
     first: boolean,
   ): Promise<RequestHead | { status: 400 | 408 | 431 | 501 | 505; message: string } | null> {
     const { headerReadTimeoutMs, keepAliveTimeoutMs } = this.#options;
-    const waitingIdle = () => !first && this.#buffered.length === 0;
+    // Idle until the first byte of a next request; from then on the head has its own clock, which
+    // blank lines sent between requests do not reset.
+    let idle = !first && this.#buffered.length === 0;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let wake: (() => void) | undefined;
     const late = new Promise<"late">((resolve) => wake = () => resolve("late"));
@@ -162,7 +164,7 @@ export class Connection {
     arm(
       this.#options.healthOnly
         ? Math.min(1000, headerReadTimeoutMs)
-        : waitingIdle()
+        : idle
         ? keepAliveTimeoutMs
         : headerReadTimeoutMs,
     );
@@ -183,17 +185,19 @@ export class Connection {
             message: `The request head is larger than ${MAX_HEAD_BYTES} bytes.`,
           };
         }
-        const wasIdle = waitingIdle();
         const more = await Promise.race([this.#readMore(), late]);
         if (more === "late") {
-          return waitingIdle() ? null : {
+          return idle ? null : {
             status: 408,
             message: "The request head did not arrive within McpServer:HeaderReadTimeout.",
           };
         }
         if (!more) return null;
         // The first byte of a request starts its head's own clock.
-        if (wasIdle && !waitingIdle()) arm(headerReadTimeoutMs);
+        if (idle && this.#buffered.length > 0) {
+          idle = false;
+          arm(headerReadTimeoutMs);
+        }
       }
     } finally {
       clearTimeout(timer);

@@ -3,7 +3,7 @@
  * account is named at start (a Warning) and by doctor, with who can call it.
  */
 import assert from "node:assert/strict";
-import { runSvc, startHttpSvc, TEST_PWSH } from "../support/harness.ts";
+import { eventually, runSvc, startHttpSvc, TEST_PWSH } from "../support/harness.ts";
 import { SECURITY_FIXTURE } from "./support.ts";
 
 const DANGEROUS = [
@@ -62,6 +62,10 @@ Deno.test(
     });
     assert.equal(response.status, 200, await response.clone().text() + svc.stderr());
     await response.body?.cancel();
+    // The warnings are written as the catalog is built; the answer can reach the test first.
+    await eventually(() =>
+      DANGEROUS.every((c) => svc.stderr().includes(`Exposed command '${c}' can`))
+    );
     const warnings = svc.stderr().split("\n").filter((l) => /WARN/.test(l)).join("\n");
     checkNamed(warnings, "start");
 
