@@ -6,6 +6,7 @@
  */
 import HOST_SCRIPT from "./host.ps1" with { type: "text" };
 import HOST_ASSEMBLY from "./host/assembly.ps1" with { type: "text" };
+import HOST_CS_CHANGE_COUNTERS from "./host/cs/ChangeCounters.cs" with { type: "text" };
 import HOST_CS_ENVIRONMENT from "./host/cs/EnvironmentSnapshot.cs" with { type: "text" };
 import HOST_CS_ENGINE_STATE from "./host/cs/EngineState.cs" with { type: "text" };
 import HOST_CS_ERROR_INFO from "./host/cs/ErrorInfo.cs" with { type: "text" };
@@ -17,6 +18,7 @@ import HOST_CS_MODULE_SCOPES from "./host/cs/ModuleScopes.cs" with { type: "text
 import HOST_CS_OUTPUT_PROJECTION from "./host/cs/OutputProjection.cs" with { type: "text" };
 import HOST_CS_PROCESS_STATE from "./host/cs/ProcessState.cs" with { type: "text" };
 import HOST_CS_SLOT_LOOP from "./host/cs/SlotLoop.cs" with { type: "text" };
+import HOST_CS_STARTUP_OBJECTS from "./host/cs/StartupObjects.cs" with { type: "text" };
 import HOST_CS_STATE_FINGERPRINT from "./host/cs/StateFingerprint.cs" with { type: "text" };
 import HOST_CS_STATIC_KNOBS from "./host/cs/StaticKnobs.cs" with { type: "text" };
 import HOST_DISCOVERY from "./host/discovery.ps1" with { type: "text" };
@@ -35,6 +37,7 @@ import HOST_SLOT_RUNS from "./host/slot_runs.ps1" with { type: "text" };
 const HOST_FILES: Record<string, string> = {
   "host.ps1": HOST_SCRIPT,
   "host/assembly.ps1": HOST_ASSEMBLY,
+  "host/cs/ChangeCounters.cs": HOST_CS_CHANGE_COUNTERS,
   "host/cs/EnvironmentSnapshot.cs": HOST_CS_ENVIRONMENT,
   "host/cs/EngineState.cs": HOST_CS_ENGINE_STATE,
   "host/cs/ErrorInfo.cs": HOST_CS_ERROR_INFO,
@@ -46,6 +49,7 @@ const HOST_FILES: Record<string, string> = {
   "host/cs/OutputProjection.cs": HOST_CS_OUTPUT_PROJECTION,
   "host/cs/ProcessState.cs": HOST_CS_PROCESS_STATE,
   "host/cs/SlotLoop.cs": HOST_CS_SLOT_LOOP,
+  "host/cs/StartupObjects.cs": HOST_CS_STARTUP_OBJECTS,
   "host/cs/StateFingerprint.cs": HOST_CS_STATE_FINGERPRINT,
   "host/cs/StaticKnobs.cs": HOST_CS_STATIC_KNOBS,
   "host/discovery.ps1": HOST_DISCOVERY,

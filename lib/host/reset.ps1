@@ -90,6 +90,20 @@ function Save-ProcessState([bool]$KeepNativeProcesses) {
     }
 }
 
+# Records the items of the objects startup left in global variables and in the startup modules'
+# script scopes, at any depth (lib/host/cs/StartupObjects.cs); both reset paths put them back first.
+# State too large to compare at a bounded cost makes every reset retire the process (said here once).
+function Save-StartupObject {
+    $roots = [System.Collections.Specialized.OrderedDictionary]::new()
+    foreach ($entry in $script:Snapshot['Variables'].GetEnumerator()) {
+        if (-not $script:AutomaticVariables.Contains($entry.Key)) { $roots['$' + $entry.Key] = $entry.Value['Value'] }
+    }
+    if ($null -ne $script:Loop.EngineState) { $script:Loop.EngineState.AddModuleValuesTo($roots) }
+    $objects = [Svc.Host.StartupObjects]::new($roots)
+    if ($null -ne $objects.Overflow) { Write-Diag "every reset will retire the process: $($objects.Overflow)" }
+    $script:Loop.StartupObjects = $objects
+}
+
 function Get-GlobalStrictMode {
     try {
         $scope = Get-GlobalScope
