@@ -7,6 +7,7 @@
 import HOST_SCRIPT from "./host.ps1" with { type: "text" };
 import HOST_ASSEMBLY from "./host/assembly.ps1" with { type: "text" };
 import HOST_CS_CHANGE_COUNTERS from "./host/cs/ChangeCounters.cs" with { type: "text" };
+import HOST_CS_CLASS_STATICS from "./host/cs/ClassStatics.cs" with { type: "text" };
 import HOST_CS_ENVIRONMENT from "./host/cs/EnvironmentSnapshot.cs" with { type: "text" };
 import HOST_CS_ENGINE_STATE from "./host/cs/EngineState.cs" with { type: "text" };
 import HOST_CS_ERROR_INFO from "./host/cs/ErrorInfo.cs" with { type: "text" };
@@ -38,6 +39,7 @@ const HOST_FILES: Record<string, string> = {
   "host.ps1": HOST_SCRIPT,
   "host/assembly.ps1": HOST_ASSEMBLY,
   "host/cs/ChangeCounters.cs": HOST_CS_CHANGE_COUNTERS,
+  "host/cs/ClassStatics.cs": HOST_CS_CLASS_STATICS,
   "host/cs/EnvironmentSnapshot.cs": HOST_CS_ENVIRONMENT,
   "host/cs/EngineState.cs": HOST_CS_ENGINE_STATE,
   "host/cs/ErrorInfo.cs": HOST_CS_ERROR_INFO,

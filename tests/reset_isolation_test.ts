@@ -289,6 +289,61 @@ Deno.test("reset: a 10 MB buffer nested in a startup collection keeps the reset 
   assert.ok(Math.min(...times) < 50, `resets took ${times.join(", ")} ms`);
 });
 
+/** A startup module with a PowerShell class whose static fields its functions change and report. */
+async function withClassModule(body: (module: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "svc-class-" });
+  const module = `${dir}/SvcClass.psm1`;
+  await Deno.writeTextFile(
+    module,
+    "class SvcCounter {\n  static [int]$Count = 3\n  static [hashtable]$Cache = @{ a = @{ n = 1 } }\n  hidden static [string]$Name = 'clean'\n}\n" +
+      "function Set-SvcCounter { [SvcCounter]::Count = 99; [SvcCounter]::Cache['b'] = 2; [SvcCounter]::Cache.a.n = 5; [SvcCounter]::Name = 'planted' }\n" +
+      'function Get-SvcCounter { "$([SvcCounter]::Count)/$([SvcCounter]::Cache.Count)/$([SvcCounter]::Cache.a.n)/$([SvcCounter]::Name)" }\n',
+  );
+  try {
+    await body(module);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("reset: static fields of a startup module's PowerShell class are put back", async () => {
+  await withClassModule(async (module) => {
+    const { before, after } = await restored("Set-SvcCounter", "Get-SvcCounter", [module]);
+    assert.deepEqual(before, ["3/1/1/clean"]);
+    assert.deepEqual(after, before);
+  });
+});
+
+Deno.test("reset: static fields of a startup script's PowerShell class are put back", async () => {
+  const { before, after } = await restored(
+    "[SvcScriptClass]::Count = 99; [SvcScriptClass]::Items.Add('planted')",
+    "[SvcScriptClass]::Count; [SvcScriptClass]::Items.Count",
+    {
+      script:
+        "class SvcScriptClass { static [int]$Count = 3; static [System.Collections.Generic.List[string]]$Items = [System.Collections.Generic.List[string]]::new() }",
+    },
+  );
+  assert.deepEqual(before, [3, 0]);
+  assert.deepEqual(after, before);
+});
+
+// Each runspace compiles a startup script's classes into an assembly of its own: a sibling's startup
+// is not a call's doing (it retired the process on main), while a class a call defines still is.
+Deno.test("reset: a sibling's startup-script classes keep the process; a class a call defines retires it", async () => {
+  const script = "class SvcSibling { static [int]$Count = 3 }";
+  await using first = await startWorker({ runspacesPerProcess: 2 }, { script });
+  await using sibling = await first.openSibling();
+  await sibling.startup({ modules: [], scriptPath: null, script }, 60_000);
+  await run(first, "[SvcSibling]::Count = 99");
+  const outcome = await reset(first);
+  assert.ok(!("retired" in outcome), JSON.stringify(outcome));
+  assert.deepEqual(await run(first, "[SvcSibling]::Count"), [3]);
+  await run(sibling, "class SvcPlanted { static [int]$Count = 1 }");
+  const planted = await reset(sibling);
+  assert.ok("retired" in planted, JSON.stringify(planted));
+  assert.match(planted.retired, /PowerShell Class Assembly/);
+});
+
 Deno.test("reset: process-wide .NET settings a call changes go back (web proxy, TLS, handlers, encodings, GC, threads)", async () => {
   const read = "[System.Net.Http.HttpClient]::DefaultProxy.GetType().Name; " +
     "[System.Net.ServicePointManager]::SecurityProtocol.ToString(); " +

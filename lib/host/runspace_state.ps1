@@ -38,6 +38,18 @@ $SnapshotScript = {
     }
 }
 
+# Runs the static initializers of PowerShell classes ($Types) here, on the worker's pipeline thread,
+# where they can run (lib/host/cs/ClassStatics.cs). One that fails leaves its class unusable anyway.
+$InitializeClassesScript = {
+    param([type[]]$Types)
+
+    Set-StrictMode -Off
+    foreach ($type in $Types) {
+        try { [System.Runtime.CompilerServices.RuntimeHelpers]::RunClassConstructor($type.TypeHandle) } catch { $null = $_ }
+    }
+    $true
+}
+
 $ResetScript = {
     # $Automatic: the engine-managed variable names to leave alone (the host's AutomaticVariables).
     param($Snapshot, $Automatic)
