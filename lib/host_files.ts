@@ -22,6 +22,7 @@ import HOST_CS_SLOT_LOOP from "./host/cs/SlotLoop.cs" with { type: "text" };
 import HOST_CS_STARTUP_OBJECTS from "./host/cs/StartupObjects.cs" with { type: "text" };
 import HOST_CS_STATE_FINGERPRINT from "./host/cs/StateFingerprint.cs" with { type: "text" };
 import HOST_CS_STATIC_KNOBS from "./host/cs/StaticKnobs.cs" with { type: "text" };
+import HOST_CS_STYLE_STATE from "./host/cs/StyleState.cs" with { type: "text" };
 import HOST_DISCOVERY from "./host/discovery.ps1" with { type: "text" };
 import HOST_OPERATIONS from "./host/operations.ps1" with { type: "text" };
 import HOST_PROJECTION from "./host/projection.ps1" with { type: "text" };
@@ -54,6 +55,7 @@ const HOST_FILES: Record<string, string> = {
   "host/cs/StartupObjects.cs": HOST_CS_STARTUP_OBJECTS,
   "host/cs/StateFingerprint.cs": HOST_CS_STATE_FINGERPRINT,
   "host/cs/StaticKnobs.cs": HOST_CS_STATIC_KNOBS,
+  "host/cs/StyleState.cs": HOST_CS_STYLE_STATE,
   "host/discovery.ps1": HOST_DISCOVERY,
   "host/operations.ps1": HOST_OPERATIONS,
   "host/projection.ps1": HOST_PROJECTION,

@@ -327,6 +327,22 @@ Deno.test("reset: static fields of a startup script's PowerShell class are put b
   assert.deepEqual(after, before);
 });
 
+// A startup module's class is one type for the whole process: its sibling runspace's next call must
+// not see the change either, and that sibling's own startup must not wait on the class's initializer.
+Deno.test("process-wide: class statics and $PSStyle a call changes are back before its response", async () => {
+  await withClassModule(async (module) => {
+    await using first = await startWorker({ runspacesPerProcess: 2 }, [module]);
+    await using sibling = await first.openSibling();
+    await sibling.startup({ modules: [module], scriptPath: null, script: null }, 60_000);
+    const read = "Get-SvcCounter; $PSStyle.Formatting.Error";
+    const before = await run(sibling, read);
+    await run(first, "Set-SvcCounter; $PSStyle.Formatting.Error = $PSStyle.Foreground.Magenta");
+    assert.deepEqual(await run(sibling, read), before);
+    assert.equal(before[0], "3/1/1/clean");
+    assert.ok(!("retired" in await reset(first)));
+  });
+});
+
 // Each runspace compiles a startup script's classes into an assembly of its own: a sibling's startup
 // is not a call's doing (it retired the process on main), while a class a call defines still is.
 Deno.test("reset: a sibling's startup-script classes keep the process; a class a call defines retires it", async () => {
@@ -342,6 +358,21 @@ Deno.test("reset: a sibling's startup-script classes keep the process; a class a
   const planted = await reset(sibling);
   assert.ok("retired" in planted, JSON.stringify(planted));
   assert.match(planted.retired, /PowerShell Class Assembly/);
+});
+
+// $PSStyle is one object for the whole process: a change would reach every later call in it.
+Deno.test("reset: $PSStyle and its sub-properties go back", async () => {
+  const read =
+    "$PSStyle.OutputRendering.ToString(); $PSStyle.Formatting.Error; $PSStyle.FileInfo.Directory; " +
+    "$PSStyle.Progress.View.ToString(); $PSStyle.Progress.MaxWidth; $PSStyle.FileInfo.Extension.ContainsKey('.svc'); " +
+    "$PSStyle.FileInfo.Extension['.zip']; $PSStyle.AutoSizeDefaultFormatting";
+  const plant =
+    "$PSStyle.OutputRendering = 'Host'; $m = $PSStyle.Foreground.Magenta; $PSStyle.Formatting.Error = $m; $PSStyle.FileInfo.Directory = $m; " +
+    "$PSStyle.Progress.View = 'Classic'; $PSStyle.Progress.MaxWidth = 77; $PSStyle.FileInfo.Extension.Add('.svc', $m); " +
+    "$PSStyle.FileInfo.Extension['.zip'] = $m; $PSStyle.AutoSizeDefaultFormatting = -not $PSStyle.AutoSizeDefaultFormatting";
+  const { before, after } = await restored(plant, read);
+  assert.equal(before[5], false);
+  assert.deepEqual(after, before);
 });
 
 Deno.test("reset: process-wide .NET settings a call changes go back (web proxy, TLS, handlers, encodings, GC, threads)", async () => {

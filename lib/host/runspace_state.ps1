@@ -30,7 +30,6 @@ $SnapshotScript = {
         Aliases         = $aliases
         Drives          = $drives
         Location        = (Microsoft.PowerShell.Management\Get-Location).Path
-        OutputRendering = $PSStyle.OutputRendering
         Jobs            = @(foreach ($job in @(Microsoft.PowerShell.Core\Get-Job)) { $job.InstanceId })
         Subscribers     = @(foreach ($subscriber in @(Microsoft.PowerShell.Utility\Get-EventSubscriber -Force)) { $subscriber.SubscriptionId })
         Breakpoints     = @(foreach ($breakpoint in @(Microsoft.PowerShell.Utility\Get-PSBreakpoint)) { $breakpoint.Id })
@@ -151,8 +150,6 @@ $ResetScript = {
         }
     }
 
-    # $PSStyle is one process-wide object shared by every runspace.
-    if ($null -ne $Snapshot.OutputRendering) { $PSStyle.OutputRendering = $Snapshot.OutputRendering }
     $global:Error.Clear()
     @{ Restore = $restore.ToArray() }
 }

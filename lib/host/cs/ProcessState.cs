@@ -1,7 +1,7 @@
 // svc worker, part of lib/host.ps1 (compiled by lib/host/assembly.ps1): what the slots of one process
 // share, as it was when a slot's startup ended. Restore() puts back what can be put back cheaply (the
-// environment, the current directory, default cultures, AppContext data and switches, the static
-// fields of PowerShell classes); the slot loop runs it before a call's response is sent, so
+// environment, the current directory, default cultures, AppContext data and switches, $PSStyle, the
+// static fields of PowerShell classes); the slot loop runs it before a call's response is sent, so
 // the next call (often on a sibling runspace) never sees a finished call's changes. RetireReason()
 // names what cannot be put back (assemblies a call loaded, runspaces it left open): the process is then
 // retired (docs/runspaces.md).
@@ -35,6 +35,7 @@ namespace Svc.Host
         private readonly HashSet<Runspace> _runspaces = new HashSet<Runspace>();
         private readonly string[] _trusted;
         private readonly StaticKnobs _knobs;
+        private readonly StyleState _style;
         private readonly ClassStatics _classes;
 
         private ProcessState(string[] trusted, ClassStatics classes)
@@ -49,6 +50,7 @@ namespace Svc.Host
             foreach (Assembly assembly in AppDomain.CurrentDomain.GetAssemblies()) _assemblies.Add(assembly);
             foreach (Runspace runspace in OpenRunspaces()) _runspaces.Add(runspace);
             _knobs = new StaticKnobs();
+            _style = StyleState.Take();
             _classes = classes;
         }
 
@@ -75,8 +77,8 @@ namespace Svc.Host
 
         /// <summary>
         /// Puts back the environment, the current directory, default cultures, AppContext data, the settings
-        /// of <see cref="StaticKnobs"/> and the static fields of the worker's PowerShell classes
-        /// (<see cref="ClassStatics"/>).
+        /// of <see cref="StaticKnobs"/>, <c>$PSStyle</c> (<see cref="StyleState"/>) and the static fields of
+        /// the worker's PowerShell classes (<see cref="ClassStatics"/>).
         /// </summary>
         public void Restore()
         {
@@ -90,6 +92,7 @@ namespace Svc.Host
             Put(AppData, _data);
             Put(AppSwitches, _switches);
             _knobs.Restore();
+            _style.Restore();
             if (_classes != null) _classes.Restore();
         }
 

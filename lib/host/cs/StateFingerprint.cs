@@ -97,7 +97,6 @@ namespace Svc.Host
             yield return subscribers;
             yield return _worker.Events.ReceivedEvents.Count;
             yield return _worker.Debugger.GetBreakpoints().Count;
-            yield return PSStyle.Instance.OutputRendering;
         }
 
         /// <summary>

@@ -4,8 +4,8 @@
 // a proxy the call chose, or skip certificate checks), handlers on the runtime's process-wide events
 // (a FirstChanceException handler sees every later call's exceptions), console encodings, GC, regex
 // and thread-pool settings, and trace listeners. (The static fields of PowerShell classes are kept by
-// ClassStatics.cs.) ProcessState takes them with the rest and Restore() puts them back
-// (docs/runspaces.md).
+// ClassStatics.cs, $PSStyle by StyleState.cs.) ProcessState takes them with the rest and Restore()
+// puts them back (docs/runspaces.md).
 using System;
 using System.Collections;
 using System.Collections.Generic;
