@@ -7,6 +7,8 @@
 import HOST_SCRIPT from "./host.ps1" with { type: "text" };
 import HOST_ASSEMBLY from "./host/assembly.ps1" with { type: "text" };
 import HOST_CS_CALL_LIMITS from "./host/cs/CallLimits.cs" with { type: "text" };
+import HOST_CS_CHANGE_COUNTERS from "./host/cs/ChangeCounters.cs" with { type: "text" };
+import HOST_CS_CLASS_STATICS from "./host/cs/ClassStatics.cs" with { type: "text" };
 import HOST_CS_ENVIRONMENT from "./host/cs/EnvironmentSnapshot.cs" with { type: "text" };
 import HOST_CS_ENGINE_STATE from "./host/cs/EngineState.cs" with { type: "text" };
 import HOST_CS_ERROR_INFO from "./host/cs/ErrorInfo.cs" with { type: "text" };
@@ -18,8 +20,10 @@ import HOST_CS_MODULE_SCOPES from "./host/cs/ModuleScopes.cs" with { type: "text
 import HOST_CS_OUTPUT_PROJECTION from "./host/cs/OutputProjection.cs" with { type: "text" };
 import HOST_CS_PROCESS_STATE from "./host/cs/ProcessState.cs" with { type: "text" };
 import HOST_CS_SLOT_LOOP from "./host/cs/SlotLoop.cs" with { type: "text" };
+import HOST_CS_STARTUP_OBJECTS from "./host/cs/StartupObjects.cs" with { type: "text" };
 import HOST_CS_STATE_FINGERPRINT from "./host/cs/StateFingerprint.cs" with { type: "text" };
 import HOST_CS_STATIC_KNOBS from "./host/cs/StaticKnobs.cs" with { type: "text" };
+import HOST_CS_STYLE_STATE from "./host/cs/StyleState.cs" with { type: "text" };
 import HOST_CS_TEXT_CUT from "./host/cs/TextCut.cs" with { type: "text" };
 import HOST_DISCOVERY from "./host/discovery.ps1" with { type: "text" };
 import HOST_OPERATIONS from "./host/operations.ps1" with { type: "text" };
@@ -38,6 +42,8 @@ const HOST_FILES: Record<string, string> = {
   "host.ps1": HOST_SCRIPT,
   "host/assembly.ps1": HOST_ASSEMBLY,
   "host/cs/CallLimits.cs": HOST_CS_CALL_LIMITS,
+  "host/cs/ChangeCounters.cs": HOST_CS_CHANGE_COUNTERS,
+  "host/cs/ClassStatics.cs": HOST_CS_CLASS_STATICS,
   "host/cs/EnvironmentSnapshot.cs": HOST_CS_ENVIRONMENT,
   "host/cs/EngineState.cs": HOST_CS_ENGINE_STATE,
   "host/cs/ErrorInfo.cs": HOST_CS_ERROR_INFO,
@@ -49,8 +55,10 @@ const HOST_FILES: Record<string, string> = {
   "host/cs/OutputProjection.cs": HOST_CS_OUTPUT_PROJECTION,
   "host/cs/ProcessState.cs": HOST_CS_PROCESS_STATE,
   "host/cs/SlotLoop.cs": HOST_CS_SLOT_LOOP,
+  "host/cs/StartupObjects.cs": HOST_CS_STARTUP_OBJECTS,
   "host/cs/StateFingerprint.cs": HOST_CS_STATE_FINGERPRINT,
   "host/cs/StaticKnobs.cs": HOST_CS_STATIC_KNOBS,
+  "host/cs/StyleState.cs": HOST_CS_STYLE_STATE,
   "host/cs/TextCut.cs": HOST_CS_TEXT_CUT,
   "host/discovery.ps1": HOST_DISCOVERY,
   "host/operations.ps1": HOST_OPERATIONS,

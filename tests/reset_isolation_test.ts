@@ -16,12 +16,16 @@ import {
   TEST_PWSH as pwsh,
 } from "./support/harness.ts";
 
+/** What a worker's startup runs: its modules, or modules and a startup script. */
+type Startup = string[] | { modules?: string[]; script?: string };
+
 async function startWorker(
   options: Partial<WorkerOptions> = {},
-  modules: string[] = [],
+  startup: Startup = [],
 ): Promise<Worker> {
+  const { modules = [], script = null } = Array.isArray(startup) ? { modules: startup } : startup;
   const worker = await Worker.start({ pwsh, stopTimeoutMs: 3_000, ...options });
-  await worker.startup({ modules, scriptPath: null, script: null }, 60_000);
+  await worker.startup({ modules, scriptPath: null, script }, 60_000);
   return worker;
 }
 
@@ -48,9 +52,9 @@ async function reset(worker: Worker): Promise<ResetResult | { retired: string }>
 async function restored(
   plant: string,
   read: string,
-  modules: string[] = [],
+  startup: Startup = [],
 ): Promise<{ before: unknown[]; after: unknown[] }> {
-  await using worker = await startWorker({}, modules);
+  await using worker = await startWorker({}, startup);
   const before = await run(worker, read);
   await run(worker, plant);
   const outcome = await reset(worker);
@@ -59,8 +63,8 @@ async function restored(
 }
 
 /** Plants with `plant` and expects the reset to retire the process, saying `why`. */
-async function retires(plant: string, why: RegExp, modules: string[] = []): Promise<void> {
-  await using worker = await startWorker({}, modules);
+async function retires(plant: string, why: RegExp, startup: Startup = []): Promise<void> {
+  await using worker = await startWorker({}, startup);
   await run(worker, plant);
   const outcome = await reset(worker);
   assert.ok("retired" in outcome, `the reset kept the worker: ${JSON.stringify(outcome)}`);
@@ -221,6 +225,154 @@ Deno.test("reset: a function a call defines inside a startup module's scope reti
       [module],
     );
   });
+});
+
+// Issue 28, finding 3: a call that changes a startup collection in place, at any depth, leaves every
+// variable pointing at the same object; the reset puts the items back.
+Deno.test("reset: nested items of startup collections and custom objects are put back", async () => {
+  const script =
+    "$global:Cfg = @{ Db = @{ Name = 'clean' }; List = [System.Collections.Generic.List[object]]::new(); " +
+    "Rows = [System.Collections.ArrayList]@(@{ K = 'clean' }); Obj = [pscustomobject]@{ Inner = [pscustomobject]@{ V = 1 } }; " +
+    "Arr = @([ordered]@{ X = 1 }); Deep = @{ A = @{ B = @{ C = @{ D = @(@{ E = 'clean' }) } } } } }";
+  const plant =
+    "$Cfg.Db.Name = 'planted'; $Cfg.Db.Added = 1; $Cfg.List.Add(1); $Cfg.Rows[0].K = 'planted'; " +
+    "$Cfg.Obj.Inner.V = 2; $Cfg.Obj.Inner | Add-Member -NotePropertyName Added -NotePropertyValue 1; " +
+    "$Cfg.Arr[0].X = 2; $Cfg.Arr[0].Y = 3; $Cfg.Deep.A.B.C.D[0].E = 'planted'";
+  const read = "$Cfg.Db.Name; $Cfg.Db.Count; $Cfg.List.Count; $Cfg.Rows[0].K; $Cfg.Obj.Inner.V; " +
+    "@($Cfg.Obj.Inner.PSObject.Properties).Count; $Cfg.Arr[0].X; $Cfg.Arr[0].Count; $Cfg.Deep.A.B.C.D[0].E";
+  const { before, after } = await restored(plant, read, { script });
+  assert.deepEqual(before, ["clean", 1, 0, "clean", 1, 1, 1, 1, "clean"]);
+  assert.deepEqual(after, before);
+});
+
+Deno.test("reset: nested items of a startup module's script-scope collections are put back", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-nested-" });
+  const module = `${dir}/SvcNested.psm1`;
+  await Deno.writeTextFile(
+    module,
+    "$script:Cache = @{ Inner = @{ Hits = 0 }; Seen = [System.Collections.Generic.List[string]]::new() }\n" +
+      "function Add-SvcHit { $script:Cache.Inner.Hits++; $script:Cache.Seen.Add('planted') }\n" +
+      'function Get-SvcHit { "$($script:Cache.Inner.Hits)/$($script:Cache.Seen.Count)" }\n',
+  );
+  try {
+    const { before, after } = await restored("Add-SvcHit", "Get-SvcHit", [module]);
+    assert.deepEqual(before, ["0/0"]);
+    assert.deepEqual(after, before);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+// Past its limit the reset cannot compare the startup state at a bounded cost, so it retires the
+// process rather than let a change through.
+Deno.test("reset: startup collections too large to compare retire the process after a call", async () => {
+  await retires("$null = 1", /more than 100000 items/, {
+    script: "$global:Rows = [object[]]::new(150000)",
+  });
+});
+
+// The check is bounded by the number of items, never the size of a value: a 10 MB buffer nested in
+// a startup hashtable costs the reset what a small one does.
+Deno.test("reset: a 10 MB buffer nested in a startup collection keeps the reset cheap", async () => {
+  await using worker = await startWorker({}, {
+    script:
+      "$global:Cfg = @{ Buffer = [byte[]]::new(10MB); Rows = [System.Collections.Generic.List[byte]]::new([byte[]]::new(10MB)) }",
+  });
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    await run(worker, "$Cfg.Buffer.Length");
+    const result = await worker.reset();
+    assert.equal(result.path, "fast");
+    times.push(result.durationMs);
+  }
+  // About 0-1 ms on a quiet machine; boxing 20 M bytes took seconds.
+  assert.ok(Math.min(...times) < 50, `resets took ${times.join(", ")} ms`);
+});
+
+/** A startup module with a PowerShell class whose static fields its functions change and report. */
+async function withClassModule(body: (module: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "svc-class-" });
+  const module = `${dir}/SvcClass.psm1`;
+  await Deno.writeTextFile(
+    module,
+    "class SvcCounter {\n  static [int]$Count = 3\n  static [hashtable]$Cache = @{ a = @{ n = 1 } }\n  hidden static [string]$Name = 'clean'\n}\n" +
+      "function Set-SvcCounter { [SvcCounter]::Count = 99; [SvcCounter]::Cache['b'] = 2; [SvcCounter]::Cache.a.n = 5; [SvcCounter]::Name = 'planted' }\n" +
+      'function Get-SvcCounter { "$([SvcCounter]::Count)/$([SvcCounter]::Cache.Count)/$([SvcCounter]::Cache.a.n)/$([SvcCounter]::Name)" }\n',
+  );
+  try {
+    await body(module);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("reset: static fields of a startup module's PowerShell class are put back", async () => {
+  await withClassModule(async (module) => {
+    const { before, after } = await restored("Set-SvcCounter", "Get-SvcCounter", [module]);
+    assert.deepEqual(before, ["3/1/1/clean"]);
+    assert.deepEqual(after, before);
+  });
+});
+
+Deno.test("reset: static fields of a startup script's PowerShell class are put back", async () => {
+  const { before, after } = await restored(
+    "[SvcScriptClass]::Count = 99; [SvcScriptClass]::Items.Add('planted')",
+    "[SvcScriptClass]::Count; [SvcScriptClass]::Items.Count",
+    {
+      script:
+        "class SvcScriptClass { static [int]$Count = 3; static [System.Collections.Generic.List[string]]$Items = [System.Collections.Generic.List[string]]::new() }",
+    },
+  );
+  assert.deepEqual(before, [3, 0]);
+  assert.deepEqual(after, before);
+});
+
+// A startup module's class is one type for the whole process: its sibling runspace's next call must
+// not see the change either, and that sibling's own startup must not wait on the class's initializer.
+Deno.test("process-wide: class statics and $PSStyle a call changes are back before its response", async () => {
+  await withClassModule(async (module) => {
+    await using first = await startWorker({ runspacesPerProcess: 2 }, [module]);
+    await using sibling = await first.openSibling();
+    await sibling.startup({ modules: [module], scriptPath: null, script: null }, 60_000);
+    const read = "Get-SvcCounter; $PSStyle.Formatting.Error";
+    const before = await run(sibling, read);
+    await run(first, "Set-SvcCounter; $PSStyle.Formatting.Error = $PSStyle.Foreground.Magenta");
+    assert.deepEqual(await run(sibling, read), before);
+    assert.equal(before[0], "3/1/1/clean");
+    assert.ok(!("retired" in await reset(first)));
+  });
+});
+
+// Each runspace compiles a startup script's classes into an assembly of its own: a sibling's startup
+// is not a call's doing (it retired the process on main), while a class a call defines still is.
+Deno.test("reset: a sibling's startup-script classes keep the process; a class a call defines retires it", async () => {
+  const script = "class SvcSibling { static [int]$Count = 3 }";
+  await using first = await startWorker({ runspacesPerProcess: 2 }, { script });
+  await using sibling = await first.openSibling();
+  await sibling.startup({ modules: [], scriptPath: null, script }, 60_000);
+  await run(first, "[SvcSibling]::Count = 99");
+  const outcome = await reset(first);
+  assert.ok(!("retired" in outcome), JSON.stringify(outcome));
+  assert.deepEqual(await run(first, "[SvcSibling]::Count"), [3]);
+  await run(sibling, "class SvcPlanted { static [int]$Count = 1 }");
+  const planted = await reset(sibling);
+  assert.ok("retired" in planted, JSON.stringify(planted));
+  assert.match(planted.retired, /PowerShell Class Assembly/);
+});
+
+// $PSStyle is one object for the whole process: a change would reach every later call in it.
+Deno.test("reset: $PSStyle and its sub-properties go back", async () => {
+  const read =
+    "$PSStyle.OutputRendering.ToString(); $PSStyle.Formatting.Error; $PSStyle.FileInfo.Directory; " +
+    "$PSStyle.Progress.View.ToString(); $PSStyle.Progress.MaxWidth; $PSStyle.FileInfo.Extension.ContainsKey('.svc'); " +
+    "$PSStyle.FileInfo.Extension['.zip']; $PSStyle.AutoSizeDefaultFormatting";
+  const plant =
+    "$PSStyle.OutputRendering = 'Host'; $m = $PSStyle.Foreground.Magenta; $PSStyle.Formatting.Error = $m; $PSStyle.FileInfo.Directory = $m; " +
+    "$PSStyle.Progress.View = 'Classic'; $PSStyle.Progress.MaxWidth = 77; $PSStyle.FileInfo.Extension.Add('.svc', $m); " +
+    "$PSStyle.FileInfo.Extension['.zip'] = $m; $PSStyle.AutoSizeDefaultFormatting = -not $PSStyle.AutoSizeDefaultFormatting";
+  const { before, after } = await restored(plant, read);
+  assert.equal(before[5], false);
+  assert.deepEqual(after, before);
 });
 
 Deno.test("reset: process-wide .NET settings a call changes go back (web proxy, TLS, handlers, encodings, GC, threads)", async () => {

@@ -134,6 +134,7 @@ function Invoke-Startup($Id, [hashtable]$Params) {
     $spans['snapshot'] = $watch.Elapsed.TotalMilliseconds
     $script:StrictMode = Get-GlobalStrictMode
     Save-ProcessState ([bool]$Params['keepNativeProcesses'])
+    Save-StartupObject
     Save-CleanFingerprint
     $spans['fingerprint'] = $watch.Elapsed.TotalMilliseconds
     Send-Response $Id ([ordered]@{ modules = $modules; durationMs = $watch.ElapsedMilliseconds; spans = $spans })

@@ -68,6 +68,21 @@ function Save-CleanFingerprint {
     }
 }
 
+# The static fields of the PowerShell classes the worker knows (lib/host/cs/ClassStatics.cs), once
+# their initializers have run on the worker's pipeline thread: read from here first, an initializer
+# would wait for the worker runspace forever. An engine build that keeps classes elsewhere keeps
+# working without it (said once).
+function Get-ClassStatic {
+    try {
+        $types = [Svc.Host.ClassStatics]::TypesOf($script:Worker)
+        if ($types.Length -gt 0) { $null = Invoke-WorkerScript $InitializeClassesScript @(, $types) }
+        return [Svc.Host.ClassStatics]::new($script:Worker, $types)
+    } catch {
+        Write-Diag "resets will not restore the static fields of PowerShell classes: $((Get-InnerException $_.Exception).Message)"
+        return $null
+    }
+}
+
 # Records the process-wide and engine state resets return to (lib/host/cs/ProcessState.cs,
 # EngineState.cs). Assemblies loaded later from the engine's, the runtime's or a startup module's
 # directory are expected (lazy loading); any other retires the process. An engine build without the
@@ -80,7 +95,7 @@ function Save-ProcessState([bool]$KeepNativeProcesses) {
     foreach ($module in $script:Snapshot['Modules']) {
         if ($module.ModuleBase) { $trusted.Add($module.ModuleBase.TrimEnd($separator) + $separator) }
     }
-    $script:ProcessState = [Svc.Host.ProcessState]::Take($trusted.ToArray())
+    $script:ProcessState = [Svc.Host.ProcessState]::Take($trusted.ToArray(), (Get-ClassStatic))
     $script:Loop.ProcessState = $script:ProcessState
     $script:Loop.KeepChildren = $KeepNativeProcesses
     try {
@@ -88,6 +103,20 @@ function Save-ProcessState([bool]$KeepNativeProcesses) {
     } catch {
         Write-Diag "resets will not restore command-lookup actions, language mode, completers or culture: $((Get-InnerException $_.Exception).Message)"
     }
+}
+
+# Records the items of the objects startup left in global variables and in the startup modules'
+# script scopes, at any depth (lib/host/cs/StartupObjects.cs); both reset paths put them back first.
+# State too large to compare at a bounded cost makes every reset retire the process (said here once).
+function Save-StartupObject {
+    $roots = [System.Collections.Specialized.OrderedDictionary]::new()
+    foreach ($entry in $script:Snapshot['Variables'].GetEnumerator()) {
+        if (-not $script:AutomaticVariables.Contains($entry.Key)) { $roots['$' + $entry.Key] = $entry.Value['Value'] }
+    }
+    if ($null -ne $script:Loop.EngineState) { $script:Loop.EngineState.AddModuleValuesTo($roots) }
+    $objects = [Svc.Host.StartupObjects]::new($roots)
+    if ($null -ne $objects.Overflow) { Write-Diag "every reset will retire the process: $($objects.Overflow)" }
+    $script:Loop.StartupObjects = $objects
 }
 
 function Get-GlobalStrictMode {

@@ -14,25 +14,8 @@ $SnapshotScript = {
     $ErrorActionPreference = 'Stop'
     $PSDefaultParameterValues = @{}
     $variables = @{}
-    foreach ($v in @(Microsoft.PowerShell.Utility\Get-Variable -Scope Global)) {
-        # A collection's items (one level) are kept too: a call that changes a startup hashtable,
-        # list or object in place leaves the variable pointing at the very same object.
-        $value = $v.Value
-        $contents = $null
-        if ($value -is [System.Collections.IDictionary] -and -not $value.IsReadOnly) {
-            $contents = [System.Collections.Generic.List[System.Collections.DictionaryEntry]]::new()
-            foreach ($key in @($value.Keys)) { $contents.Add([System.Collections.DictionaryEntry]::new($key, $value[$key])) }
-        } elseif ($value -is [System.Collections.IList] -and -not $value.IsReadOnly -and -not [Svc.Host.StateFingerprint]::HoldsValueTypes($value.GetType())) {
-            # (Elements of value types, a byte[] say, are not copied: each would be boxed, so a large
-            # buffer would cost its size at every reset. Such a collection is restored as a whole.)
-            $contents = [object[]]::new($value.Count)
-            $value.CopyTo($contents, 0)
-        } elseif ($null -ne $value -and $value.PSObject.BaseObject -is [System.Management.Automation.PSCustomObject]) {
-            $contents = [System.Collections.Generic.List[System.Collections.DictionaryEntry]]::new()
-            foreach ($property in $value.PSObject.Properties) { $contents.Add([System.Collections.DictionaryEntry]::new($property.Name, $property.Value)) }
-        }
-        $variables[$v.Name] = @{ Value = $value; Options = $v.Options; Contents = $contents }
-    }
+    # The items of the objects these hold, at any depth, are kept by the host (StartupObjects.cs).
+    foreach ($v in @(Microsoft.PowerShell.Utility\Get-Variable -Scope Global)) { $variables[$v.Name] = @{ Value = $v.Value; Options = $v.Options } }
     $functions = @{}
     foreach ($f in @(Microsoft.PowerShell.Management\Get-ChildItem -Path Function:)) { $functions[$f.Name] = @{ ScriptBlock = $f.ScriptBlock; Options = $f.Options } }
     $aliases = @{}
@@ -47,12 +30,23 @@ $SnapshotScript = {
         Aliases         = $aliases
         Drives          = $drives
         Location        = (Microsoft.PowerShell.Management\Get-Location).Path
-        OutputRendering = $PSStyle.OutputRendering
         Jobs            = @(foreach ($job in @(Microsoft.PowerShell.Core\Get-Job)) { $job.InstanceId })
         Subscribers     = @(foreach ($subscriber in @(Microsoft.PowerShell.Utility\Get-EventSubscriber -Force)) { $subscriber.SubscriptionId })
         Breakpoints     = @(foreach ($breakpoint in @(Microsoft.PowerShell.Utility\Get-PSBreakpoint)) { $breakpoint.Id })
         Modules         = @(Microsoft.PowerShell.Core\Get-Module)
     }
+}
+
+# Runs the static initializers of PowerShell classes ($Types) here, on the worker's pipeline thread,
+# where they can run (lib/host/cs/ClassStatics.cs). One that fails leaves its class unusable anyway.
+$InitializeClassesScript = {
+    param([type[]]$Types)
+
+    Set-StrictMode -Off
+    foreach ($type in $Types) {
+        try { [System.Runtime.CompilerServices.RuntimeHelpers]::RunClassConstructor($type.TypeHandle) } catch { $null = $_ }
+    }
+    $true
 }
 
 $ResetScript = {
@@ -132,45 +126,6 @@ $ResetScript = {
         if ($Left -is [string] -or $Left -is [System.ValueType]) { return $Left.Equals($Right) }
         return $false
     }
-    # Puts back, in place, the items a collection or custom object held at the snapshot; writes only
-    # when something differs, so an untouched startup object costs one comparison per item.
-    $restoreContents = {
-        param($Target, $Contents)
-        if ($Target -is [System.Collections.IList]) {
-            $changed = $Target.Count -ne $Contents.Count
-            for ($i = 0; -not $changed -and $i -lt $Contents.Count; $i++) { $changed = -not (& $same $Target[$i] $Contents[$i]) }
-            if (-not $changed) { return }
-            if ($Target.IsFixedSize) {
-                for ($i = 0; $i -lt $Contents.Count; $i++) { $Target[$i] = $Contents[$i] }
-            } else {
-                $Target.Clear()
-                foreach ($item in $Contents) { $null = $Target.Add($item) }
-            }
-            return
-        }
-        if ($Target -is [System.Collections.IDictionary]) {
-            $changed = $Target.Count -ne $Contents.Count
-            foreach ($pair in $Contents) {
-                if ($changed) { break }
-                $changed = -not $Target.Contains($pair.Key) -or -not (& $same $Target[$pair.Key] $pair.Value)
-            }
-            if (-not $changed) { return }
-            $Target.Clear()
-            foreach ($pair in $Contents) { $Target[$pair.Key] = $pair.Value }
-            return
-        }
-        $properties = $Target.PSObject.Properties
-        $names = @(foreach ($pair in $Contents) { $pair.Key })
-        foreach ($property in @($properties)) { if ($names -notcontains $property.Name) { $properties.Remove($property.Name) } }
-        foreach ($pair in $Contents) {
-            $property = $properties[$pair.Key]
-            if ($null -eq $property) {
-                $properties.Add([System.Management.Automation.PSNoteProperty]::new($pair.Key, $pair.Value))
-            } elseif (-not (& $same $property.Value $pair.Value)) {
-                $property.Value = $pair.Value
-            }
-        }
-    }
     $variables = @{}
     foreach ($v in @(Microsoft.PowerShell.Utility\Get-Variable -Scope Global)) { $variables[$v.Name] = $v }
     foreach ($name in @($variables.Keys)) {
@@ -193,11 +148,8 @@ $ResetScript = {
         } elseif (-not (& $same $current.Value $saved.Value)) {
             $current.Value = $saved.Value
         }
-        if ($null -ne $saved.Contents) { & $restoreContents $saved.Value $saved.Contents }
     }
 
-    # $PSStyle is one process-wide object shared by every runspace.
-    if ($null -ne $Snapshot.OutputRendering) { $PSStyle.OutputRendering = $Snapshot.OutputRendering }
     $global:Error.Clear()
     @{ Restore = $restore.ToArray() }
 }

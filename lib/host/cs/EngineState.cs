@@ -86,6 +86,12 @@ namespace Svc.Host
             return table == null ? null : new Dictionary<string, ScriptBlock>(table, table.Comparer);
         }
 
+        /// <summary>Adds the values of the startup modules' script-scope variables to <paramref name="roots"/> (see <see cref="ModuleScopes.AddValuesTo"/>).</summary>
+        public void AddModuleValuesTo(IDictionary roots)
+        {
+            _modules.AddValuesTo(roots);
+        }
+
         /// <summary>Puts back the command-lookup actions, the language mode, the argument completers and the startup modules' variables.</summary>
         public void Restore()
         {

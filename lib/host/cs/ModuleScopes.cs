@@ -94,6 +94,18 @@ namespace Svc.Host
         }
 
         /// <summary>
+        /// Adds the value of every variable of the module scopes to <paramref name="roots"/>, named
+        /// "$script:Name (module M)": the objects they hold are kept to their items (StartupObjects).
+        /// </summary>
+        public void AddValuesTo(IDictionary roots)
+        {
+            foreach (Saved saved in _scopes)
+            {
+                foreach (KeyValuePair<string, object> entry in saved.Values) roots["$script:" + entry.Key + " (module " + saved.Module + ")"] = entry.Value;
+            }
+        }
+
+        /// <summary>
         /// Puts back the variables of each module scope: ones a call added are removed, replaced or removed
         /// ones put back, changed values set back. A change it cannot undo (a variable's options, a
         /// ReadOnly or Constant value) is kept for <see cref="RetireReason"/>.

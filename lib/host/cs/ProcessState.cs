@@ -1,9 +1,10 @@
 // svc worker, part of lib/host.ps1 (compiled by lib/host/assembly.ps1): what the slots of one process
 // share, as it was when a slot's startup ended. Restore() puts back what can be put back cheaply (the
-// environment, the current directory, default cultures, AppContext data and switches); the slot loop
-// runs it before a call's response is sent, so the next call (often on a sibling runspace) never sees
-// a finished call's changes. RetireReason() names what cannot be put back (assemblies a call loaded,
-// runspaces it left open): the process is then retired (docs/runspaces.md).
+// environment, the current directory, default cultures, AppContext data and switches, $PSStyle, the
+// static fields of PowerShell classes); the slot loop runs it before a call's response is sent, so
+// the next call (often on a sibling runspace) never sees a finished call's changes. RetireReason()
+// names what cannot be put back (assemblies a call loaded, runspaces it left open): the process is then
+// retired (docs/runspaces.md).
 using System;
 using System.Collections;
 using System.Collections.Generic;
@@ -34,8 +35,10 @@ namespace Svc.Host
         private readonly HashSet<Runspace> _runspaces = new HashSet<Runspace>();
         private readonly string[] _trusted;
         private readonly StaticKnobs _knobs;
+        private readonly StyleState _style;
+        private readonly ClassStatics _classes;
 
-        private ProcessState(string[] trusted)
+        private ProcessState(string[] trusted, ClassStatics classes)
         {
             _environment = EnvironmentSnapshot.Take();
             _directory = Environment.CurrentDirectory;
@@ -47,6 +50,8 @@ namespace Svc.Host
             foreach (Assembly assembly in AppDomain.CurrentDomain.GetAssemblies()) _assemblies.Add(assembly);
             foreach (Runspace runspace in OpenRunspaces()) _runspaces.Add(runspace);
             _knobs = new StaticKnobs();
+            _style = StyleState.Take();
+            _classes = classes;
         }
 
         /// <summary>
@@ -55,7 +60,13 @@ namespace Svc.Host
         /// </summary>
         public static ProcessState Take(string[] trusted)
         {
-            return new ProcessState(trusted ?? new string[0]);
+            return new ProcessState(trusted ?? new string[0], null);
+        }
+
+        /// <summary>As <see cref="Take(string[])"/>, with the static fields of the worker's PowerShell classes (null: none).</summary>
+        public static ProcessState Take(string[] trusted, ClassStatics classes)
+        {
+            return new ProcessState(trusted ?? new string[0], classes);
         }
 
         /// <summary>Counts <paramref name="runspace"/> as the host's own in every slot of this process.</summary>
@@ -64,7 +75,11 @@ namespace Svc.Host
             lock (RegistryGate) HostRunspaces.Add(runspace);
         }
 
-        /// <summary>Puts back the environment, the current directory, default cultures, AppContext data and the settings of <see cref="StaticKnobs"/>.</summary>
+        /// <summary>
+        /// Puts back the environment, the current directory, default cultures, AppContext data, the settings
+        /// of <see cref="StaticKnobs"/>, <c>$PSStyle</c> (<see cref="StyleState"/>) and the static fields of
+        /// the worker's PowerShell classes (<see cref="ClassStatics"/>).
+        /// </summary>
         public void Restore()
         {
             _environment.Restore();
@@ -77,21 +92,26 @@ namespace Svc.Host
             Put(AppData, _data);
             Put(AppSwitches, _switches);
             _knobs.Restore();
+            _style.Restore();
+            if (_classes != null) _classes.Restore();
         }
 
         /// <summary>
         /// Why this process cannot be returned to its state (so it must be retired), or null: an
         /// assembly loaded into memory or from outside the trusted directories (Add-Type, a PowerShell
         /// class, Assembly.Load: their static state cannot be known), a runspace left open that is not
-        /// the host's, or a current directory that cannot be put back.
+        /// the host's, a current directory that cannot be put back, or a change to the objects a PowerShell
+        /// class's static fields hold that cannot be put back.
         /// </summary>
         public string RetireReason()
         {
             if (!string.Equals(Environment.CurrentDirectory, _directory, StringComparison.Ordinal)) return "the process's current directory could not be restored";
+            string classes = _classes != null ? _classes.RetireReason() : null;
+            if (classes != null) return classes;
             foreach (Assembly assembly in AppDomain.CurrentDomain.GetAssemblies())
             {
                 if (_assemblies.Contains(assembly)) continue;
-                if (!Trusted(assembly)) return "a call loaded the assembly '" + assembly.GetName().Name + "', whose static state a reset cannot restore";
+                if (!Trusted(assembly) && !OfSibling(assembly)) return "a call loaded the assembly '" + assembly.GetName().Name + "', whose static state a reset cannot restore";
                 _assemblies.Add(assembly);
             }
             foreach (Runspace runspace in OpenRunspaces())
@@ -102,6 +122,20 @@ namespace Svc.Host
                 if (!own) return "a call left runspace " + runspace.Id + " open";
             }
             return null;
+        }
+
+        // The PowerShell classes a sibling slot's startup script defined after this slot's startup (each
+        // runspace compiles a startup script's classes into an assembly of its own).
+        private bool OfSibling(Assembly assembly)
+        {
+            if (_classes == null) return false;
+            Runspace[] hosts;
+            lock (RegistryGate)
+            {
+                hosts = new Runspace[HostRunspaces.Count];
+                HostRunspaces.CopyTo(hosts);
+            }
+            try { return _classes.OfSibling(assembly, hosts); } catch (Exception) { return false; }
         }
 
         private bool Trusted(Assembly assembly)

@@ -59,6 +59,9 @@ namespace Svc.Host
         /// <summary>The engine state put back by each reset and as each call ends; null until startup has recorded it.</summary>
         public EngineState EngineState { get; set; }
 
+        /// <summary>The items of the objects startup left in variables, put back by each reset; null until startup has recorded them.</summary>
+        public StartupObjects StartupObjects { get; set; }
+
         /// <summary>Keep the native processes a call started after it ends (<c>keepNativeProcesses</c> at startup).</summary>
         public bool KeepChildren { get; set; }
 
@@ -233,8 +236,8 @@ namespace Svc.Host
             _onRequest.Invoke(requestId, op, table);
         }
 
-        // Both reset paths begin here: the engine state a call may have changed is put back, then what
-        // cannot be put back is looked for. True when the reset was answered: the process must retire
+        // Both reset paths begin here: the engine state and the items of startup objects a call may have
+        // changed are put back, then what cannot be put back is looked for. True when the reset was answered: the process must retire
         // (a success naming why; svc then replaces the process) or the step failed.
         private bool Retire(long id)
         {
@@ -242,7 +245,8 @@ namespace Svc.Host
             try
             {
                 if (EngineState != null) EngineState.Restore();
-                reason = EngineState != null ? EngineState.RetireReason() : null;
+                reason = StartupObjects != null ? StartupObjects.Restore() : null;
+                if (reason == null && EngineState != null) reason = EngineState.RetireReason();
                 if (reason == null && ProcessState != null) reason = ProcessState.RetireReason();
             }
             catch (Exception e)

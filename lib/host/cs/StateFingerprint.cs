@@ -63,10 +63,8 @@ namespace Svc.Host
         }
 
         /// <summary>
-        /// The fingerprint now: one pass over each table. Items of collections held by variables are kept
-        /// one level deep, as the snapshot script keeps them, except the elements of collections of value
-        /// types (a <c>byte[]</c>), which are compared as a whole: their elements would each be boxed, so
-        /// a large buffer would cost what its size does.
+        /// The fingerprint now: one pass over each table. The items of the objects variables hold are not
+        /// in it: both reset paths have put them back before it is compared (StartupObjects).
         /// </summary>
         public List<object> Take()
         {
@@ -75,35 +73,15 @@ namespace Svc.Host
             return values;
         }
 
-        // The fingerprint's values in order, read lazily so a comparison can stop at the first difference
-        // (a new or replaced variable is found before any of its value's items are read).
+        // The fingerprint's values in order, read lazily so a comparison can stop at the first difference.
         private IEnumerable<object> Items()
         {
             foreach (PSVariable variable in _variables.Values)
             {
                 if (_skipped.Contains(variable.Name)) continue;
-                object value = variable.Value;
                 yield return variable;
-                yield return value;
+                yield return variable.Value;
                 yield return variable.Options;
-                object unwrapped = value is PSObject ? ((PSObject)value).BaseObject : value;
-                IDictionary table = unwrapped as IDictionary;
-                IList list = unwrapped as IList;
-                if (table != null)
-                {
-                    yield return table.Count;
-                    foreach (DictionaryEntry entry in table) { yield return entry.Key; yield return entry.Value; }
-                }
-                else if (list != null)
-                {
-                    yield return list.Count;
-                    if (HoldsValueTypes(unwrapped.GetType())) continue;
-                    foreach (object item in list) yield return item;
-                }
-                else if (unwrapped is PSCustomObject && value is PSObject)
-                {
-                    foreach (PSPropertyInfo property in ((PSObject)value).Properties) { yield return property.Name; yield return property.Value; }
-                }
             }
             foreach (FunctionInfo function in _functions.Values) { yield return function; yield return function.ScriptBlock; yield return function.Options; }
             foreach (AliasInfo alias in (IEnumerable)_aliases.GetValue(_scope)) { yield return alias.Name; yield return alias.Definition; yield return alias.Options; }
@@ -119,22 +97,6 @@ namespace Svc.Host
             yield return subscribers;
             yield return _worker.Events.ReceivedEvents.Count;
             yield return _worker.Debugger.GetBreakpoints().Count;
-            yield return PSStyle.Instance.OutputRendering;
-        }
-
-        /// <summary>
-        /// True for an array or generic list whose elements are value types: reading them boxes each one.
-        /// Such collections are fingerprinted by reference and count only (docs/runspaces.md).
-        /// </summary>
-        public static bool HoldsValueTypes(Type type)
-        {
-            if (type.IsArray) return type.GetElementType().IsValueType;
-            if (type.IsGenericType)
-            {
-                Type[] arguments = type.GetGenericArguments();
-                return arguments.Length == 1 && arguments[0].IsValueType;
-            }
-            return false;
         }
 
         /// <summary>

@@ -3,9 +3,9 @@
 // the default web proxy and TLS settings (a later Invoke-WebRequest of another caller would go through
 // a proxy the call chose, or skip certificate checks), handlers on the runtime's process-wide events
 // (a FirstChanceException handler sees every later call's exceptions), console encodings, GC, regex
-// and thread-pool settings, and trace listeners. (Static fields of other types, such as the classes
-// of startup modules, are not kept: reading one from here runs the class's initializer, which waits
-// for the worker runspace.) ProcessState takes them with the rest and Restore() puts them back (docs/runspaces.md).
+// and thread-pool settings, and trace listeners. (The static fields of PowerShell classes are kept by
+// ClassStatics.cs, $PSStyle by StyleState.cs.) ProcessState takes them with the rest and Restore()
+// puts them back (docs/runspaces.md).
 using System;
 using System.Collections;
 using System.Collections.Generic;
