@@ -25,6 +25,11 @@ export interface HttpLimits {
    */
   bodyReadTimeoutMs: number;
   /**
+   * Bytes of request bodies all requests may hold at once while they arrive; a body that does not
+   * fit gets 503. @default 67108864 (`McpServer:MaxBufferedBodyBytes`)
+   */
+  maxBufferedBodyBytes: number;
+  /**
    * Most connections open at once; past it a connection may only ask for `/health` (a few at a
    * time) and others are closed. @default from the open-files limit: that limit less a quarter
    * (at most 256) kept for workers and files, at most 4096 (`McpServer:MaxConnections`)
@@ -59,6 +64,7 @@ export function readHttpLimits(read: Reader): HttpLimits {
     maxStreams: read.integer("McpServer:MaxStreams", 512, 1),
     maxConcurrentRequests: read.integer("McpServer:MaxConcurrentRequests", 1024, 1),
     bodyReadTimeoutMs: read.timeSpan("McpServer:BodyReadTimeout", 30_000),
+    maxBufferedBodyBytes: read.integer("McpServer:MaxBufferedBodyBytes", 64 * 1024 * 1024, 65_536),
     maxConnections: read.integer("McpServer:MaxConnections", defaultMaxConnections(), 1),
     headerReadTimeoutMs: read.timeSpan("McpServer:HeaderReadTimeout", 30_000),
     keepAliveTimeoutMs: read.timeSpan("McpServer:KeepAliveTimeout", 65_000),

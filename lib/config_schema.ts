@@ -203,6 +203,10 @@ export const appSettingsSchema = z.object({
       timeSpan,
       "Time for a request body to arrive in full; a slower one gets 408 and is dropped. Default 00:00:30.",
     ),
+    MaxBufferedBodyBytes: describe(
+      integer,
+      "Bytes of request bodies all requests may hold at once while they arrive; a body that does not fit gets 503. Keep it at or above MaxRequestBodyBytes. Default 67108864 (64 MiB).",
+    ),
     MaxConnections: describe(
       integer,
       "Most connections open at once; past it a new connection may only ask for /health. Default from the open-files limit: that limit less a quarter (at most 256), at most 4096.",

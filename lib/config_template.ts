@@ -120,6 +120,9 @@ const DEFAULT_CONFIG_TEXT =
     "MaxConcurrentRequests": 1024,
     // Time for a request body to arrive in full (hh:mm:ss); a slower one gets 408 and is dropped.
     "BodyReadTimeout": "00:00:30",
+    // Bytes of request bodies all requests may hold at once while they arrive (64 MiB); a body
+    // that does not fit gets 503. Keep it at or above MaxRequestBodyBytes.
+    "MaxBufferedBodyBytes": 67108864,
     // Connections open at once; past it a new one may only ask for /health. Unset: derived from
     // the open-files limit (that limit less a quarter, at most 256, and at most 4096).
     // "MaxConnections": 4096,

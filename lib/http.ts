@@ -25,6 +25,7 @@ import { correlationIdFor } from "./correlation.ts";
 import { logger } from "./log.ts";
 import {
   type BodyBounds,
+  BodyBudget,
   BodyRefused,
   isJsonContentType,
   onBodyEnd,
@@ -123,6 +124,7 @@ class HttpFront {
     this.#bodyBounds = {
       limit: this.#http.maxRequestBodyBytes,
       timeoutMs: this.#http.limits.bodyReadTimeoutMs,
+      budget: new BodyBudget(this.#http.limits.maxBufferedBodyBytes),
     };
     const every = Math.max(250, Math.min(30_000, Math.floor(this.#http.idleSessionTimeoutMs / 4)));
     this.#sweep = setInterval(() => this.#expireSessions(), every);

@@ -37,6 +37,49 @@ export class BodyTimedOut extends BodyRefused {
   }
 }
 
+/** Thrown by {@linkcode readBodyText} when svc already holds its budget of request bodies. */
+export class BodiesOverBudget extends BodyRefused {
+  /** @param budget the budget, in bytes */
+  constructor(readonly budget: number) {
+    super(
+      503,
+      `svc is reading as many request bodies as McpServer:MaxBufferedBodyBytes (${budget} bytes) allows; try again shortly`,
+    );
+  }
+}
+
+/**
+ * The bytes of request bodies all requests may hold at once while they arrive
+ * (`McpServer:MaxBufferedBodyBytes`). Without it, 100 connections that each sent just under 4 MiB
+ * and stopped held 430 MB until their timeouts, and the process kept that size afterwards.
+ */
+export class BodyBudget {
+  readonly #max: number;
+  #held = 0;
+
+  /** @param max the budget in bytes */
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  /** The budget, in bytes. */
+  get max(): number {
+    return this.#max;
+  }
+
+  /** Takes `bytes` of the budget; false (nothing taken) when they do not fit. */
+  take(bytes: number): boolean {
+    if (this.#held + bytes > this.#max) return false;
+    this.#held += bytes;
+    return true;
+  }
+
+  /** Gives back `bytes` taken before. */
+  give(bytes: number): void {
+    this.#held = Math.max(0, this.#held - bytes);
+  }
+}
+
 /** Thrown by {@linkcode readBodyText} when the body is not valid UTF-8 text. */
 export class BodyNotText extends Error {}
 
@@ -46,16 +89,20 @@ export interface BodyBounds {
   limit: number;
   /** Time for the whole body to arrive, in ms (`McpServer:BodyReadTimeout`). */
   timeoutMs: number;
+  /** What all bodies being read may hold at once (`McpServer:MaxBufferedBodyBytes`). */
+  budget: BodyBudget;
 }
 
 /**
  * Reads a request body as UTF-8 text, at most `limit` bytes, within `timeoutMs`. A declared
  * `Content-Length` above the limit is refused before anything is read; otherwise reading stops (and
  * the stream is cancelled) as soon as the count passes the limit or the time runs out. What was
- * read of a refused body is dropped at once: a stalled client holds no memory for long.
+ * read of a refused body is dropped at once: a stalled client holds no memory for long. Every byte
+ * read is counted against the shared `budget` until the body has been read; a body that does not
+ * fit is refused with 503.
  */
 export async function readBodyText(req: Request, bounds: BodyBounds): Promise<string> {
-  const { limit, timeoutMs } = bounds;
+  const { limit, timeoutMs, budget } = bounds;
   const declared = Number(req.headers.get("content-length") ?? NaN);
   if (declared > limit) {
     await req.body?.cancel().catch(() => {});
@@ -64,6 +111,7 @@ export async function readBodyText(req: Request, bounds: BodyBounds): Promise<st
   if (!req.body) return "";
   let chunks: Uint8Array[] = [];
   let total = 0;
+  let taken = 0;
   const reader = req.body.getReader();
   let timedOut = false;
   // Cancelling ends the pending read (done), so a client that stops sending cannot hold it.
@@ -85,11 +133,18 @@ export async function readBodyText(req: Request, bounds: BodyBounds): Promise<st
         await reader.cancel().catch(() => {});
         throw new BodyTooLarge(limit);
       }
+      if (!budget.take(value.byteLength)) {
+        chunks = [];
+        await reader.cancel().catch(() => {});
+        throw new BodiesOverBudget(budget.max);
+      }
+      taken += value.byteLength;
       chunks.push(value);
     }
   } finally {
     clearTimeout(timer);
     reader.releaseLock();
+    budget.give(taken);
   }
   const bytes = new Uint8Array(total);
   let offset = 0;

@@ -23,6 +23,9 @@ const log = logger("http");
 /** Largest request head (request line and header fields) accepted, in bytes; past it: 431. */
 export const MAX_HEAD_BYTES = 32 * 1024;
 const READ_CHUNK = 64 * 1024;
+/** How long, and how much, an unread body is drained before its connection is closed. */
+const LINGER_MS = 1000;
+const LINGER_BYTES = 4 * 1024 * 1024;
 const EMPTY = new Uint8Array(0);
 const encoder = new TextEncoder();
 const CONTINUE = encoder.encode("HTTP/1.1 100 Continue\r\n\r\n");
@@ -267,7 +270,8 @@ export class Connection {
           if (decoder === null) {
             if (this.#buffered.length > 0) {
               const take = Math.min(left, this.#buffered.length);
-              controller.enqueue(this.#buffered.slice(0, take));
+              // Buffered arrays are never written to once read, so a view is safe to hand out.
+              controller.enqueue(this.#buffered.subarray(0, take));
               this.#consume(take);
               left -= take;
               if (left === 0) finish(controller);
@@ -280,7 +284,7 @@ export class Connection {
               return;
             }
             if (step.kind !== "more") {
-              const data = step.kind === "data" ? step.data.slice() : EMPTY;
+              const data = step.kind === "data" ? step.data : EMPTY;
               this.#consume(step.consumed);
               if (step.kind === "end") return finish(controller);
               if (data.length > 0) return controller.enqueue(data);
@@ -425,16 +429,20 @@ export class Connection {
     } catch {
       return;
     }
-    const until = Date.now() + 1000;
-    let dropped = 0;
-    while (Date.now() < until && dropped < 4 * READ_CHUNK * 16) {
-      const timer = new Promise<false>((resolve) =>
-        setTimeout(() => resolve(false), until - Date.now())
-      );
-      const more = await Promise.race([this.#readMore(), timer]);
-      dropped += this.#buffered.length;
-      this.#buffered = EMPTY;
-      if (!more) return;
+    // A read started before (by a body stream) finishes first; then bytes are read into the one
+    // scratch buffer and dropped, so draining allocates nothing however much the client sends.
+    await this.#reading;
+    this.#buffered = EMPTY;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), LINGER_MS));
+    try {
+      for (let dropped = 0; dropped < LINGER_BYTES;) {
+        const n = await Promise.race([this.#conn.read(this.#chunk).catch(() => null), late]);
+        if (n === null) return;
+        dropped += n;
+      }
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -83,6 +83,7 @@ Deno.test("defaultConfigText() holds every setting svc has", () => {
     "McpServer:HttpTransportMode",
     "McpServer:IdleSessionTimeoutSeconds",
     "McpServer:KeepAliveTimeout",
+    "McpServer:MaxBufferedBodyBytes",
     "McpServer:MaxConcurrentRequests",
     "McpServer:MaxRequestBodyBytes",
     "McpServer:MaxStreamQueueBytes",

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import {
+  BodiesOverBudget,
+  BodyBudget,
   BodyNotText,
   BodyTimedOut,
   BodyTooLarge,
@@ -10,7 +12,7 @@ import {
 
 /** Bounds of `limit` bytes and a time no test here comes near. */
 function bounded(limit: number) {
-  return { limit, timeoutMs: 60_000 };
+  return { limit, timeoutMs: 60_000, budget: new BodyBudget(1 << 30) };
 }
 
 function post(body: BodyInit | null, headers: HeadersInit = {}): Request {
@@ -158,9 +160,29 @@ Deno.test("readBodyText() refuses a body that stops arriving, after the timeout,
       state.cancelled = true;
     },
   }, { highWaterMark: 0 });
-  const error = await readBodyText(post(stalled), { limit: 1000, timeoutMs: 200 }).catch((e) => e);
+  const error = await readBodyText(post(stalled), {
+    limit: 1000,
+    timeoutMs: 200,
+    budget: new BodyBudget(1 << 30),
+  }).catch((e) => e);
   assert.ok(error instanceof BodyTimedOut);
   assert.equal(error.status, 408);
   assert.match(error.message, /McpServer:BodyReadTimeout \(0\.2 s\)/);
   assert.ok(state.cancelled);
+});
+
+Deno.test("readBodyText() refuses with 503 a body that does not fit the shared budget, and gives back what it held", async () => {
+  const budget = new BodyBudget(100);
+  const bounds = { limit: 1000, timeoutMs: 60_000, budget };
+  assert.ok(budget.take(60));
+  const error = await readBodyText(post("x".repeat(50)), bounds).catch((e) => e);
+  assert.ok(error instanceof BodiesOverBudget, String(error));
+  assert.equal(error.status, 503);
+  assert.match(error.message, /McpServer:MaxBufferedBodyBytes \(100 bytes\)/);
+  budget.give(60);
+  // Read bodies give their share back: many in a row fit a budget that holds one.
+  for (let i = 0; i < 5; i++) {
+    assert.equal(await readBodyText(post("y".repeat(90)), bounds), "y".repeat(90));
+  }
+  assert.ok(budget.take(100), "the whole budget is free again");
 });

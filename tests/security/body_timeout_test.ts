@@ -66,3 +66,50 @@ Deno.test("a body that stalls gets 408 after McpServer:BodyReadTimeout, on /call
   });
   assert.equal(called.status, 200, JSON.stringify(called.body));
 });
+
+Deno.test("stalled bodies hold at most McpServer:MaxBufferedBodyBytes; the rest get 503 at once", async () => {
+  await using svc = await startHttpSvc({
+    config: {
+      ...fixtureConfig(),
+      McpServer: {
+        RunspacePool: LIGHT_POOL,
+        BodyReadTimeout: "00:00:03",
+        MaxBufferedBodyBytes: 2_097_152,
+      },
+    },
+  });
+  const rss = () =>
+    Number(/VmRSS:\s+(\d+)/.exec(Deno.readTextFileSync(`/proc/${svc.pid}/status`))![1]) / 1024;
+  const { hostname, port } = new URL(svc.url);
+  // Twenty bodies of 4 MiB declared, each sending 768 KiB and stopping: two fit the 2 MiB budget.
+  const piece = new TextEncoder().encode(`{"tool":"${"x".repeat(768 * 1024)}`);
+  const before = rss();
+  const conns = await Promise.all(Array.from({ length: 20 }, async () => {
+    const conn = await Deno.connect({ hostname, port: Number(port) });
+    await conn.write(new TextEncoder().encode(
+      `POST /call HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\nContent-Length: 4000000\r\n\r\n`,
+    ));
+    await conn.write(piece);
+    return conn;
+  }));
+  const answers = await Promise.all(conns.map(async (conn) => {
+    const buffer = new Uint8Array(4096);
+    const n = await within(conn.read(buffer), "an answer to a stalled body");
+    return n === null ? "" : new TextDecoder().decode(buffer.subarray(0, n));
+  }));
+  const grown = rss() - before;
+  for (const conn of conns) conn.close();
+  const refused = answers.filter((a) => /^HTTP\/1\.1 503 /.test(a));
+  const timedOut = answers.filter((a) => /^HTTP\/1\.1 408 /.test(a));
+  assert.ok(refused.length >= 17, `503s: ${refused.length}, 408s: ${timedOut.length}`);
+  assert.match(refused[0]!, /McpServer:MaxBufferedBodyBytes \(2097152 bytes\)/);
+  assert.equal(refused.length + timedOut.length, 20, answers.join("\n---\n"));
+  // Before the budget, 100 such bodies of 4 MiB grew svc by 430 MB.
+  assert.ok(grown < 64, `svc grew ${grown.toFixed(0)} MB`);
+  // Once the stalled bodies have timed out, their share is free again.
+  const called = await post(`${svc.url}/call`, {
+    tool: "get_fixture_greeting",
+    arguments: { Name: "again" },
+  });
+  assert.equal(called.status, 200, JSON.stringify(called.body));
+});

@@ -93,6 +93,7 @@ const rest = {
     MaxConcurrentRequests: 32,
     BodyReadTimeout: "00:00:10",
     MaxConnections: 100,
+    MaxBufferedBodyBytes: 8388608,
     HeaderReadTimeout: "00:00:05",
     KeepAliveTimeout: "00:00:30",
     SendTimeout: "00:00:20",
