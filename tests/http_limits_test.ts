@@ -5,14 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { within } from "./support/deadline.ts";
-import { fixtureConfig, post, startHttpSvc } from "./support/harness.ts";
+import { fixtureConfig, post, processMemory, startHttpSvc } from "./support/harness.ts";
 
 const MIB = 1024 * 1024;
-
-function rssKiB(pid: number): number {
-  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
-}
 
 /** A body of `bytes` bytes sent in 64 KiB chunks, with no Content-Length (chunked encoding). */
 function streamOf(bytes: number): ReadableStream<Uint8Array> {
@@ -78,7 +73,7 @@ Deno.test("http refuses bodies over MaxRequestBodyBytes with 413 on every endpoi
   await t.step(
     "a 64 MiB chunked body (no Content-Length) is cut off at the limit, RSS barely moves",
     async () => {
-      const before = rssKiB(svc.pid);
+      const before = processMemory(svc.pid) / 1024;
       for (const path of ["/call", "/mcp"]) {
         const answer = await postStream(`${svc.url}${path}`, 64 * MIB).catch((error) => {
           // The server may close the connection while the upload is still being written.
@@ -88,7 +83,7 @@ Deno.test("http refuses bodies over MaxRequestBodyBytes with 413 on every endpoi
           assert.equal(answer.status, 413, `${path}: ${answer.body.slice(0, 200)}`);
         }
       }
-      const grown = rssKiB(svc.pid) - before;
+      const grown = processMemory(svc.pid) / 1024 - before;
       assert.ok(grown < 48 * 1024, `svc grew by ${grown} KiB while refusing two 64 MiB bodies`);
       // And it still serves.
       const health = await fetch(`${svc.url}/health`);

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { within } from "../support/deadline.ts";
-import { fixtureConfig, post, startHttpSvc } from "../support/harness.ts";
+import { fixtureConfig, post, processMemory, startHttpSvc } from "../support/harness.ts";
 
 const LIGHT_POOL = { MinPoolSize: 1, EagerWarmCount: 1, StopTimeout: "00:00:02" };
 const TIMEOUT_MS = 2_000;
@@ -78,8 +78,7 @@ Deno.test("stalled bodies hold at most McpServer:MaxBufferedBodyBytes; the rest 
       },
     },
   });
-  const rss = () =>
-    Number(/VmRSS:\s+(\d+)/.exec(Deno.readTextFileSync(`/proc/${svc.pid}/status`))![1]) / 1024;
+  const rss = () => processMemory(svc.pid) / 1024 / 1024;
   const { hostname, port } = new URL(svc.url);
   // Twenty bodies of 4 MiB declared, each sending 768 KiB and stopping: two fit the 2 MiB budget.
   const piece = new TextEncoder().encode(`{"tool":"${"x".repeat(768 * 1024)}`);

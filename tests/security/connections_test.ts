@@ -13,6 +13,7 @@ import {
   fixtureConfig,
   logged,
   post,
+  processMemory,
   startHttpSvc,
 } from "../support/harness.ts";
 
@@ -192,42 +193,31 @@ async function flood(
   return accepted;
 }
 
-function rssKb(pid: number): number {
-  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]);
-}
-
-Deno.test("connections: an event stream whose client stops reading is closed past MaxStreamQueueBytes", async () => {
-  await using svc = await startHttpSvc({
+/** svc with the legacy SSE transport and these stream bounds, ready, its catalog built. */
+async function sseSvc(bounds: { MaxStreamQueueBytes: number; SendTimeout: string }) {
+  const svc = await startHttpSvc({
     config: {
       ...fixtureConfig(),
-      McpServer: {
-        RunspacePool: LIGHT_POOL,
-        EnableLegacySse: true,
-        MaxStreamQueueBytes: 1_048_576,
-        // Long enough that the queue bound, not the stalled write, is what closes the stream.
-        SendTimeout: "00:05:00",
-      },
+      McpServer: { RunspacePool: LIGHT_POOL, EnableLegacySse: true, ...bounds },
     },
   });
   assert.ok(await eventually(() => answersOk(`${svc.url}/health/ready`), 60_000), svc.stderr());
   // The catalog first: until it is ready, answers would wait for it and then come all at once.
   assert.ok(await answersOk(`${svc.url}/tools`));
+  return svc;
+}
+
+Deno.test("connections: an event stream whose client stops reading is closed past MaxStreamQueueBytes", async () => {
+  // SendTimeout long enough that the queue bound, not the stalled write, closes the stream.
+  await using svc = await sseSvc({ MaxStreamQueueBytes: 1_048_576, SendTimeout: "00:05:00" });
   const { conn, messages } = await unreadStream(svc.url);
-  const before = rssKb(svc.pid);
-  let closed = false;
-  const sent = await flood(
-    svc.url,
-    messages,
-    () => closed || /fell more than/.test(svc.stderr()),
-    6000,
-  );
-  closed = true;
+  const before = processMemory(svc.pid);
+  const sent = await flood(svc.url, messages, () => /fell more than/.test(svc.stderr()), 6000);
   await logged(
     svc.stderr,
     /Closed an event stream whose client fell more than 1048576 bytes behind/,
   );
-  const grown = (rssKb(svc.pid) - before) / 1024;
+  const grown = (processMemory(svc.pid) - before) / 1024 / 1024;
   conn.close();
   // Before the bound, one unread stream and a few thousand posts grew svc by hundreds of MB.
   assert.ok(
@@ -237,18 +227,7 @@ Deno.test("connections: an event stream whose client stops reading is closed pas
 });
 
 Deno.test("connections: a client that reads nothing is dropped after SendTimeout", async () => {
-  await using svc = await startHttpSvc({
-    config: {
-      ...fixtureConfig(),
-      McpServer: {
-        RunspacePool: LIGHT_POOL,
-        EnableLegacySse: true,
-        MaxStreamQueueBytes: 268_435_456,
-        SendTimeout: "00:00:02",
-      },
-    },
-  });
-  assert.ok(await eventually(() => answersOk(`${svc.url}/health/ready`), 60_000), svc.stderr());
+  await using svc = await sseSvc({ MaxStreamQueueBytes: 268_435_456, SendTimeout: "00:00:02" });
   const { conn, messages } = await unreadStream(svc.url);
   // Answers fill the socket's buffers; then a write makes no progress and the 2 s run out.
   const sent = await flood(svc.url, messages, () => false, 6000);

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { Worker } from "../../lib/shell.ts";
 import type { WorkerProgress } from "../../lib/worker_protocol.ts";
-import { post, startHttpSvc, TEST_PWSH } from "../support/harness.ts";
+import { post, processMemory, startHttpSvc, TEST_PWSH } from "../support/harness.ts";
 import { textOf } from "./support.ts";
 
 const OUTPUT_FIXTURE = new URL("./fixtures/OutputFixture.psm1", import.meta.url).pathname;
@@ -22,21 +22,15 @@ const PEAK_GROWTH_BOUND = 32 * MAX_RESULT_BYTES;
 
 const MB = 1024 * 1024;
 
-function statusField(pid: number, field: string): number {
-  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
-  return kb * 1024;
-}
-
 /**
  * Runs `task` and returns its result with how far svc's peak RSS rose above its RSS before it: the
  * peak is reset first (`clear_refs` 5) and read as VmHWM after, so a spike between samples counts.
  */
 async function peakGrowth<T>(pid: number, task: () => Promise<T>): Promise<[T, number]> {
   Deno.writeTextFileSync(`/proc/${pid}/clear_refs`, "5");
-  const before = statusField(pid, "VmRSS");
+  const before = processMemory(pid);
   const result = await task();
-  return [result, statusField(pid, "VmHWM") - before];
+  return [result, processMemory(pid, "VmHWM") - before];
 }
 
 interface CallBody {

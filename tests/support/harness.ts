@@ -319,6 +319,12 @@ export function childrenOf(pid: number): number[] {
   return processTable().filter((p) => p.ppid === pid && !p.zombie).map((p) => p.pid);
 }
 
+/** A size field of `/proc/<pid>/status` (`VmRSS`, `VmHWM`, …) in bytes; NaN where there is none. */
+export function processMemory(pid: number, field: "VmRSS" | "VmHWM" = "VmRSS"): number {
+  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN) * 1024;
+}
+
 /** True while a process with this pid exists (and is not a zombie). */
 export function isAlive(pid: number): boolean {
   return processTable().some((p) => p.pid === pid && !p.zombie);
