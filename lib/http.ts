@@ -20,7 +20,7 @@ import { withContext } from "@logtape/logtape";
 import { Authenticator, ownerOf, type Principal } from "./auth.ts";
 import type { HttpSettings, Settings } from "./config.ts";
 import { CatalogStore } from "./discovery.ts";
-import { MAX_PENDING_REQUESTS, SseTransport } from "./legacy_sse.ts";
+import { SseTransport } from "./legacy_sse.ts";
 import { correlationIdFor } from "./correlation.ts";
 import { logger } from "./log.ts";
 import {
@@ -519,19 +519,14 @@ class HttpFront {
     if (!isJsonContentType(req.headers.get("content-type"))) {
       return rpcError(415, -32000, UNSUPPORTED_MEDIA_TYPE);
     }
+    const busy = transport.busy;
+    if (busy) return rpcError(429, -32000, busy);
     let message: JSONRPCMessage;
     try {
       message = JSON.parse(await readBodyText(req, this.#bodyBounds));
     } catch (error) {
       if (error instanceof BodyRefused) return rpcError(error.status, -32600, error.message);
       return rpcError(400, -32700, "Parse error: the body is not JSON");
-    }
-    if (transport.busy) {
-      return rpcError(
-        429,
-        -32000,
-        `Too many requests waiting on this SSE session: at most ${MAX_PENDING_REQUESTS}; wait for answers before posting more`,
-      );
     }
     transport.receive(message, authInfoOf(principal));
     return new Response("Accepted", { status: 202 });

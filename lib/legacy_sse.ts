@@ -67,9 +67,11 @@ export class SseTransport implements Transport {
   /** Ids of the requests posted and not answered yet. */
   readonly #pending = new Set<string | number>();
 
-  /** True when the session has {@linkcode MAX_PENDING_REQUESTS} waiting: the next post is refused. */
-  get busy(): boolean {
-    return this.#pending.size >= MAX_PENDING_REQUESTS;
+  /** Why the next post is refused (429), or null: {@linkcode MAX_PENDING_REQUESTS} are waiting. */
+  get busy(): string | null {
+    return this.#pending.size < MAX_PENDING_REQUESTS
+      ? null
+      : `Too many requests waiting on this SSE session: at most ${MAX_PENDING_REQUESTS}; wait for answers before posting more`;
   }
 
   /** Writes one message event. */
