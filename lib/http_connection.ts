@@ -12,6 +12,7 @@ import {
   ChunkedDecoder,
   headEnd,
   latin1,
+  latin1Bytes,
   parseHead,
   type RequestHead,
   responseHead,
@@ -317,7 +318,7 @@ export class Connection {
     const streamed = (response.headers.get("content-type") ?? "").startsWith("text/event-stream");
     if (bodiless || response.body === null) {
       await response.body?.cancel().catch(() => {});
-      await this.#write(encoder.encode(responseHead(status, response.headers, {
+      await this.#write(latin1Bytes(responseHead(status, response.headers, {
         length: bodiless ? "none" : 0,
         keepAlive: reusable,
         date: httpDate(),
@@ -326,19 +327,19 @@ export class Connection {
     }
     if (!streamed) {
       const body = new Uint8Array(await response.arrayBuffer());
-      const text = responseHead(status, response.headers, {
+      const head = latin1Bytes(responseHead(status, response.headers, {
         length: body.length,
         keepAlive: reusable,
         date: httpDate(),
-      });
-      const bytes = new Uint8Array(text.length + body.length);
-      bytes.set(encoder.encode(text));
-      bytes.set(body, text.length);
+      }));
+      const bytes = new Uint8Array(head.length + body.length);
+      bytes.set(head);
+      bytes.set(body, head.length);
       await this.#write(bytes);
       return reusable;
     }
     const chunked = head.minor === 1;
-    await this.#write(encoder.encode(responseHead(status, response.headers, {
+    await this.#write(latin1Bytes(responseHead(status, response.headers, {
       length: chunked ? "chunked" : "close",
       keepAlive: reusable && chunked,
       date: httpDate(),
@@ -443,7 +444,7 @@ export class Connection {
       keepAlive: false,
       date: httpDate(),
     });
-    await this.#write(new Uint8Array([...encoder.encode(head), ...body])).catch(() => {});
+    await this.#write(new Uint8Array([...latin1Bytes(head), ...body])).catch(() => {});
   }
 
   /** Writes all of `bytes`; a write that makes no progress for `SendTimeout` closes the connection. */

@@ -1,0 +1,83 @@
+/**
+ * How svc frames what it sends and when it lets a connection go, against hand-written requests on
+ * raw sockets to a real svc on real pwsh: a response head is as long on the wire as svc counts it,
+ * whatever bytes a client put into a header svc echoes back.
+ */
+import assert from "node:assert/strict";
+import { answersOk, eventually, fixtureConfig, startHttpSvc } from "../support/harness.ts";
+import { within } from "../support/deadline.ts";
+
+const LIGHT_POOL = { MinPoolSize: 1, EagerWarmCount: 1, StopTimeout: "00:00:02" };
+
+/** Latin-1 text as bytes, one a character: how a client puts obs-text into a header. */
+function bytesOf(text: string): Uint8Array {
+  return Uint8Array.from(text, (c) => c.charCodeAt(0));
+}
+
+/** Sends `request` on a new connection and reads, as Latin-1, until svc closes it. */
+async function exchange(url: string, request: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  const conn = await Deno.connect({ hostname, port: Number(port) });
+  await conn.write(bytesOf(request));
+  let text = "";
+  const buffer = new Uint8Array(65_536);
+  await within(
+    (async () => {
+      try {
+        for (;;) {
+          const n = await conn.read(buffer);
+          if (n === null) break;
+          text += String.fromCharCode(...buffer.subarray(0, n));
+        }
+      } catch {
+        // A reset ends the reply too.
+      }
+    })(),
+    "svc to answer and close the connection",
+    20_000,
+  );
+  try {
+    conn.close();
+  } catch { /* already closed */ }
+  return text;
+}
+
+/** Splits pipelined responses by their own framing (Content-Length); throws where it does not hold. */
+function responses(text: string): { head: string; body: string }[] {
+  const out: { head: string; body: string }[] = [];
+  let rest = text;
+  while (rest.length > 0) {
+    const end = rest.indexOf("\r\n\r\n");
+    assert.ok(end > 0, `no end of a response head in: ${JSON.stringify(rest.slice(0, 200))}`);
+    const head = rest.slice(0, end);
+    assert.match(head, /^HTTP\/1\.1 \d{3} /, `not a status line: ${JSON.stringify(head)}`);
+    const length = /\r\ncontent-length: (\d+)\r\n/i.exec(`${head}\r\n`);
+    assert.ok(length, `no Content-Length in: ${JSON.stringify(head)}`);
+    const start = end + 4;
+    out.push({ head, body: rest.slice(start, start + Number(length[1])) });
+    rest = rest.slice(start + Number(length[1]));
+  }
+  return out;
+}
+
+Deno.test("framing: a header value with bytes 0x80-0xFF is echoed byte for byte and the head stays framed", async () => {
+  await using svc = await startHttpSvc({
+    config: { ...fixtureConfig(), McpServer: { RunspacePool: LIGHT_POOL } },
+  });
+  assert.ok(await eventually(() => answersOk(`${svc.url}/health`), 60_000), svc.stderr());
+  const host = new URL(svc.url).host;
+  // The URL parser reads past the path, so this Origin is svc's own and is echoed back as sent.
+  const origin = `http://${host}/\xff\xff\xff\xff\xff\xff`;
+  const text = await exchange(
+    svc.url,
+    `GET /nothing HTTP/1.1\r\nHost: ${host}\r\nOrigin: ${origin}\r\n\r\n` +
+      `GET /health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+  );
+  const [first, second, ...more] = responses(text);
+  assert.equal(more.length, 0, text);
+  assert.match(first!.head, /^HTTP\/1\.1 404 /);
+  assert.ok(first!.head.includes(`\r\naccess-control-allow-origin: ${origin}\r\n`), first!.head);
+  assert.match(first!.body, /^\{"error":"Not found: GET \/nothing"\}$/);
+  assert.match(second!.head, /^HTTP\/1\.1 200 /);
+  assert.match(second!.body, /"status":"Healthy"/);
+});
