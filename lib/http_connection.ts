@@ -160,10 +160,12 @@ export class Connection {
       clearTimeout(timer);
       timer = setTimeout(() => wake?.(), ms);
     };
+    // On the keep-alive clock until the first byte of the next request, then on the head's: once.
+    let idleClock = !this.#options.healthOnly && waitingIdle();
     arm(
       this.#options.healthOnly
         ? Math.min(1000, headerReadTimeoutMs)
-        : waitingIdle()
+        : idleClock
         ? keepAliveTimeoutMs
         : headerReadTimeoutMs,
     );
@@ -184,7 +186,6 @@ export class Connection {
             message: `The request head is larger than ${MAX_HEAD_BYTES} bytes.`,
           };
         }
-        const wasIdle = waitingIdle();
         const more = await Promise.race([this.#readMore(), late]);
         if (more === "late") {
           return waitingIdle() ? null : {
@@ -193,8 +194,13 @@ export class Connection {
           };
         }
         if (!more) return null;
-        // The first byte of a request starts its head's own clock.
-        if (wasIdle && !waitingIdle()) arm(headerReadTimeoutMs);
+        // The first byte of a request starts its head's own clock. Blank lines before a request
+        // line count as its first bytes: were they to re-arm the clock, a client sending CRLF now
+        // and then would hold the connection past both timeouts.
+        if (idleClock && this.#buffered.length > 0) {
+          idleClock = false;
+          arm(headerReadTimeoutMs);
+        }
       }
     } finally {
       clearTimeout(timer);

@@ -81,3 +81,43 @@ Deno.test("framing: a header value with bytes 0x80-0xFF is echoed byte for byte 
   assert.match(second!.head, /^HTTP\/1\.1 200 /);
   assert.match(second!.body, /"status":"Healthy"/);
 });
+
+Deno.test("framing: blank lines sent now and then do not keep an idle connection open", async () => {
+  await using svc = await startHttpSvc({
+    config: {
+      ...fixtureConfig(),
+      McpServer: {
+        RunspacePool: LIGHT_POOL,
+        HeaderReadTimeout: "00:00:02",
+        KeepAliveTimeout: "00:00:02",
+      },
+    },
+  });
+  assert.ok(await eventually(() => answersOk(`${svc.url}/health`), 60_000), svc.stderr());
+  const { hostname, port } = new URL(svc.url);
+  const conn = await Deno.connect({ hostname, port: Number(port) });
+  await conn.write(bytesOf(`GET /health HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`));
+  const started = Date.now();
+  let closedAt: number | null = null;
+  const reading = (async () => {
+    const buffer = new Uint8Array(65_536);
+    try {
+      while (await conn.read(buffer) !== null) { /* the answer to /health */ }
+    } catch {
+      // A reset is a close too.
+    }
+    closedAt = Date.now();
+  })();
+  // An empty line may precede a request line (RFC 9112 §2.2); one every 500 ms, for 15 s at most.
+  while (closedAt === null && Date.now() - started < 15_000) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await conn.write(bytesOf("\r\n")).catch(() => 0);
+  }
+  try {
+    conn.close();
+  } catch { /* closed by svc */ }
+  await reading;
+  const ms = closedAt! - started;
+  // Two seconds configured for each clock; the bound leaves room for two busy cores.
+  assert.ok(ms < 12_000, `the connection was still open after ${ms} ms of blank lines`);
+});
