@@ -174,18 +174,19 @@ export class Connection {
       for (;;) {
         this.#skipLeadingBlankLines();
         const end = headEnd(this.#buffered, scanned);
+        // A head that arrived whole in one read is measured too, not only one still arriving.
+        if (end > MAX_HEAD_BYTES || (end < 0 && this.#buffered.length > MAX_HEAD_BYTES)) {
+          return {
+            status: 431,
+            message: `The request head is larger than ${MAX_HEAD_BYTES} bytes.`,
+          };
+        }
         if (end >= 0) {
           const text = latin1(this.#buffered.subarray(0, end));
           this.#consume(end + 4);
           return parseHead(text);
         }
         scanned = this.#buffered.length;
-        if (this.#buffered.length > MAX_HEAD_BYTES) {
-          return {
-            status: 431,
-            message: `The request head is larger than ${MAX_HEAD_BYTES} bytes.`,
-          };
-        }
         const more = await Promise.race([this.#readMore(), late]);
         if (more === "late") {
           return waitingIdle() ? null : {

@@ -121,3 +121,20 @@ Deno.test("framing: blank lines sent now and then do not keep an idle connection
   // Two seconds configured for each clock; the bound leaves room for two busy cores.
   assert.ok(ms < 12_000, `the connection was still open after ${ms} ms of blank lines`);
 });
+
+Deno.test("framing: a head larger than 32 KiB gets 431 however it arrives", async () => {
+  await using svc = await startHttpSvc({
+    config: { ...fixtureConfig(), McpServer: { RunspacePool: LIGHT_POOL } },
+  });
+  assert.ok(await eventually(() => answersOk(`${svc.url}/health`), 60_000), svc.stderr());
+  const host = new URL(svc.url).host;
+  const head = (pad: number) =>
+    `GET /health HTTP/1.1\r\nHost: ${host}\r\nX-Pad: ${
+      "a".repeat(pad)
+    }\r\nConnection: close\r\n\r\n`;
+  // Written at once, 40 KB reach svc in one read, with the blank line that ends them.
+  const large = await exchange(svc.url, head(40_000));
+  assert.match(large, /^HTTP\/1\.1 431 /, large.slice(0, 200));
+  const fits = await exchange(svc.url, head(30_000));
+  assert.match(fits, /^HTTP\/1\.1 200 /, fits.slice(0, 200));
+});
