@@ -117,6 +117,11 @@ export class Connection {
     const controller = new AbortController();
     this.#inFlight = controller;
     try {
+      // Fetch's Request refuses these methods (it would throw, and the client get no answer).
+      if (/^(CONNECT|TRACE|TRACK)$/i.test(head.method)) {
+        await this.#sendPlain(501, `The request method ${head.method} is not supported.`);
+        return false;
+      }
       const request = this.#request(head, controller.signal);
       if (request === null) {
         await this.#sendPlain(400, "Bad request: the Host header is not a host name or address.");
@@ -231,7 +236,9 @@ export class Connection {
     } catch {
       return null;
     }
-    if (head.body.kind === "none" || head.method === "GET" || head.method === "HEAD") {
+    // Request reads `get` and `head` as GET and HEAD (and refuses them a body), so must this.
+    const method = head.method.toUpperCase();
+    if (head.body.kind === "none" || method === "GET" || method === "HEAD") {
       // A GET or HEAD with a body is answered without reading it, then the connection is closed.
       const read = head.body.kind === "none";
       if (read) this.#watchForClose(signal);

@@ -138,3 +138,23 @@ Deno.test("framing: a head larger than 32 KiB gets 431 however it arrives", asyn
   const fits = await exchange(svc.url, head(30_000));
   assert.match(fits, /^HTTP\/1\.1 200 /, fits.slice(0, 200));
 });
+
+Deno.test("framing: a method fetch's Request refuses, or a lowercase get with a body, is answered", async () => {
+  await using svc = await startHttpSvc({
+    config: { ...fixtureConfig(), McpServer: { RunspacePool: LIGHT_POOL } },
+  });
+  assert.ok(await eventually(() => answersOk(`${svc.url}/health`), 60_000), svc.stderr());
+  const host = new URL(svc.url).host;
+  for (const method of ["TRACE", "CONNECT", "track"]) {
+    const reply = await exchange(svc.url, `${method} /health HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+    assert.match(reply, /^HTTP\/1\.1 501 /, `${method}: ${JSON.stringify(reply)}`);
+    assert.ok(reply.includes(`The request method ${method} is not supported.`), reply);
+  }
+  // Answered without reading the body, then closed: nothing after it is read as a request.
+  const get = await exchange(
+    svc.url,
+    `get /health HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 5\r\n\r\nhello`,
+  );
+  assert.match(get, /^HTTP\/1\.1 200 /, JSON.stringify(get));
+  assert.match(get, /\r\nconnection: close\r\n/);
+});
