@@ -158,3 +158,43 @@ Deno.test("framing: a method fetch's Request refuses, or a lowercase get with a 
   assert.match(get, /^HTTP\/1\.1 200 /, JSON.stringify(get));
   assert.match(get, /\r\nconnection: close\r\n/);
 });
+
+Deno.test("framing: requests sent a byte at a time, pipelined, with a chunked body, are each answered", async () => {
+  await using svc = await startHttpSvc({
+    config: { ...fixtureConfig(), McpServer: { RunspacePool: LIGHT_POOL } },
+  });
+  assert.ok(await eventually(() => answersOk(`${svc.url}/health`), 60_000), svc.stderr());
+  const { hostname, port, host } = new URL(svc.url);
+  const body = JSON.stringify({ tool: "get_fixture_greeting", arguments: { Name: "drip" } });
+  const request = `\r\nPOST /call HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\n` +
+    `Transfer-Encoding: chunked\r\n\r\n${body.length.toString(16)};x=y\r\n${body}\r\n0\r\n\r\n` +
+    `GET /health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`;
+  const conn = await Deno.connect({ hostname, port: Number(port) });
+  conn.setNoDelay(true);
+  let text = "";
+  const reading = (async () => {
+    const buffer = new Uint8Array(65_536);
+    try {
+      for (;;) {
+        const n = await conn.read(buffer);
+        if (n === null) break;
+        text += String.fromCharCode(...buffer.subarray(0, n));
+      }
+    } catch {
+      // A reset ends the reply too.
+    }
+  })();
+  // One byte a write, a pause now and then so that svc reads most of them on their own.
+  for (const [i, byte] of bytesOf(request).entries()) {
+    await conn.write(Uint8Array.of(byte));
+    if (i % 8 === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  await within(reading, "the answers to the requests sent a byte at a time", 30_000);
+  conn.close();
+  const [call, health, ...more] = responses(text);
+  assert.equal(more.length, 0, text);
+  assert.match(call!.head, /^HTTP\/1\.1 200 /, text);
+  assert.match(call!.body, /drip/);
+  assert.match(health!.head, /^HTTP\/1\.1 200 /);
+  assert.match(health!.body, /"status":"Healthy"/);
+});
