@@ -8,6 +8,8 @@
  * @module
  */
 
+const EMPTY = new Uint8Array(0);
+
 /** Why {@linkcode readBodyText} refused a body, with the HTTP status that says so. */
 export class BodyRefused extends Error {
   /** @param status 413 or 408 */
@@ -62,7 +64,11 @@ export async function readBodyText(req: Request, bounds: BodyBounds): Promise<st
     throw new BodyTooLarge(limit);
   }
   if (!req.body) return "";
-  let chunks: Uint8Array[] = [];
+  // One buffer, grown by doubling up to the limit, rather than the pieces as they came: a body
+  // sent as a million one-byte chunks (or TCP segments) would be held as a million arrays of a
+  // few hundred bytes each (measured: 1.4 GB for a 4 MiB body).
+  // Sized by what arrives, not by Content-Length: a head alone must not reserve the limit.
+  let bytes = new Uint8Array(Math.min(limit, 16 * 1024));
   let total = 0;
   const reader = req.body.getReader();
   let timedOut = false;
@@ -75,30 +81,31 @@ export async function readBodyText(req: Request, bounds: BodyBounds): Promise<st
     for (;;) {
       const { done, value } = await reader.read();
       if (timedOut) {
-        chunks = [];
+        bytes = EMPTY;
         throw new BodyTimedOut(timeoutMs);
       }
       if (done) break;
-      total += value.byteLength;
-      if (total > limit) {
-        chunks = [];
+      if (total + value.byteLength > limit) {
+        bytes = EMPTY;
         await reader.cancel().catch(() => {});
         throw new BodyTooLarge(limit);
       }
-      chunks.push(value);
+      if (total + value.byteLength > bytes.length) {
+        const grown = new Uint8Array(
+          Math.min(limit, Math.max(2 * bytes.length, total + value.byteLength)),
+        );
+        grown.set(bytes.subarray(0, total));
+        bytes = grown;
+      }
+      bytes.set(value, total);
+      total += value.byteLength;
     }
   } finally {
     clearTimeout(timer);
     reader.releaseLock();
   }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(0, total));
   } catch (error) {
     throw new BodyNotText("The request body is not UTF-8 text", { cause: error });
   }

@@ -285,18 +285,16 @@ export class Connection {
               return;
             }
           } else {
-            const step = decoder.step(this.#buffered);
-            if (step.kind === "error") {
-              controller.error(new Error(step.message));
+            // Every chunk buffered goes out as one piece: a body of one-byte chunks handed on a
+            // chunk a pull cost a second of CPU per million chunks.
+            const decoded = this.#decodeBuffered(decoder);
+            if ("error" in decoded) {
+              controller.error(new Error(decoded.error));
               return;
             }
-            if (step.kind !== "more") {
-              const data = step.kind === "data" ? step.data.slice() : EMPTY;
-              this.#consume(step.consumed);
-              if (step.kind === "end") return finish(controller);
-              if (data.length > 0) return controller.enqueue(data);
-              continue;
-            }
+            if (decoded.data.length > 0) controller.enqueue(decoded.data);
+            if (decoded.ended) return finish(controller);
+            if (decoded.data.length > 0) return;
           }
           if (!await this.#readMore()) {
             controller.error(new Error("The client closed the connection before the body ended."));
@@ -306,6 +304,29 @@ export class Connection {
       },
     }, { highWaterMark: 0 });
     return { stream, done: () => done };
+  }
+
+  /**
+   * Decodes every chunk (and the end) that the buffer holds, consuming it, into one array. The
+   * pieces are views of the buffer until joined: nothing is written over consumed bytes meanwhile.
+   */
+  #decodeBuffered(decoder: ChunkedDecoder): { data: Uint8Array; ended: boolean } | {
+    error: string;
+  } {
+    const parts: Uint8Array[] = [];
+    let size = 0;
+    for (;;) {
+      const step = decoder.step(this.#buffered);
+      if (step.kind === "error") return { error: step.message };
+      if (step.kind === "more") break;
+      this.#consume(step.consumed);
+      if (step.kind === "end") return { data: join(parts, size), ended: true };
+      if (step.data.length > 0) {
+        parts.push(step.data);
+        size += step.data.length;
+      }
+    }
+    return { data: join(parts, size), ended: false };
   }
 
   /**
@@ -520,6 +541,17 @@ export class Connection {
   #consume(count: number): void {
     this.#buffered = count >= this.#buffered.length ? EMPTY : this.#buffered.subarray(count);
   }
+}
+
+/** `parts` (`size` bytes in all) copied into one new array. */
+function join(parts: Uint8Array[], size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
 }
 
 function frameChunk(data: Uint8Array): Uint8Array {

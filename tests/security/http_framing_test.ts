@@ -14,11 +14,16 @@ function bytesOf(text: string): Uint8Array {
   return Uint8Array.from(text, (c) => c.charCodeAt(0));
 }
 
+/** Writes all of `bytes` (a single write may take only part of them). */
+async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
+  for (let offset = 0; offset < bytes.length;) offset += await conn.write(bytes.subarray(offset));
+}
+
 /** Sends `request` on a new connection and reads, as Latin-1, until svc closes it. */
 async function exchange(url: string, request: string): Promise<string> {
   const { hostname, port } = new URL(url);
   const conn = await Deno.connect({ hostname, port: Number(port) });
-  await conn.write(bytesOf(request));
+  await writeAll(conn, bytesOf(request));
   let text = "";
   const buffer = new Uint8Array(65_536);
   await within(
@@ -197,4 +202,55 @@ Deno.test("framing: requests sent a byte at a time, pipelined, with a chunked bo
   assert.match(call!.body, /drip/);
   assert.match(health!.head, /^HTTP\/1\.1 200 /);
   assert.match(health!.body, /"status":"Healthy"/);
+});
+
+function peakRssMb(pid: number): number {
+  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  return Number(/VmHWM:\s+(\d+)/.exec(status)![1]) / 1024;
+}
+
+Deno.test("framing: a body sent as two million one-byte chunks is held as its bytes, not as two million arrays", async () => {
+  await using svc = await startHttpSvc({
+    config: {
+      ...fixtureConfig(),
+      McpServer: { RunspacePool: LIGHT_POOL, BodyReadTimeout: "00:02:00" },
+    },
+  });
+  assert.ok(await eventually(() => answersOk(`${svc.url}/health`), 60_000), svc.stderr());
+  const { hostname, port, host } = new URL(svc.url);
+  const conn = await Deno.connect({ hostname, port: Number(port) });
+  const json = JSON.stringify({ tool: "get_fixture_greeting", arguments: { Name: "chunks" } });
+  const before = peakRssMb(svc.pid);
+  await writeAll(
+    conn,
+    bytesOf(
+      `POST /call HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\n` +
+        `Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n` +
+        `${json.length.toString(16)}\r\n${json}\r\n`,
+    ),
+  );
+  // JSON may end in whitespace: two million chunks of one space each (12 MB on the wire, 2 MB of
+  // body, under the default MaxRequestBodyBytes of 4 MiB).
+  const spaces = bytesOf("1\r\n \r\n".repeat(65_536));
+  for (let i = 0; i < 32; i++) await writeAll(conn, spaces);
+  await writeAll(conn, bytesOf("0\r\n\r\n"));
+  let text = "";
+  const buffer = new Uint8Array(65_536);
+  await within(
+    (async () => {
+      for (;;) {
+        const n = await conn.read(buffer);
+        if (n === null) break;
+        text += String.fromCharCode(...buffer.subarray(0, n));
+      }
+    })(),
+    "the answer to a body of one-byte chunks",
+    60_000,
+  );
+  conn.close();
+  assert.match(text, /^HTTP\/1\.1 200 /, text.slice(0, 600));
+  assert.match(text, /chunks/);
+  const grown = peakRssMb(svc.pid) - before;
+  // Before, each chunk was kept as its own array: the peak grew about 1 GB for these two million.
+  assert.ok(grown < 200, `svc's peak memory grew ${grown.toFixed(0)} MB for a 2 MB body`);
 });
