@@ -8,6 +8,8 @@
  * @module
  */
 
+const EMPTY = new Uint8Array(0);
+
 /** Why {@linkcode readBodyText} refused a body, with the HTTP status that says so. */
 export class BodyRefused extends Error {
   /** @param status 413 or 408 */
@@ -97,9 +99,9 @@ export interface BodyBounds {
  * Reads a request body as UTF-8 text, at most `limit` bytes, within `timeoutMs`. A declared
  * `Content-Length` above the limit is refused before anything is read; otherwise reading stops (and
  * the stream is cancelled) as soon as the count passes the limit or the time runs out. What was
- * read of a refused body is dropped at once: a stalled client holds no memory for long. Every byte
- * read is counted against the shared `budget` until the body has been read; a body that does not
- * fit is refused with 503.
+ * read of a refused body is dropped at once: a stalled client holds no memory for long. What the
+ * body's buffer holds is counted against the shared `budget` until the body has been read; a body
+ * that does not fit is refused with 503.
  */
 export async function readBodyText(req: Request, bounds: BodyBounds): Promise<string> {
   const { limit, timeoutMs, budget } = bounds;
@@ -109,7 +111,11 @@ export async function readBodyText(req: Request, bounds: BodyBounds): Promise<st
     throw new BodyTooLarge(limit);
   }
   if (!req.body) return "";
-  let chunks: Uint8Array[] = [];
+  // One buffer, grown by doubling up to the limit, rather than the pieces as they came: a body
+  // sent as a million one-byte chunks (or TCP segments) would be held as a million arrays of a
+  // few hundred bytes each (measured: 1.4 GB for a 4 MiB body).
+  // Sized by what arrives, not by Content-Length: a head alone must not reserve the limit.
+  let bytes = EMPTY;
   let total = 0;
   let taken = 0;
   const reader = req.body.getReader();
@@ -123,37 +129,41 @@ export async function readBodyText(req: Request, bounds: BodyBounds): Promise<st
     for (;;) {
       const { done, value } = await reader.read();
       if (timedOut) {
-        chunks = [];
+        bytes = EMPTY;
         throw new BodyTimedOut(timeoutMs);
       }
       if (done) break;
-      total += value.byteLength;
-      if (total > limit) {
-        chunks = [];
+      if (total + value.byteLength > limit) {
+        bytes = EMPTY;
         await reader.cancel().catch(() => {});
         throw new BodyTooLarge(limit);
       }
-      if (!budget.take(value.byteLength)) {
-        chunks = [];
-        await reader.cancel().catch(() => {});
-        throw new BodiesOverBudget(budget.max);
+      if (total + value.byteLength > bytes.length) {
+        const size = Math.min(
+          limit,
+          Math.max(16 * 1024, 2 * bytes.length, total + value.byteLength),
+        );
+        // The budget counts what is held: the buffer's size, taken as it grows.
+        if (!budget.take(size - bytes.length)) {
+          bytes = EMPTY;
+          await reader.cancel().catch(() => {});
+          throw new BodiesOverBudget(budget.max);
+        }
+        taken += size - bytes.length;
+        const grown = new Uint8Array(size);
+        grown.set(bytes.subarray(0, total));
+        bytes = grown;
       }
-      taken += value.byteLength;
-      chunks.push(value);
+      bytes.set(value, total);
+      total += value.byteLength;
     }
   } finally {
     clearTimeout(timer);
     reader.releaseLock();
     budget.give(taken);
   }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(0, total));
   } catch (error) {
     throw new BodyNotText("The request body is not UTF-8 text", { cause: error });
   }

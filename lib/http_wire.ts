@@ -265,6 +265,17 @@ export function latin1(bytes: Uint8Array): string {
   return text;
 }
 
+/**
+ * Text whose characters are all below 256 (a response head: header values are byte strings) as
+ * Latin-1 bytes, one byte a character. UTF-8 would send a value's bytes 0x80 to 0xFF (an `Origin`
+ * echoed back, say) as two bytes each, and the head would no longer be as long as its text.
+ */
+export function latin1Bytes(text: string): Uint8Array {
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  return bytes;
+}
+
 /** Index of the blank line (CRLF CRLF) ending a head in `bytes`, or -1. */
 export function headEnd(bytes: Uint8Array, from = 0): number {
   for (let i = Math.max(0, from - 3); i + 3 < bytes.length; i++) {
