@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { JsonSchema, ToolDescriptor } from "./catalog.ts";
+import type { JsonSchema, ToolDescriptor } from "./tool_descriptor.ts";
 
 /** Arguments accepted for a call, ready for the worker. */
 export interface BoundArguments {

@@ -18,7 +18,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { errors as joseErrors, type JWTPayload, jwtVerify } from "jose";
-import type { ToolDescriptor } from "./catalog.ts";
+import type { ToolDescriptor } from "./tool_descriptor.ts";
 import type {
   ApiKeySchemeSettings,
   AuthSettings,

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ToolAnnotations } from "./catalog.ts";
+import type { ToolAnnotations } from "./tool_descriptor.ts";
 
 const READ_ONLY_VERBS = new Set(
   [

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import type { ToolDescriptor, ToolParameter } from "./catalog.ts";
+import type { ToolDescriptor, ToolParameter } from "./tool_descriptor.ts";
 import { annotationsFor } from "./catalog_annotations.ts";
 import { cap, TOOL_DESCRIPTION_CAP, toolDescription } from "./catalog_description.ts";
 import type { CommandMeta } from "./worker_protocol.ts";

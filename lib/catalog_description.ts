@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { DescriptionSource, JsonSchema, ToolParameter } from "./catalog.ts";
+import type { DescriptionSource, JsonSchema, ToolParameter } from "./tool_descriptor.ts";
 import type { CommandMeta, ParameterSetMeta } from "./worker_protocol.ts";
 
 /** Name PowerShell gives the one parameter set of a command that declares none. */

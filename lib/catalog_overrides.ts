@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { ToolDescriptor } from "./catalog.ts";
+import type { ToolDescriptor } from "./tool_descriptor.ts";
 import type { ShellSettings } from "./config.ts";
 import type { CommandsResult } from "./worker_protocol.ts";
 

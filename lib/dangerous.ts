@@ -12,7 +12,7 @@
  *
  * @module
  */
-import type { ToolDescriptor } from "./catalog.ts";
+import type { ToolDescriptor } from "./tool_descriptor.ts";
 import type { AuthSettings } from "./config_auth.ts";
 import type { ShellSettings } from "./config.ts";
 import { overrideOf } from "./config_overrides.ts";

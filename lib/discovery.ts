@@ -8,13 +8,8 @@
  */
 import { createHash } from "node:crypto";
 import { defaultCacheDirectory } from "./cache_directory.ts";
-import {
-  buildTools,
-  candidateQuery,
-  type Catalog,
-  selectCommands,
-  type ToolDescriptor,
-} from "./catalog.ts";
+import { buildTools, candidateQuery, type Catalog, selectCommands } from "./catalog.ts";
+import type { ToolDescriptor } from "./tool_descriptor.ts";
 import { resolveOverrideKeys } from "./catalog_overrides.ts";
 import type { ShellSettings } from "./config.ts";
 import { dangerousCommandWarnings, type DangerSettings } from "./dangerous.ts";

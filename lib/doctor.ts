@@ -11,7 +11,7 @@
  */
 import { hostCacheDirectory } from "./cache_directory.ts";
 import { dangerousCommandWarnings } from "./dangerous.ts";
-import type { ToolDescriptor } from "./catalog.ts";
+import type { ToolDescriptor } from "./tool_descriptor.ts";
 import { ANONYMOUS, Authenticator } from "./auth.ts";
 import type { Settings, SettingSource } from "./config.ts";
 import { type HostMode, replacementOf } from "./config_pool.ts";

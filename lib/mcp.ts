@@ -14,7 +14,7 @@ import { exceededLimit } from "./request_limits.ts";
 import { chooseParameterSet } from "./parameter_set.ts";
 import { restrictCommandTool } from "./catalog_command.ts";
 import { tracedCall } from "./telemetry.ts";
-import type { ToolDescriptor } from "./catalog.ts";
+import type { ToolDescriptor } from "./tool_descriptor.ts";
 import type { ShellSettings } from "./config.ts";
 import { overrideOf } from "./config_overrides.ts";
 import { logger } from "./log.ts";

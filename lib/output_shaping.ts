@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ToolParameter } from "./catalog.ts";
+import type { ToolParameter } from "./tool_descriptor.ts";
 import type { ShellSettings } from "./config.ts";
 import type { CommandOverride } from "./config_overrides.ts";
 import type { InvokeParams } from "./worker_protocol.ts";

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { ToolDescriptor } from "./catalog.ts";
+import type { ToolDescriptor } from "./tool_descriptor.ts";
 import { PARAMETER_SET_ARGUMENT } from "./catalog_command.ts";
 
 /** The outcome of {@linkcode chooseParameterSet}. */

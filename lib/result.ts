@@ -6,7 +6,7 @@
  * @module
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import type { ToolDescriptor } from "./catalog.ts";
+import type { ToolDescriptor } from "./tool_descriptor.ts";
 import { WorkerError } from "./errors.ts";
 import type {
   ErrorInfo,

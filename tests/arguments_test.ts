@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { bindArguments } from "../lib/arguments.ts";
-import type { ToolDescriptor, ToolParameter } from "../lib/catalog.ts";
+import type { ToolDescriptor, ToolParameter } from "../lib/tool_descriptor.ts";
 import { toCallToolResult } from "../lib/result.ts";
 import { toolOf } from "./support/descriptors.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { JsonSchema } from "../lib/catalog.ts";
+import type { JsonSchema } from "../lib/tool_descriptor.ts";
 import { commandTool, PARAMETER_SET_ARGUMENT } from "../lib/catalog_command.ts";
 import { arg, commandMeta, paramMeta, toolOf } from "./support/descriptors.ts";
 

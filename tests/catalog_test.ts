@@ -1,14 +1,8 @@
 import assert from "node:assert/strict";
-import {
-  annotationsFor,
-  buildTools,
-  cap,
-  type JsonSchema,
-  sanitize,
-  selectCommands,
-  toolName,
-  wildcard,
-} from "../lib/catalog.ts";
+import { buildTools, selectCommands, toolName, wildcard } from "../lib/catalog.ts";
+import { annotationsFor } from "../lib/catalog_annotations.ts";
+import { cap, sanitize } from "../lib/catalog_description.ts";
+import type { JsonSchema } from "../lib/tool_descriptor.ts";
 import { chooseParameterSet } from "../lib/parameter_set.ts";
 import { catalogStillValid, readCachedCatalog, writeCachedCatalog } from "../lib/discovery.ts";
 import type { ShellSettings } from "../lib/config.ts";

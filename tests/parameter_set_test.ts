@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { ToolDescriptor } from "../lib/catalog.ts";
+import type { ToolDescriptor } from "../lib/tool_descriptor.ts";
 import { chooseParameterSet } from "../lib/parameter_set.ts";
 import { arg, toolOf } from "./support/descriptors.ts";
 

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { JsonSchema, ToolDescriptor, ToolParameter } from "../../lib/catalog.ts";
+import type { JsonSchema, ToolDescriptor, ToolParameter } from "../../lib/tool_descriptor.ts";
 import type { CommandMeta, ParameterSetMeta, ParamMeta } from "../../lib/worker_protocol.ts";
 
 /** A value argument (kind `value` unless given), optional unless `required`. */

@@ -1,0 +1,81 @@
+/**
+ * What an MCP tool is to svc: the descriptor the catalog builds for a command (or one of its
+ * parameter sets), its parameters, their JSON Schemas and its annotations. Its own module because
+ * the catalog builds it while the call path (arguments, authorization, shaping, results) only
+ * reads it; neither side needs the other's code.
+ *
+ * @module
+ */
+/** A JSON Schema object (the subset svc emits). */
+export type JsonSchema = Record<string, unknown>;
+
+/**
+ * How an argument is handed to PowerShell; `shaping` arguments (`_RequestedProperties`,
+ * `_AllProperties`, `_MaxResults`) never reach the command, they shape its output, and the `set`
+ * argument (`_ParameterSet`) chooses among the parameter sets of a tool covering a whole command.
+ */
+export type ParameterKind = "value" | "switch" | "credential" | "shaping" | "set";
+
+/** One tool parameter: its schema and how it binds. */
+export interface ToolParameter {
+  /** PowerShell parameter name, also the JSON property name. */
+  name: string;
+  /** JSON Schema of the argument. */
+  schema: JsonSchema;
+  /** Whether the argument is mandatory in this parameter set. */
+  required: boolean;
+  /** How the argument binds. */
+  kind: ParameterKind;
+}
+
+/** Where a tool's description came from. */
+export type DescriptionSource = "synopsis" | "description" | "generated" | "syntax" | "name";
+
+/** MCP tool annotations. */
+export interface ToolAnnotations {
+  title: string;
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+/** One MCP tool: a command and one of its parameter sets, or all of them (`ToolGranularity: Command`). */
+export interface ToolDescriptor {
+  /** MCP tool name, e.g. `get_process_name`. */
+  name: string;
+  /** The PowerShell command, e.g. `Get-Process`. */
+  command: string;
+  /**
+   * Parameter set name (`__AllParameterSets` for commands with one unnamed set); for a tool
+   * covering a whole command, the names of its sets joined by `, `.
+   */
+  parameterSet: string;
+  /** Module of the command, if any. */
+  module: string | null;
+  /** Tool description (sanitized, capped at 1024 characters). */
+  description: string;
+  /** Source of the description. */
+  descriptionSource: DescriptionSource;
+  /** Input schema for `tools/list`. */
+  inputSchema: JsonSchema;
+  /** Annotations derived from the verb. */
+  annotations: ToolAnnotations;
+  /** Parameters in schema order. */
+  parameters: ToolParameter[];
+  /**
+   * For a tool covering a whole command: the tool of each parameter set it covers (default set
+   * first), against which a call is checked once its arguments chose one. @default undefined
+   */
+  parameterSetTools?: ToolDescriptor[];
+  /**
+   * For one parameter set of a tool covering a whole command: the name the set has as a tool of
+   * its own (`ToolGranularity: ParameterSet`), by which `CommandOverrides` can name it. @default undefined
+   */
+  setToolName?: string;
+  /**
+   * `CommandOverrides` keys that name this tool's command by another name (an alias), resolved by
+   * the worker at discovery (`catalog_overrides.ts`). @default undefined
+   */
+  overrideAliases?: string[];
+}
