@@ -4,7 +4,6 @@
  *
  * @module
  */
-import type { ShellSettings } from "./config.ts";
 
 /** Default cache directory: `$XDG_CACHE_HOME/svc`, `~/.cache/svc`, or `%LOCALAPPDATA%\svc`; null without any of them. */
 export function defaultCacheDirectory(
@@ -17,11 +16,20 @@ export function defaultCacheDirectory(
 }
 
 /**
+ * The two cache settings (`ShellConfiguration:CacheDirectory`, `:HostCacheDirectory`), null when
+ * unset. Stated here rather than picked from `ShellSettings`: this module sits below the
+ * configuration (the worker process and discovery use it), so it names what it reads instead of
+ * importing the configuration.
+ */
+export interface CacheDirectories {
+  cacheDirectory: string | null;
+  hostCacheDirectory: string | null;
+}
+
+/**
  * Where workers keep the compiled half of the host: `HostCacheDirectory`, else `CacheDirectory`, else
  * undefined (the worker then uses {@linkcode defaultCacheDirectory}).
  */
-export function hostCacheDirectory(
-  shell: Pick<ShellSettings, "cacheDirectory" | "hostCacheDirectory">,
-): string | undefined {
+export function hostCacheDirectory(shell: CacheDirectories): string | undefined {
   return shell.hostCacheDirectory ?? shell.cacheDirectory ?? undefined;
 }
