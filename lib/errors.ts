@@ -78,6 +78,23 @@ export class WorkerError extends Error {
   }
 }
 
+/**
+ * No worker could be lent for a call in time. A transport's `ToolRunner` (`lib/mcp.ts`) rejects with
+ * it, and the call is answered as unavailable (HTTP 503 with `Retry-After`). It lives here, not with
+ * the HTTP pool's `PoolError` that extends it, so that the transport-independent call path does not
+ * depend on the pool.
+ */
+export class WorkerUnavailableError extends Error {
+  override name = "WorkerUnavailableError";
+  /** Seconds a client should wait before retrying (for `Retry-After`). */
+  readonly retryAfterSeconds: number;
+  /** Builds the error. @default retryAfterSeconds 1 */
+  constructor(message: string, retryAfterSeconds = 1) {
+    super(message);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
 /** Maps an error to the process exit code of `main.ts`: 2 config, 3 startup, 4 anything else. */
 export function exitCodeOf(error: unknown): 2 | 3 | 4 {
   if (error instanceof ConfigError) return 2;

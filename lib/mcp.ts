@@ -24,7 +24,7 @@ import {
   toCallToolResult,
   workerFailureMessage,
 } from "./result.ts";
-import { PoolError } from "./pool_contract.ts";
+import { WorkerUnavailableError } from "./errors.ts";
 import type { Worker } from "./shell.ts";
 import type { WorkerProgress } from "./worker_protocol.ts";
 import { outputShaping } from "./output_shaping.ts";
@@ -46,7 +46,7 @@ export interface ToolRunner {
   tools(): Promise<ToolDescriptor[]>;
   /**
    * Lends a worker for one call and runs `use` on it: the stdio session's worker, or a pool lease
-   * returned afterwards. Rejects with a PoolError when no worker is free in time.
+   * returned afterwards. Rejects with a WorkerUnavailableError when no worker is free in time.
    */
   withWorker<T>(call: WorkerCall, use: (worker: Worker) => Promise<T>): Promise<T>;
 }
@@ -246,7 +246,7 @@ async function runCall(
     });
     return { kind: "result", result };
   } catch (error) {
-    if (error instanceof PoolError) {
+    if (error instanceof WorkerUnavailableError) {
       log.warning("Tool call {Tool} ({Command}) by {Principal} refused: {Message}", {
         Tool: tool.name,
         Command: tool.command,

@@ -6,6 +6,7 @@
  */
 import type { ShellSettings } from "./config.ts";
 import type { PoolSettings } from "./config_pool.ts";
+import { WorkerUnavailableError } from "./errors.ts";
 import type { Worker } from "./shell.ts";
 import type { StartupResult } from "./worker_protocol.ts";
 
@@ -16,17 +17,14 @@ export type WorkerState = "creating" | "warm" | "leased" | "resetting" | "evicte
 export type PoolErrorCode = "EXHAUSTED" | "DRAINING";
 
 /** No worker could be leased: the pool is exhausted or shutting down. */
-export class PoolError extends Error {
+export class PoolError extends WorkerUnavailableError {
   override name = "PoolError";
   /** Why no worker was leased. */
   readonly code: PoolErrorCode;
-  /** Seconds a client should wait before retrying (for `Retry-After`). */
-  readonly retryAfterSeconds: number;
-  /** Builds the error. */
+  /** Builds the error. @default retryAfterSeconds 1 */
   constructor(code: PoolErrorCode, message: string, retryAfterSeconds = 1) {
-    super(message);
+    super(message, retryAfterSeconds);
     this.code = code;
-    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 
