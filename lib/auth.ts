@@ -70,10 +70,10 @@ export type AuthOutcome =
   | { ok: false; status: 401 | 403; reason: string; headers: Record<string, string> };
 
 /** Codes of {@linkcode AuthError}. */
-export type AuthErrorCode = "MISSING" | "INVALID" | "FORBIDDEN";
+type AuthErrorCode = "MISSING" | "INVALID" | "FORBIDDEN";
 
 /** A request was refused by authentication or authorization. */
-export class AuthError extends Error {
+class AuthError extends Error {
   override name = "AuthError";
   /** Why the request was refused. */
   readonly code: AuthErrorCode;

@@ -102,7 +102,7 @@ const WRITING_VERBS = new Set(
 const NOT_FILES = new Set(["set-location", "push-location"]);
 
 /** One exposed command that can do what svc's account can, and who can call it. */
-export interface DangerousCommand {
+interface DangerousCommand {
   /** The PowerShell command. */
   command: string;
   /** What it can do, e.g. "can run arbitrary code". */
@@ -137,7 +137,7 @@ function powerOf(tool: ToolDescriptor): string | null {
  * Every offered command that can run code or write files (see the module documentation), with
  * who can call it under `auth` (roles of its overrides, else the default policy's).
  */
-export function dangerousCommands(
+function dangerousCommands(
   tools: ToolDescriptor[],
   settings: DangerSettings,
 ): DangerousCommand[] {

@@ -21,7 +21,7 @@ const log = logger("catalog");
 const CACHE_FORMAT = 6;
 
 /** What a cached catalog is keyed on: the configuration and the pwsh binary. */
-export interface CatalogKeyInput {
+interface CatalogKeyInput {
   shell: ShellSettings;
   pwshPath: string;
 }
@@ -37,7 +37,7 @@ export interface CatalogCacheOptions {
  * settings, startup script text and file stamp, pwsh path and file stamp). Module and PowerShell
  * versions are checked after startup with {@linkcode catalogStillValid}.
  */
-export async function catalogKey(input: CatalogKeyInput): Promise<string> {
+async function catalogKey(input: CatalogKeyInput): Promise<string> {
   const { shell, pwshPath } = input;
   const stamp = async (path: string | null) => {
     if (!path) return null;

@@ -18,9 +18,9 @@ import {
 import type { JwtSchemeSettings } from "./config_auth.ts";
 
 /** Shortest wait before a failed fetch is tried again, and between key-set refetches (5 s). */
-export const RETRY_MIN_MS = 5_000;
+const RETRY_MIN_MS = 5_000;
 /** Longest wait before a fetch that keeps failing is tried again (60 s). */
-export const RETRY_MAX_MS = 60_000;
+const RETRY_MAX_MS = 60_000;
 /** A key set older than this is refetched (10 min); the old one serves while the new one fails. */
 const KEYS_MAX_AGE_MS = 600_000;
 const FETCH_TIMEOUT_MS = 10_000;

@@ -33,7 +33,7 @@ export interface LoggingOptions {
 const SECRET_KEY = /pass(word)?|secret|token|api[-_]?key|credential/i;
 
 /** Replaces values of secret-looking fields with a fixed marker, recursively. */
-export function redact(value: unknown, depth = 0): unknown {
+function redact(value: unknown, depth = 0): unknown {
   if (depth > 6 || value === null || typeof value !== "object") return value;
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
   const out: Record<string, unknown> = {};

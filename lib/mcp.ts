@@ -66,7 +66,7 @@ export interface McpServerOptions {
 }
 
 /** The principal of a request, as the HTTP transport passes it in `authInfo`; else the local user. */
-export function principalOf(authInfo: AuthInfo | undefined): Principal {
+function principalOf(authInfo: AuthInfo | undefined): Principal {
   const principal = authInfo?.extra?.["principal"] as Principal | undefined;
   return principal ?? LOCAL;
 }
@@ -210,7 +210,7 @@ async function runCall(
     });
     return {
       kind: "invalid-arguments",
-      result: failureResult(tool, bound.message),
+      result: failureResult(bound.message),
       message: bound.message,
     };
   }
@@ -255,7 +255,7 @@ async function runCall(
       });
       return {
         kind: "unavailable",
-        result: failureResult(tool, error.message),
+        result: failureResult(error.message),
         message: error.message,
         retryAfterSeconds: error.retryAfterSeconds,
       };
@@ -271,7 +271,7 @@ async function runCall(
         Message: message,
       },
     );
-    return { kind: "result", result: failureResult(tool, message) };
+    return { kind: "result", result: failureResult(message) };
   }
 }
 

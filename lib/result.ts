@@ -217,8 +217,7 @@ function shapeNotes(shape: OutputShape): string[] {
 }
 
 /** Builds the `isError` result of a call that failed before or outside PowerShell. */
-export function failureResult(tool: ToolDescriptor | null, message: string): CallToolResult {
-  void tool;
+export function failureResult(message: string): CallToolResult {
   return { content: [{ type: "text", text: message }], isError: true };
 }
 

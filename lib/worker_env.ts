@@ -47,7 +47,7 @@ function wildcard(pattern: string): RegExp {
 }
 
 /** True when svc keeps `name` from its workers under `rules`. */
-export function isWithheld(name: string, rules: WorkerEnvironmentRules): boolean {
+function isWithheld(name: string, rules: WorkerEnvironmentRules): boolean {
   if (rules.remove.some((p) => wildcard(p).test(name))) return true;
   if (!SVC_OWN.some((re) => re.test(name))) return false;
   return !rules.pass.some((p) => wildcard(p).test(name));

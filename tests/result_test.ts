@@ -239,7 +239,7 @@ Deno.test("workerFailureMessage() explains an exited worker, passes worker error
 });
 
 Deno.test("failureResult() is an error result with the message as its only text", () => {
-  assert.deepEqual(failureResult(null, "No such tool"), {
+  assert.deepEqual(failureResult("No such tool"), {
     content: [{ type: "text", text: "No such tool" }],
     isError: true,
   });
