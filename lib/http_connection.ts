@@ -22,7 +22,7 @@ import { logger } from "./log.ts";
 const log = logger("http");
 
 /** Largest request head (request line and header fields) accepted, in bytes; past it: 431. */
-export const MAX_HEAD_BYTES = 32 * 1024;
+const MAX_HEAD_BYTES = 32 * 1024;
 /**
  * A connection reads into a buffer of 8 KiB, grown to 64 KiB once a read fills it: an idle
  * connection holds little (1,500 idle connections cost 92 MB with 64 KiB each from the start),

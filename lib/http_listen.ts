@@ -25,7 +25,7 @@ const MAX_BACKOFF_MS = 2_000;
  * Connections past `MaxConnections` kept open at once, each only for a health check: a load
  * balancer's probe still gets its answer while idle clients hold every regular slot.
  */
-export const HEALTH_ONLY_CONNECTIONS = 16;
+const HEALTH_ONLY_CONNECTIONS = 16;
 
 /** Throws the startup error for `host:port` when it cannot be bound now (checked before workers start). */
 export function checkCanListen(host: string, port: number): void {

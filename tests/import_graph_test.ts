@@ -30,10 +30,8 @@ const PENDING = new Set([
   "lib/config.ts ApiKeySettings",
   "lib/config_auth.ts isPlaceholder",
   "lib/config_http_limits.ts defaultMaxConnections",
-  "lib/http_connection.ts MAX_HEAD_BYTES",
   "lib/http_guard.ts isLoopback",
   "lib/http_guard.ts parseHost",
-  "lib/http_listen.ts HEALTH_ONLY_CONNECTIONS",
   "lib/stdio.ts StdioSession",
 ]);
 
