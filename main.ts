@@ -6,6 +6,7 @@
  */
 import { parseArgs } from "node:util";
 import { loadSettings, type Settings, type SettingsOverrides } from "./lib/config.ts";
+import { type Flag, flagDefault, FLAGS, flagVariable } from "./lib/config_flags.ts";
 import { ConfigError, exitCodeOf } from "./lib/errors.ts";
 import { configureLogging, flushLogging, logger } from "./lib/log.ts";
 import { hardenProcess } from "./lib/process_hardening.ts";
@@ -29,13 +30,35 @@ Exit codes: 0 ok, 2 configuration error, 3 startup error (PowerShell missing or 
 script failed), 4 runtime error; doctor also uses 1 for problems found.
 `;
 
-const COMMON_HELP =
-  `  --config <path>           SVC_CONFIG          ./appsettings.json, else the embedded default
-  --pwsh <path>             SVC_PWSH            ShellConfiguration:PwshPath, else 'pwsh' on PATH,
-                                                else bin/pwsh (installs PowerShell 7.6.9 from NuGet)
-  --log-level <level>       SVC_LOG_LEVEL       Logging:LogLevel:Default, else Information
-                            (Trace, Debug, Information, Warning, Error, Critical)
-  --log-format <text|json>  SVC_LOG_FORMAT      text (logs always go to stderr)
+/** `text` after `first`, wrapped at 96 columns with `indent` spaces before each further line. */
+function wrap(first: string, text: string, indent: number): string {
+  const lines = [first];
+  for (const word of text.split(" ")) {
+    const line = lines.at(-1)!;
+    const longer = line.endsWith(" ") ? line + word : `${line} ${word}`;
+    if (longer.length > 96 && line.trim() !== "") lines.push(" ".repeat(indent) + word);
+    else lines[lines.length - 1] = longer;
+  }
+  return lines.join("\n");
+}
+
+/**
+ * A flag's lines of help: flag, variable and default as lib/config_flags.ts gives them (or
+ * `shown` where one command means something else by it), then its note.
+ */
+function option(name: keyof typeof FLAGS, shown = flagDefault(FLAGS[name])): string {
+  const flag: Flag = FLAGS[name];
+  const head = `  ${`${flag.flag} ${flag.arg ?? ""}`.trim().padEnd(26)}${
+    flagVariable(flag).padEnd(20)
+  }`;
+  const note = flag.note === undefined ? [] : [wrap(" ".repeat(28), flag.note, 28)];
+  return [wrap(head, shown, 48), ...note].join("\n");
+}
+
+const COMMON_HELP = `${option("config")}
+${option("pwsh")}
+${option("logLevel")}
+${option("logFormat")}
   -h, --help                                    Print this help`;
 
 const SETTINGS_NOTE =
@@ -47,17 +70,11 @@ const HELP: Record<string, string> = {
   serve: `svc serve - start the MCP server
 
 Options (flag / environment variable / default):
-  --transport <stdio|http>  SVC_TRANSPORT       stdio
-  --host <address>          SVC_HOST            127.0.0.1 (http; 0.0.0.0 binds every interface,
-                                                e.g. in a container)
-  --port <int>              SVC_PORT            8080 (http; 0 picks a free port)
-  --mcp-path <path>         SVC_MCP_PATH        / and /mcp (http)
-  --allow-anonymous         SVC_ALLOW_ANONYMOUS false (http; McpServer:AllowAnonymous)
-                            Serve callers without credentials on an address other than
-                            loopback. Risky: anyone who can reach the port calls every tool
-                            the default policy allows, as svc's user. Without it, svc refuses
-                            to start (exit 2) when authentication is off or not required and
-                            --host is not loopback.
+${option("transport")}
+${option("host")}
+${option("port")}
+${option("mcpPath")}
+${option("allowAnonymous")}
 ${COMMON_HELP}
 
 ${SETTINGS_NOTE}
@@ -66,7 +83,7 @@ ${SETTINGS_NOTE}
     `svc create-config - write a complete, commented appsettings.json with the defaults
 
 Options:
-  --config <path>           SVC_CONFIG          ./appsettings.json
+${option("config", "./appsettings.json")}
   --force                                       false (overwrite an existing file)
   -h, --help                                    Print this help
 `,
@@ -78,7 +95,7 @@ Options (each repeatable; adding what is there or removing what is not changes n
   --add-include-pattern <pattern>  --remove-include-pattern <pattern>
   --add-exclude-pattern <pattern>  --remove-exclude-pattern <pattern>
   --add-module <name>              --remove-module <name>
-  --config <path>           SVC_CONFIG          ./appsettings.json (must exist)
+${option("config", "./appsettings.json (must exist)")}
   -h, --help                                    Print this help
 `,
   doctor: `svc doctor - diagnose configuration, PowerShell, modules, tools, pool and authentication
@@ -241,7 +258,7 @@ async function serve(argv: string[]): Promise<number> {
 }
 
 function configPathOf(values: { config?: string | undefined }): string {
-  return values.config ?? Deno.env.get("SVC_CONFIG") ?? "appsettings.json";
+  return values.config ?? Deno.env.get(FLAGS.config.env) ?? "appsettings.json";
 }
 
 async function createConfigCommand(argv: string[]): Promise<number> {

@@ -1,6 +1,7 @@
 /**
- * Settings of svc: the one home of every default. Layers, highest first: CLI flags, environment
- * variables (`SVC_*` and `Section__Sub__Key`), the configuration file (JSONC), coded defaults. Keys are
+ * Settings of svc, read into typed objects. Layers, highest first: CLI flags, environment variables
+ * (`SVC_*` and `Section__Sub__Key`), the configuration file (JSONC), the defaults of
+ * lib/config_schema.ts (and lib/config_flags.ts), where every setting's default lives. Keys are
  * matched case-insensitively, as .NET configuration binders do, so PoshMcp files work unchanged
  * (`PowerShellConfiguration` is read as `ShellConfiguration`, `CommandNames` as `Commands`).
  *
@@ -11,7 +12,9 @@ import { type HttpLimits, readHttpLimits } from "./config_http_limits.ts";
 import { type PoolSettings, readPool } from "./config_pool.ts";
 import { Reader, type SettingSource } from "./config_reader.ts";
 import { type CommandOverride, readOverrides } from "./config_overrides.ts";
-import { checkConfigShape } from "./config_schema.ts";
+import { FLAGS, flagVariable } from "./config_flags.ts";
+import { HTTP_MODES, settingOf, TOOL_GRANULARITIES } from "./config_schema.ts";
+import { checkConfigShape } from "./config_shape.ts";
 import { envTree, mergeTrees, readConfigFile } from "./config_source.ts";
 import { ConfigError } from "./errors.ts";
 import type { LogFormat, LogLevel } from "./log.ts";
@@ -90,10 +93,10 @@ export interface ShellSettings {
 }
 
 /** How commands become tools (`ShellConfiguration:ToolGranularity`). */
-export type ToolGranularity = "ParameterSet" | "Command";
+export type ToolGranularity = (typeof TOOL_GRANULARITIES)[number];
 
 /** HTTP session mode (`McpServer:HttpTransportMode`). */
-export type HttpTransportMode = "Stateless" | "Stateful";
+export type HttpTransportMode = (typeof HTTP_MODES)[number];
 
 /** Settings of the HTTP transport. */
 export interface HttpSettings {
@@ -263,6 +266,9 @@ function resolveSettings(
   context: { configPath: string | null; overrides: SettingsOverrides; env: Record<string, string> },
 ): Settings {
   const { configPath, overrides, env } = context;
+  const given: Given = (name) => overrides[name] ?? env[flagVariable(FLAGS[name])];
+  // The variable named in lib/config_schema.ts that comes before a key.
+  const variable = (key: string) => env[settingOf(key)!.env!];
   const named = [
     ...read.strings("ShellConfiguration:Commands"),
     ...read.strings("ShellConfiguration:CommandNames"),
@@ -270,7 +276,7 @@ function resolveSettings(
   const commands = [...named, ...readFunctionNames(read, named)];
   const shell: ShellSettings = {
     // An empty SVC_PWSH (`SVC_PWSH= svc …`) means unset, as it does for bin/pwsh.
-    pwshPath: overrides.pwsh ?? (env["SVC_PWSH"] || null) ??
+    pwshPath: overrides.pwsh ?? (variable("ShellConfiguration:PwshPath") || null) ??
       read.optionalString("ShellConfiguration:PwshPath"),
     // PowerShell command names are case-insensitive; keep the first spelling of each.
     commands: commands.filter((c, i) =>
@@ -281,34 +287,28 @@ function resolveSettings(
     modules: read.strings("ShellConfiguration:Modules"),
     startupScript: read.optionalString("ShellConfiguration:Environment:StartupScript"),
     startupScriptPath: read.optionalString("ShellConfiguration:Environment:StartupScriptPath"),
-    toolCallTimeoutMs: read.timeSpan("ShellConfiguration:ToolCallTimeout", 300_000),
-    maxResultBytes: read.integer("ShellConfiguration:MaxResultBytes", 1_048_576, 1024),
-    serializationDepth: read.integer("ShellConfiguration:SerializationDepth", 4, 1),
+    toolCallTimeoutMs: read.timeSpan("ShellConfiguration:ToolCallTimeout"),
+    maxResultBytes: read.integer("ShellConfiguration:MaxResultBytes"),
+    serializationDepth: read.integer("ShellConfiguration:SerializationDepth"),
     requestLimits: {
-      maxRequestedProperties: read.integer("ShellConfiguration:MaxRequestedProperties", 64, 1),
+      maxRequestedProperties: read.integer("ShellConfiguration:MaxRequestedProperties"),
       maxRequestedPropertyWildcards: read.integer(
         "ShellConfiguration:MaxRequestedPropertyWildcards",
-        8,
-        0,
       ),
-      maxArgumentItems: read.integer("ShellConfiguration:MaxArgumentItems", 10_000, 1),
+      maxArgumentItems: read.integer("ShellConfiguration:MaxArgumentItems"),
     },
     useDefaultDisplayProperties: read.boolean(
       "ShellConfiguration:UseDefaultDisplayProperties",
-      read.boolean("ShellConfiguration:Performance:UseDefaultDisplayProperties", true),
+      read.boolean("ShellConfiguration:Performance:UseDefaultDisplayProperties"),
     ),
-    toolGranularity: read.choice(
-      "ShellConfiguration:ToolGranularity",
-      ["ParameterSet", "Command"] as const,
-      "ParameterSet",
-    ),
+    toolGranularity: read.choice("ShellConfiguration:ToolGranularity", TOOL_GRANULARITIES),
     commandOverrides: readOverrides(read),
-    cacheDirectory: env["SVC_CACHE_DIR"] ??
+    cacheDirectory: variable("ShellConfiguration:CacheDirectory") ??
       read.optionalString("ShellConfiguration:CacheDirectory"),
-    hostCacheDirectory: env["SVC_HOST_CACHE_DIR"] ??
+    hostCacheDirectory: variable("ShellConfiguration:HostCacheDirectory") ??
       read.optionalString("ShellConfiguration:HostCacheDirectory"),
-    workerStartTimeoutMs: read.timeSpan("ShellConfiguration:WorkerStartTimeout", 120_000),
-    keepNativeProcesses: read.boolean("ShellConfiguration:KeepNativeProcesses", false),
+    workerStartTimeoutMs: read.timeSpan("ShellConfiguration:WorkerStartTimeout"),
+    keepNativeProcesses: read.boolean("ShellConfiguration:KeepNativeProcesses"),
     workerEnvironment: {
       pass: read.strings("ShellConfiguration:Environment:PassVariables"),
       remove: read.strings("ShellConfiguration:Environment:RemoveVariables"),
@@ -319,35 +319,26 @@ function resolveSettings(
   return {
     configPath,
     pool,
-    http: readHttp(read, overrides, env),
+    http: readHttp(read, given),
     auth: readAuth(read),
-    transport: parseTransport(overrides.transport ?? env["SVC_TRANSPORT"] ?? "stdio"),
+    transport: parseTransport(given("transport") ?? FLAGS.transport.default),
     shell,
     stopTimeoutMs: pool.stopTimeoutMs,
-    logLevel: parseLogLevel(
-      overrides.logLevel ?? env["SVC_LOG_LEVEL"] ??
-        read.optionalString("Logging:LogLevel:Default") ??
-        "Information",
-    ),
-    logFormat: parseLogFormat(overrides.logFormat ?? env["SVC_LOG_FORMAT"] ?? "text"),
+    logLevel: parseLogLevel(given("logLevel") ?? read.text("Logging:LogLevel:Default")),
+    logFormat: parseLogFormat(given("logFormat") ?? FLAGS.logFormat.default),
     warnings: read.warnings,
     sources: { ...read.sources, ...flags.sources },
     values: { ...read.values, ...flags.values },
   };
 }
 
-/** The settings a flag decides, and the `SVC_*` variable that stands in for the flag. */
-const FLAG_VARIABLES: [keyof SettingsOverrides, string][] = [
-  ["transport", "SVC_TRANSPORT"],
-  ["pwsh", "SVC_PWSH"],
-  ["logLevel", "SVC_LOG_LEVEL"],
-  ["logFormat", "SVC_LOG_FORMAT"],
-  ["host", "SVC_HOST"],
-  ["port", "SVC_PORT"],
-  ["mcpPath", "SVC_MCP_PATH"],
-  ["allowAnonymous", "SVC_ALLOW_ANONYMOUS"],
-  ["config", "SVC_CONFIG"],
-];
+/** A flag's value, else its variable's (lib/config_flags.ts names both); undefined when neither. */
+type Given = (name: keyof typeof FLAGS) => string | undefined;
+
+/** "flag --port, env SVC_PORT", for messages. */
+function flagWords(name: keyof typeof FLAGS): string {
+  return `flag ${FLAGS[name].flag}, env ${flagVariable(FLAGS[name])}`;
+}
 
 /**
  * Where each setting that a flag or its `SVC_*` variable decides came from, and its value as given
@@ -359,8 +350,9 @@ function flagSettings(
 ): { sources: Record<string, SettingSource>; values: Record<string, unknown> } {
   const sources: Record<string, SettingSource> = {};
   const values: Record<string, unknown> = {};
-  for (const [name, variable] of FLAG_VARIABLES) {
-    const flag = `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  for (const name of Object.keys(FLAGS) as (keyof typeof FLAGS)[]) {
+    const { flag } = FLAGS[name];
+    const variable = flagVariable(FLAGS[name]);
     sources[flag] = overrides[name] !== undefined
       ? "flag"
       : env[variable] !== undefined
@@ -371,59 +363,44 @@ function flagSettings(
   return { sources, values };
 }
 
-function readHttp(
-  read: Reader,
-  overrides: SettingsOverrides,
-  env: Record<string, string>,
-): HttpSettings {
-  const portText = overrides.port ?? env["SVC_PORT"];
-  let port = 8080;
-  if (portText !== undefined) {
-    port = Number(portText);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      throw new ConfigError(
-        "INVALID_VALUE",
-        `Invalid port '${portText}': expected an integer from 0 to 65535 (flag --port, env SVC_PORT)`,
-      );
-    }
+function readHttp(read: Reader, given: Given): HttpSettings {
+  const portText = given("port") ?? FLAGS.port.default;
+  const port = Number(portText);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError(
+      "INVALID_VALUE",
+      `Invalid port '${portText}': expected an integer from 0 to 65535 (${flagWords("port")})`,
+    );
   }
-  const mode = read.choice(
-    "McpServer:HttpTransportMode",
-    ["Stateless", "Stateful"] as const,
-    "Stateless",
-  );
-  let mcpPath = overrides.mcpPath ?? env["SVC_MCP_PATH"] ?? null;
+  const mode = read.choice("McpServer:HttpTransportMode", HTTP_MODES);
+  let mcpPath = given("mcpPath") ?? null;
   if (mcpPath !== null) {
     mcpPath = `/${mcpPath.replace(/^\/+/, "")}`.replace(/\/+$/, "") || "/";
   }
   return {
-    host: overrides.host ?? env["SVC_HOST"] ?? "127.0.0.1",
+    host: given("host") ?? FLAGS.host.default,
     port,
     mcpPath,
     mode,
-    idleSessionTimeoutMs: read.integer("McpServer:IdleSessionTimeoutSeconds", 600, 1) * 1000,
+    idleSessionTimeoutMs: read.integer("McpServer:IdleSessionTimeoutSeconds") * 1000,
     sessionIdPrefix: readSessionIdPrefix(read),
-    enableLegacySse: read.boolean("McpServer:EnableLegacySse", false),
-    maxRequestBodyBytes: read.integer("McpServer:MaxRequestBodyBytes", 4 * 1024 * 1024, 1),
+    enableLegacySse: read.boolean("McpServer:EnableLegacySse"),
+    maxRequestBodyBytes: read.integer("McpServer:MaxRequestBodyBytes"),
     limits: readHttpLimits(read),
     allowedOrigins: read.strings("Authentication:Cors:AllowedOrigins"),
     allowedHosts: read.strings("McpServer:AllowedHosts"),
-    allowAnonymous: readAllowAnonymous(read, overrides, env),
+    allowAnonymous: readAllowAnonymous(read, given),
   };
 }
 
-function readAllowAnonymous(
-  read: Reader,
-  overrides: SettingsOverrides,
-  env: Record<string, string>,
-): boolean {
-  const given = overrides.allowAnonymous ?? env["SVC_ALLOW_ANONYMOUS"];
-  if (given === undefined || given === "") return read.boolean("McpServer:AllowAnonymous", false);
-  if (/^(true|1)$/i.test(given)) return true;
-  if (/^(false|0)$/i.test(given)) return false;
+function readAllowAnonymous(read: Reader, given: Given): boolean {
+  const value = given("allowAnonymous");
+  if (value === undefined || value === "") return read.boolean("McpServer:AllowAnonymous");
+  if (/^(true|1)$/i.test(value)) return true;
+  if (/^(false|0)$/i.test(value)) return false;
   throw new ConfigError(
     "INVALID_VALUE",
-    `Invalid value '${given}' of SVC_ALLOW_ANONYMOUS: expected true or false`,
+    `Invalid value '${value}' of ${flagVariable(FLAGS.allowAnonymous)}: expected true or false`,
   );
 }
 
@@ -462,7 +439,7 @@ export function parseTransport(value: string): Transport {
   if (t === "stdio" || t === "http") return t;
   throw new ConfigError(
     "INVALID_VALUE",
-    `Invalid transport '${value}': expected "stdio" or "http" (flag --transport, env SVC_TRANSPORT)`,
+    `Invalid transport '${value}': expected "stdio" or "http" (${flagWords("transport")})`,
   );
 }
 
@@ -471,7 +448,9 @@ function parseLogLevel(value: string): LogLevel {
   if (level) return level;
   throw new ConfigError(
     "INVALID_VALUE",
-    `Invalid log level '${value}': expected one of Trace, Debug, Information, Warning, Error, Critical (key Logging:LogLevel:Default, env SVC_LOG_LEVEL)`,
+    `Invalid log level '${value}': expected one of Trace, Debug, Information, Warning, Error, Critical (key ${FLAGS.logLevel.key}, env ${
+      flagVariable(FLAGS.logLevel)
+    })`,
   );
 }
 
@@ -480,6 +459,6 @@ function parseLogFormat(value: string): LogFormat {
   if (f === "text" || f === "json") return f;
   throw new ConfigError(
     "INVALID_VALUE",
-    `Invalid log format '${value}': expected "text" or "json" (flag --log-format, env SVC_LOG_FORMAT)`,
+    `Invalid log format '${value}': expected "text" or "json" (${flagWords("logFormat")})`,
   );
 }

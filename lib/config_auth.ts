@@ -98,7 +98,7 @@ export function readAuth(read: Reader): AuthSettings {
     schemes[name] = readScheme(read, `${key("Schemes")}:${name}`);
   }
   const names = Object.keys(schemes);
-  const enabled = read.boolean(key("Enabled"), false);
+  const enabled = read.boolean(key("Enabled"));
   let defaultScheme = read.optionalString(key("DefaultScheme"));
   if (defaultScheme === null && names.length === 1) defaultScheme = names[0]!;
   if (defaultScheme !== null) {
@@ -125,7 +125,7 @@ export function readAuth(read: Reader): AuthSettings {
   return {
     enabled,
     defaultScheme,
-    requireAuthentication: read.boolean(key("DefaultPolicy:RequireAuthentication"), true),
+    requireAuthentication: read.boolean(key("DefaultPolicy:RequireAuthentication")),
     requiredScopes: read.strings(key("DefaultPolicy:RequiredScopes")),
     requiredRoles: read.strings(key("DefaultPolicy:RequiredRoles")),
     schemes,
@@ -142,7 +142,7 @@ export function readAuth(read: Reader): AuthSettings {
       ) => refusePlaceholder(read, key(`ProtectedResource:AuthorizationServers:${i}`), v)!),
       scopesSupported: read.strings(key("ProtectedResource:ScopesSupported")),
     },
-    logArguments: read.boolean(key("Audit:LogArguments"), false),
+    logArguments: read.boolean(key("Audit:LogArguments")),
   };
 }
 
@@ -191,7 +191,7 @@ function readApiKeys(read: Reader, key: string): ApiKeySettings[] {
   const keysKey = `${key}:Keys`;
   const keysNode = lookup(read.tree, keysKey);
   // PoshMcp's form, the entry name being the key, only where the scheme says so.
-  const entryNameIsKey = read.boolean(`${key}:EntryNameIsKey`, false);
+  const entryNameIsKey = read.boolean(`${key}:EntryNameIsKey`);
   const keys: ApiKeySettings[] = [];
   const ids = isTree(keysNode) ? Object.keys(keysNode) : [];
   const fromNames: number[] = [];
@@ -256,7 +256,7 @@ function readApiKeys(read: Reader, key: string): ApiKeySettings[] {
 }
 
 function readScheme(read: Reader, key: string): ApiKeySchemeSettings | JwtSchemeSettings {
-  const type = read.optionalString(`${key}:Type`) ?? "JwtBearer";
+  const type = read.text(`${key}:Type`);
   if (type.toLowerCase() === "apikey") {
     const keys = readApiKeys(read, key);
     if (keys.length === 0) {
@@ -264,7 +264,7 @@ function readScheme(read: Reader, key: string): ApiKeySchemeSettings | JwtScheme
     }
     return {
       type: "ApiKey",
-      headerName: read.optionalString(`${key}:HeaderName`) ?? "X-API-Key",
+      headerName: read.text(`${key}:HeaderName`),
       keys,
     };
   }
@@ -308,9 +308,13 @@ function readScheme(read: Reader, key: string): ApiKeySchemeSettings | JwtScheme
       ? audience[0]!
       : null,
     issuers,
-    clockSkewSeconds: read.integer(`${key}:ClockSkewSeconds`, 60, 0),
+    clockSkewSeconds: read.integer(`${key}:ClockSkewSeconds`),
     scopeClaim: text("ClaimsMapping:ScopeClaim"),
-    roleClaim: text("ClaimsMapping:RoleClaim") ?? "roles",
+    roleClaim: refusePlaceholder(
+      read,
+      `${key}:ClaimsMapping:RoleClaim`,
+      read.text(`${key}:ClaimsMapping:RoleClaim`),
+    )!,
     nameClaim: text("ClaimsMapping:NameClaim"),
     requireHttpsMetadata: read.boolean(
       `${key}:RequireHttpsMetadata`,

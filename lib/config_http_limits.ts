@@ -60,16 +60,16 @@ export interface HttpLimits {
 /** Reads {@linkcode HttpLimits} from the `McpServer` section. */
 export function readHttpLimits(read: Reader): HttpLimits {
   return {
-    maxStreamsPerCaller: read.integer("McpServer:MaxStreamsPerCaller", 16, 1),
-    maxStreams: read.integer("McpServer:MaxStreams", 512, 1),
-    maxConcurrentRequests: read.integer("McpServer:MaxConcurrentRequests", 1024, 1),
-    bodyReadTimeoutMs: read.timeSpan("McpServer:BodyReadTimeout", 30_000),
-    maxBufferedBodyBytes: read.integer("McpServer:MaxBufferedBodyBytes", 64 * 1024 * 1024, 65_536),
-    maxConnections: read.integer("McpServer:MaxConnections", defaultMaxConnections(), 1),
-    headerReadTimeoutMs: read.timeSpan("McpServer:HeaderReadTimeout", 30_000),
-    keepAliveTimeoutMs: read.timeSpan("McpServer:KeepAliveTimeout", 65_000),
-    sendTimeoutMs: read.timeSpan("McpServer:SendTimeout", 30_000),
-    maxStreamQueueBytes: read.integer("McpServer:MaxStreamQueueBytes", 8 * 1024 * 1024, 65_536),
+    maxStreamsPerCaller: read.integer("McpServer:MaxStreamsPerCaller"),
+    maxStreams: read.integer("McpServer:MaxStreams"),
+    maxConcurrentRequests: read.integer("McpServer:MaxConcurrentRequests"),
+    bodyReadTimeoutMs: read.timeSpan("McpServer:BodyReadTimeout"),
+    maxBufferedBodyBytes: read.integer("McpServer:MaxBufferedBodyBytes"),
+    maxConnections: read.integer("McpServer:MaxConnections", defaultMaxConnections()),
+    headerReadTimeoutMs: read.timeSpan("McpServer:HeaderReadTimeout"),
+    keepAliveTimeoutMs: read.timeSpan("McpServer:KeepAliveTimeout"),
+    sendTimeoutMs: read.timeSpan("McpServer:SendTimeout"),
+    maxStreamQueueBytes: read.integer("McpServer:MaxStreamQueueBytes"),
   };
 }
 

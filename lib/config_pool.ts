@@ -6,6 +6,7 @@
  * @module
  */
 import type { Reader } from "./config_reader.ts";
+import { HOST_MODES, settingOf } from "./config_schema.ts";
 
 /**
  * How workers map onto pwsh processes (`McpServer:SubprocessHostMode`, PoshMcp's
@@ -13,7 +14,7 @@ import type { Reader } from "./config_reader.ts";
  * workers, `ProcessPool` gives every worker a process of its own, `Single` runs every worker in one
  * process. With authentication a process serves one principal at a time in every mode.
  */
-export type HostMode = "Pool" | "ProcessPool" | "Single";
+export type HostMode = (typeof HOST_MODES)[number];
 
 /** Settings of the HTTP worker pool, `McpServer:RunspacePool:*` (durations in ms). */
 export interface PoolSettings {
@@ -52,36 +53,35 @@ export interface PoolSettings {
   hostMode: HostMode;
 }
 
-/** Version 1 keys (SPEC §9.4): each present one warns once, and applies only when its v2 key is absent. */
-const V1_KEYS: Record<string, string> = {
-  SessionRunspaceCapacity: "MaxPoolSize",
-  SessionRunspaceWarmStandbyCount: "MinPoolSize' and 'McpServer:RunspacePool:EagerWarmCount",
-  SessionRunspaceIdleTtlSeconds: "IdleTtl",
-  SessionRunspaceSweepIntervalSeconds: "SweepInterval",
-  SessionRunspaceAcquisitionTimeoutSeconds: "AcquisitionTimeout",
-};
+/**
+ * Version 1 keys (SPEC §9.4; their replacements are in lib/config_schema.ts): each present one
+ * warns once, and applies only when its v2 keys are absent.
+ */
+const V1_KEYS = [
+  "SessionRunspaceCapacity",
+  "SessionRunspaceWarmStandbyCount",
+  "SessionRunspaceIdleTtlSeconds",
+  "SessionRunspaceSweepIntervalSeconds",
+  "SessionRunspaceAcquisitionTimeoutSeconds",
+] as const;
 
-/** The version 2 key that replaces a deprecated version 1 key path, or null when it is not one. */
+/** The keys that replace a deprecated key path, joined by "and", or null when it is not one. */
 export function replacementOf(key: string): string | null {
-  const name = Object.keys(V1_KEYS).find((k) =>
-    `mcpserver:${k}`.toLowerCase() === key.toLowerCase()
-  );
-  if (name === undefined) return null;
-  return V1_KEYS[name]!.split("' and 'McpServer:RunspacePool:")
-    .map((k) => `McpServer:RunspacePool:${k}`).join(" and ");
+  return settingOf(key)?.replacedBy?.join(" and ") ?? null;
 }
 
-function readV1(read: Reader): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [name, replacement] of Object.entries(V1_KEYS)) {
+function readV1(read: Reader): Partial<Record<(typeof V1_KEYS)[number], number>> {
+  const out: Partial<Record<(typeof V1_KEYS)[number], number>> = {};
+  for (const name of V1_KEYS) {
     const key = `McpServer:${name}`;
     if (read.raw(key)[1] === undefined) continue;
     read.warnings.push(
-      `Configuration key '${key}' is deprecated and will be removed in the next major version; use 'McpServer:RunspacePool:${replacement}' instead${
-        name.endsWith("Seconds") ? " (as a time span, hh:mm:ss)" : ""
-      }`,
+      `Configuration key '${key}' is deprecated and will be removed in the next major version; use '${
+        settingOf(key)!.replacedBy!.join("' and '")
+      }' instead${name.endsWith("Seconds") ? " (as a time span, hh:mm:ss)" : ""}`,
     );
-    out[name] = read.integer(key, 0, 0);
+    // Read only when given (the schema refuses an empty one): it has no default of its own.
+    out[name] = read.integer(key);
   }
   return out;
 }
@@ -90,26 +90,26 @@ function readV1(read: Reader): Record<string, number> {
 export function readPool(read: Reader): PoolSettings {
   const key = (name: string) => `McpServer:RunspacePool:${name}`;
   const v1 = readV1(read);
-  const seconds = (name: string, fallback: number) =>
-    v1[name] !== undefined ? v1[name]! * 1000 : fallback;
+  // A version 1 key present is the default of its replacement; else the replacement's own.
+  const seconds = (value: number | undefined) => value === undefined ? undefined : value * 1000;
   const pool: PoolSettings = {
-    maxPoolSize: read.integer(key("MaxPoolSize"), v1.SessionRunspaceCapacity ?? 16, 1),
-    minPoolSize: read.integer(key("MinPoolSize"), v1.SessionRunspaceWarmStandbyCount ?? 2, 0),
-    eagerWarmCount: read.integer(key("EagerWarmCount"), v1.SessionRunspaceWarmStandbyCount ?? 2, 0),
-    idleTtlMs: read.timeSpan(key("IdleTtl"), seconds("SessionRunspaceIdleTtlSeconds", 300_000)),
+    maxPoolSize: read.integer(key("MaxPoolSize"), v1.SessionRunspaceCapacity),
+    minPoolSize: read.integer(key("MinPoolSize"), v1.SessionRunspaceWarmStandbyCount),
+    eagerWarmCount: read.integer(key("EagerWarmCount"), v1.SessionRunspaceWarmStandbyCount),
+    idleTtlMs: read.timeSpan(key("IdleTtl"), seconds(v1.SessionRunspaceIdleTtlSeconds)),
     sweepIntervalMs: read.timeSpan(
       key("SweepInterval"),
-      seconds("SessionRunspaceSweepIntervalSeconds", 30_000),
+      seconds(v1.SessionRunspaceSweepIntervalSeconds),
     ),
     acquisitionTimeoutMs: read.timeSpan(
       key("AcquisitionTimeout"),
-      seconds("SessionRunspaceAcquisitionTimeoutSeconds", 15_000),
+      seconds(v1.SessionRunspaceAcquisitionTimeoutSeconds),
     ),
-    stopTimeoutMs: read.timeSpan(key("StopTimeout"), 5_000),
-    shutdownDrainTimeoutMs: read.timeSpan(key("ShutdownDrainTimeout"), 30_000),
-    replenishCheckIntervalMs: read.timeSpan(key("ReplenishCheckInterval"), 5_000),
-    runspacesPerProcess: read.integer(key("RunspacesPerProcess"), 8, 1),
-    maxWorkerMemoryMB: read.integer(key("MaxWorkerMemoryMB"), 1024, 0),
+    stopTimeoutMs: read.timeSpan(key("StopTimeout")),
+    shutdownDrainTimeoutMs: read.timeSpan(key("ShutdownDrainTimeout")),
+    replenishCheckIntervalMs: read.timeSpan(key("ReplenishCheckInterval")),
+    runspacesPerProcess: read.integer(key("RunspacesPerProcess")),
+    maxWorkerMemoryMB: read.integer(key("MaxWorkerMemoryMB")),
     hostMode: "Pool",
   };
   if (pool.minPoolSize > pool.maxPoolSize) {
@@ -139,10 +139,10 @@ const HOST_MODE_KEYS = [
  */
 function withHostMode(read: Reader, pool: PoolSettings): PoolSettings {
   const isSet = (key: string) => !["", null, undefined].includes(read.raw(key)[1] as string);
-  const modes = ["Pool", "ProcessPool", "Single"] as const;
+  // Read only when set: unset, the mode follows RunspacesPerProcess (below).
   const given = HOST_MODE_KEYS.filter(isSet).map((key) => ({
     key,
-    mode: read.choice(key, modes, "Pool"),
+    mode: read.choice(key, HOST_MODES),
   }));
   if (given.length === 2 && given[0]!.mode !== given[1]!.mode) {
     throw read.invalid(

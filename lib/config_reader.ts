@@ -1,11 +1,13 @@
 /**
- * Typed reads of one merged settings tree: each read checks the value's type, records where it came
- * from (for doctor), and fails with an error naming the key and the file or environment variable
- * that set it.
+ * Typed reads of one merged settings tree: each read checks the value's type, takes the key's
+ * default and minimum from lib/config_schema.ts unless the caller computes them, records where the
+ * value came from (for doctor), and fails with an error naming the key and the file or environment
+ * variable that set it.
  *
  * @module
  */
 import { z } from "zod";
+import { settingOf } from "./config_schema.ts";
 import { ConfigError } from "./errors.ts";
 
 /** A parsed configuration object. */
@@ -131,6 +133,23 @@ export class Reader {
     return fallback;
   }
 
+  /**
+   * The default of `key` in lib/config_schema.ts (of the type its kind says, which
+   * tests/settings_test.ts checks); a key read without one is a mistake in svc.
+   */
+  #default<T>(key: string): T {
+    const value = settingOf(key)?.default;
+    if (value === undefined) throw new Error(`'${key}' has no default in config_schema.ts`);
+    return value as T;
+  }
+
+  /** The smallest value of `key` in lib/config_schema.ts; an integer without one is a mistake. */
+  #min(key: string): number {
+    const min = settingOf(key)?.min;
+    if (min === undefined) throw new Error(`'${key}' has no minimum in config_schema.ts`);
+    return min;
+  }
+
   #fail(key: string, value: unknown, expected: string): never {
     const got = isSecretPath(key) ? `a ${typeof value}` : JSON.stringify(value);
     throw this.invalid(key, `expected ${expected}, got ${got}`);
@@ -163,11 +182,21 @@ export class Reader {
     return value;
   }
 
-  /** One of `choices`, matched case-insensitively and returned as spelled there. */
-  choice<T extends string>(key: string, choices: readonly T[], fallback: T): T {
+  /** Text with a default: the key's value, else the default of its setting. */
+  text(key: string): string {
     const [name, value] = this.raw(key);
     if (value === undefined || value === null || value === "") {
-      return this.#effective(name, fallback);
+      return this.#effective(name, this.#default<string>(key));
+    }
+    if (typeof value !== "string") this.#fail(name, value, "a string");
+    return value;
+  }
+
+  /** One of `choices`, matched case-insensitively and returned as spelled there. */
+  choice<T extends string>(key: string, choices: readonly T[], fallback?: T): T {
+    const [name, value] = this.raw(key);
+    if (value === undefined || value === null || value === "") {
+      return this.#effective(name, fallback ?? this.#default<T>(key));
     }
     const found = choices.find((c) =>
       typeof value === "string" && c.toLowerCase() === value.toLowerCase()
@@ -176,10 +205,11 @@ export class Reader {
     return found;
   }
 
-  integer(key: string, fallback: number, min: number): number {
+  /** An integer; `fallback` and `min` are the setting's unless given (a computed default). */
+  integer(key: string, fallback?: number, min: number = this.#min(key)): number {
     const [name, value] = this.raw(key);
     if (value === undefined || value === null || value === "") {
-      return this.#effective(name, fallback);
+      return this.#effective(name, fallback ?? this.#default<number>(key));
     }
     const n = typeof value === "string" ? Number(value) : value;
     if (typeof n !== "number" || !Number.isInteger(n) || n < min) {
@@ -188,10 +218,11 @@ export class Reader {
     return n;
   }
 
-  boolean(key: string, fallback: boolean): boolean {
+  /** True or false; `fallback` is the setting's default unless given. */
+  boolean(key: string, fallback?: boolean): boolean {
     const [name, value] = this.raw(key);
     if (value === undefined || value === null || value === "") {
-      return this.#effective(name, fallback);
+      return this.#effective(name, fallback ?? this.#default<boolean>(key));
     }
     if (typeof value === "boolean") return value;
     if (typeof value === "string" && /^(true|false)$/i.test(value)) {
@@ -200,11 +231,13 @@ export class Reader {
     this.#fail(name, value, "true or false");
   }
 
-  timeSpan(key: string, fallbackMs: number): number {
+  /** A time span in ms; `fallbackMs` is the setting's default unless given. */
+  timeSpan(key: string, fallbackMs?: number): number {
     const [name, value] = this.raw(key);
     if (value === undefined || value === null || value === "") {
-      this.values[name] = formatTimeSpan(fallbackMs);
-      return fallbackMs;
+      const ms = fallbackMs ?? parseTimeSpan(this.#default<string>(key))!;
+      this.values[name] = formatTimeSpan(ms);
+      return ms;
     }
     const ms = typeof value === "string" ? parseTimeSpan(value) : null;
     if (ms === null || ms <= 0) this.#fail(name, value, 'a positive time span like "00:05:00"');

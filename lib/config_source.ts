@@ -9,6 +9,7 @@ import type { ParseError } from "jsonc-parser";
 import { resolve } from "node:path";
 import { ConfigError } from "./errors.ts";
 import { isTree, type Tree } from "./config_reader.ts";
+import { FLAGS } from "./config_flags.ts";
 import { parseJsoncFast } from "./jsonc.ts";
 import embeddedDefaults from "../appsettings.json" with { type: "json" };
 
@@ -40,7 +41,8 @@ export async function readConfigFile(
   env: Record<string, string>,
   cwd: string,
 ): Promise<ConfigFile> {
-  const explicit = flag ?? env["SVC_CONFIG"];
+  const { flag: option, env: variable } = FLAGS.config;
+  const explicit = flag ?? env[variable];
   // Absolute, so logs and doctor name exactly the file that was read.
   const candidate = explicit === undefined ? `${cwd}/appsettings.json` : resolve(cwd, explicit);
   let text: string;
@@ -50,7 +52,7 @@ export async function readConfigFile(
     if (explicit === undefined && error instanceof Deno.errors.NotFound) {
       return { tree: structuredClone(embeddedDefaults) as Tree, path: null };
     }
-    const source = flag !== undefined ? "--config" : "SVC_CONFIG";
+    const source = flag !== undefined ? option : variable;
     throw new ConfigError(
       "UNREADABLE_FILE",
       `Cannot read configuration file '${candidate}' given by ${source}: ${

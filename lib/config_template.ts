@@ -1,6 +1,7 @@
 /**
  * The commented default configuration that `svc create-config` writes: every setting with its
- * default and a one-line comment.
+ * default and a one-line comment. It is written by hand, for people (sections, examples, advice);
+ * tests/settings_test.ts checks each value against the default in lib/config_schema.ts.
  *
  * @module
  */

@@ -90,6 +90,27 @@ Deno.test("Reader reads each type, takes defaults for unset, null or empty value
   assert.deepEqual(read.values["E:Missing"], []);
 });
 
+Deno.test("Reader takes a setting's default and minimum from lib/config_schema.ts unless given", () => {
+  const read = reader({ McpServer: { MaxStreams: 0 }, Authentication: { Schemes: { k: {} } } });
+  assert.equal(read.integer("McpServer:RunspacePool:MaxPoolSize"), 16);
+  assert.equal(read.timeSpan("McpServer:SendTimeout"), 30_000);
+  assert.equal(read.values["McpServer:SendTimeout"], "00:00:30");
+  assert.equal(read.boolean("McpServer:EnableLegacySse"), false);
+  assert.equal(read.choice("McpServer:HttpTransportMode", ["Stateless", "Stateful"]), "Stateless");
+  assert.equal(read.text("Authentication:Schemes:k:HeaderName"), "X-API-Key", "in a map entry");
+  assert.equal(read.values["Authentication:Schemes:k:HeaderName"], "X-API-Key");
+  assert.equal(read.integer("McpServer:MaxConnections", 77), 77, "a computed default is given");
+  assert.match(
+    refusal(() => read.integer("McpServer:MaxStreams")),
+    /expected an integer >= 1, got 0$/,
+  );
+  // A key without a default, read as if it had one, is a mistake in svc, not in the configuration.
+  assert.throws(() => read.integer("McpServer:SessionRunspaceCapacity"), {
+    name: "Error",
+    message: "'McpServer:SessionRunspaceCapacity' has no default in config_schema.ts",
+  });
+});
+
 Deno.test("Reader reads ShellConfiguration keys from PoshMcp's PowerShellConfiguration too, naming the key found", () => {
   const read = reader({ PowerShellConfiguration: { MaxResultBytes: 0 } });
   assert.deepEqual(read.raw("ShellConfiguration:MaxResultBytes"), [
