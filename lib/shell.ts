@@ -27,6 +27,9 @@ import type {
   WorkerProgress,
 } from "./worker_protocol.ts";
 
+// What a caller of a worker reads from it, so callers need not know the protocol module.
+export type { InvokeOutcome, StartupResult, WorkerInfo, WorkerProgress };
+
 const log = logger("worker");
 /** Requests whose answers are sized by the configured modules, not by a caller (see output_limits.ts). */
 const DISCOVERY_OPS = new Set(["startup", "commands", "describe"]);
