@@ -143,8 +143,6 @@ export interface Settings {
   transport: Transport;
   /** Shell settings. */
   shell: ShellSettings;
-  /** Grace period for a stopped pipeline before its worker is killed, in ms. @default 5000 (`McpServer:RunspacePool:StopTimeout`) */
-  stopTimeoutMs: number;
   /** HTTP worker pool. */
   pool: PoolSettings;
   /** HTTP transport. */
@@ -323,7 +321,6 @@ function resolveSettings(
     auth: readAuth(read),
     transport: parseTransport(overrides.transport ?? env["SVC_TRANSPORT"] ?? "stdio"),
     shell,
-    stopTimeoutMs: pool.stopTimeoutMs,
     logLevel: parseLogLevel(
       overrides.logLevel ?? env["SVC_LOG_LEVEL"] ??
         read.optionalString("Logging:LogLevel:Default") ??
