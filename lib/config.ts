@@ -146,8 +146,6 @@ export interface Settings {
   transport: Transport;
   /** Shell settings. */
   shell: ShellSettings;
-  /** Grace period for a stopped pipeline before its worker is killed, in ms. @default 5000 (`McpServer:RunspacePool:StopTimeout`) */
-  stopTimeoutMs: number;
   /** HTTP worker pool. */
   pool: PoolSettings;
   /** HTTP transport. */
@@ -323,7 +321,6 @@ function resolveSettings(
     auth: readAuth(read),
     transport: parseTransport(given("transport") ?? FLAGS.transport.default),
     shell,
-    stopTimeoutMs: pool.stopTimeoutMs,
     logLevel: parseLogLevel(given("logLevel") ?? read.text("Logging:LogLevel:Default")),
     logFormat: parseLogFormat(given("logFormat") ?? FLAGS.logFormat.default),
     warnings: read.warnings,

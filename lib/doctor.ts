@@ -9,7 +9,6 @@
  *
  * @module
  */
-import { hostCacheDirectory } from "./cache_directory.ts";
 import { dangerousCommandWarnings } from "./dangerous.ts";
 import type { ToolDescriptor } from "./tool_descriptor.ts";
 import { ANONYMOUS, Authenticator } from "./auth.ts";
@@ -17,10 +16,9 @@ import type { Settings, SettingSource } from "./config.ts";
 import { type HostMode, replacementOf } from "./config_pool.ts";
 import { discoverCatalog } from "./discovery.ts";
 import { StartupError } from "./errors.ts";
-import { RemoteError } from "./errors.ts";
 import { describeOrigin, resolvePwsh } from "./pwsh_path.ts";
-import { Worker } from "./shell.ts";
-import type { StartupResult } from "./worker_protocol.ts";
+import type { WorkerInfo } from "./shell.ts";
+import { type ReadyWorker, startWorker, WorkerStartError } from "./worker_start.ts";
 
 /** One worker started by doctor. */
 export interface DoctorWorker {
@@ -113,24 +111,24 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
   }
   const count = Math.max(1, settings.pool.eagerWarmCount);
   const started = await Promise.all(
-    Array.from({ length: count }, () => startWorker(pwsh, settings)),
+    Array.from({ length: count }, () => startDoctorWorker(pwsh, settings)),
   );
   try {
     report.pool.workers = started.map(({ record }) => record);
-    const ready = started.find((s) => s.worker && s.startup);
+    const ready = started.find((s) => s.ready)?.ready;
     const failed = started.find((s) => !s.record.ok);
     if (failed?.record.error) report.errors.push(failed.record.error);
-    if (started.every((s) => s.worker === null)) {
+    const info = started.find((s) => s.info)?.info;
+    if (!info) {
       report.exitCode = 3;
       return report;
     }
-    const any = started.find((s) => s.worker)!;
-    report.powershell.version = any.worker!.info.psVersion;
-    report.powershell.edition = any.worker!.info.edition;
+    report.powershell.version = info.psVersion;
+    report.powershell.edition = info.edition;
     if (ready) {
-      report.modules = ready.startup!.modules.map((m) => ({ ...m }));
-      const catalog = await discoverCatalog(ready.worker!, settings.shell, {
-        modules: ready.startup!.modules,
+      report.modules = ready.startup.modules.map((m) => ({ ...m }));
+      const catalog = await discoverCatalog(ready.worker, settings.shell, {
+        modules: ready.startup.modules,
       });
       report.tools = catalog.tools.map(toolRow);
       // Missing modules, commands and name collisions, as the catalog noticed them.
@@ -144,7 +142,7 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
       report.warnings.push(...dangerousCommandWarnings(catalog.tools, settings));
     }
   } finally {
-    await Promise.all(started.map((s) => s.worker?.close()));
+    await Promise.all(started.map((s) => s.ready?.worker.close()));
   }
   if (report.errors.length > 0 || (strict && report.warnings.length > 0)) report.exitCode = 1;
   return report;
@@ -157,45 +155,37 @@ const HOST_MODE_WORDS: Record<HostMode, string> = {
   Single: "every worker runs in one process; with authentication it serves one principal at a time",
 };
 
-async function startWorker(
-  pwsh: string,
-  settings: Settings,
-): Promise<{ worker: Worker | null; startup: StartupResult | null; record: DoctorWorker }> {
+/** One worker as doctor starts it: ready, or why not and, when it said hello, what it runs. */
+interface DoctorStart {
+  ready: ReadyWorker | null;
+  info: WorkerInfo | null;
+  record: DoctorWorker;
+}
+
+async function startDoctorWorker(pwsh: string, settings: Settings): Promise<DoctorStart> {
   const begin = performance.now();
-  let worker: Worker | null = null;
+  const elapsed = () => Math.round(performance.now() - begin);
   try {
-    worker = await Worker.start({
+    const ready = await startWorker({
       pwsh,
+      shell: settings.shell,
       stopTimeoutMs: settings.pool.stopTimeoutMs,
       label: "doctor worker",
-      cacheDirectory: hostCacheDirectory(settings.shell),
-      environment: settings.shell.workerEnvironment,
     });
-    const startup = await worker.startup({
-      modules: settings.shell.modules,
-      scriptPath: settings.shell.startupScriptPath,
-      script: settings.shell.startupScript,
-      keepNativeProcesses: settings.shell.keepNativeProcesses,
-    }, settings.shell.workerStartTimeoutMs);
     return {
-      worker,
-      startup,
-      record: { startMs: Math.round(performance.now() - begin), ok: true, error: null },
+      ready,
+      info: ready.worker.info,
+      record: { startMs: elapsed(), ok: true, error: null },
     };
   } catch (error) {
-    const message = error instanceof RemoteError && error.kind === "startup"
-      ? `Startup script failed: ${error.message}`
-      : error instanceof StartupError
-      ? error.message
-      : `PowerShell worker could not start: ${
-        error instanceof Error ? error.message : String(error)
-      }`;
+    const failure = error instanceof WorkerStartError ? error : null;
+    // A failed startup script and PowerShell's own refusals say it in their words; the rest did not start.
+    const message = failure?.code === "STARTUP_SCRIPT" || failure?.cause instanceof StartupError
+      ? failure.message
+      : `PowerShell worker could not start: ${failure?.reason ?? String(error)}`;
     // A worker whose startup script failed still tells which PowerShell it runs.
-    return {
-      worker,
-      startup: null,
-      record: { startMs: Math.round(performance.now() - begin), ok: false, error: message },
-    };
+    const record = { startMs: elapsed(), ok: false, error: message };
+    return { ready: null, info: failure?.info ?? null, record };
   }
 }
 

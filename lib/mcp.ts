@@ -25,8 +25,7 @@ import {
   workerFailureMessage,
 } from "./result.ts";
 import { WorkerUnavailableError } from "./errors.ts";
-import type { Worker } from "./shell.ts";
-import type { WorkerProgress } from "./worker_protocol.ts";
+import type { Worker, WorkerProgress } from "./shell.ts";
 import { outputShaping } from "./output_shaping.ts";
 import { closestNames } from "./suggest.ts";
 
@@ -228,7 +227,6 @@ async function runCall(
           credentials,
           depth: shell.serializationDepth,
           ...outputShaping(shell, override, shaping),
-          ...(context.onProgress ? { progress: true } : {}),
         },
         { signal, timeoutMs, ...(context.onProgress ? { onProgress: context.onProgress } : {}) },
       ));

@@ -1,14 +1,14 @@
 /**
  * The arguments every tool takes to shape its output (`_RequestedProperties`, `_AllProperties`,
- * `_MaxResults`, the names PoshMcp clients send) and how they, with the shell's settings, become an
- * invoke's `select` and `first` (docs/worker-protocol.md §4.4).
+ * `_MaxResults`, the names PoshMcp clients send) and how they, with the shell's settings, become a
+ * run's `properties` and `maxResults` (`lib/worker_request.ts` writes those into the request).
  *
  * @module
  */
 import type { ToolParameter } from "./tool_descriptor.ts";
 import type { ShellSettings } from "./config.ts";
 import type { CommandOverride } from "./config_overrides.ts";
-import type { InvokeParams } from "./worker_protocol.ts";
+import type { CommandRun } from "./worker_request.ts";
 
 /**
  * Arguments every tool accepts to shape its output, named as PoshMcp clients already send them.
@@ -49,27 +49,27 @@ export const SHAPING_PARAMETERS: readonly ToolParameter[] = [
 ];
 
 /**
- * The `select` and `first` of an invoke, PoshMcp's order: `_AllProperties` keeps every property;
- * else `_RequestedProperties`; else the command's `DefaultProperties`; else the display properties
+ * The `properties` and `maxResults` of a run, PoshMcp's order: `_AllProperties` keeps every property;
+ * else `_RequestedProperties`; else the command's `DefaultProperties`; else what PowerShell would show
  * when `UseDefaultDisplayProperties` (the command's, else the shell's) is on.
  */
 export function outputShaping(
   shell: ShellSettings,
   override: CommandOverride | undefined,
   shaping: Record<string, unknown>,
-): Pick<InvokeParams, "select" | "first"> {
-  const out: Pick<InvokeParams, "select" | "first"> = {};
-  if (typeof shaping["_MaxResults"] === "number") out.first = shaping["_MaxResults"];
+): Pick<CommandRun, "properties" | "maxResults"> {
+  const out: Pick<CommandRun, "properties" | "maxResults"> = {};
+  if (typeof shaping["_MaxResults"] === "number") out.maxResults = shaping["_MaxResults"];
   if (shaping["_AllProperties"] === true) return out;
   const requested = (shaping["_RequestedProperties"] as string[] | undefined ?? [])
     .map((name) => name.trim())
     .filter((name) => name !== "");
   if (requested.length > 0) {
-    out.select = { properties: requested, display: false };
+    out.properties = requested;
   } else if (override?.defaultProperties && override.defaultProperties.length > 0) {
-    out.select = { properties: override.defaultProperties, display: false };
+    out.properties = override.defaultProperties;
   } else if (override?.useDefaultDisplayProperties ?? shell.useDefaultDisplayProperties) {
-    out.select = { properties: null, display: true };
+    out.properties = "display";
   }
   return out;
 }

@@ -16,11 +16,10 @@
  *
  * @module
  */
-import { hostCacheDirectory } from "./cache_directory.ts";
 import { logger } from "./log.ts";
 import { observePoolWorkers, poolTelemetry } from "./telemetry.ts";
-import { Worker } from "./shell.ts";
-import type { StartupResult } from "./worker_protocol.ts";
+import type { StartupResult, Worker } from "./shell.ts";
+import { startWorker, WorkerStartError } from "./worker_start.ts";
 import type { WorkerProcess } from "./worker_process.ts";
 import { SHARED_TENANT, Tenancy } from "./pool_tenancy.ts";
 import { CreationClock } from "./creation_clock.ts";
@@ -388,19 +387,24 @@ export class WorkerPool implements AsyncDisposable {
       createdFor,
     };
     this.#slots.add(slot);
-    const { shell } = this.#options;
+    const { pwsh, shell, pool } = this.#options;
+    const label = `worker ${slot.id}`;
     try {
-      slot.worker = await this.#startWorker(slot);
-      slot.startup = await slot.worker.startup({
-        modules: shell.modules,
-        scriptPath: shell.startupScriptPath,
-        script: shell.startupScript,
-        keepNativeProcesses: shell.keepNativeProcesses,
-      }, shell.workerStartTimeoutMs);
+      const ready = await startWorker({
+        pwsh,
+        shell,
+        stopTimeoutMs: pool.stopTimeoutMs,
+        runspacesPerProcess: pool.runspacesPerProcess,
+        maxWorkerMemoryMB: pool.maxWorkerMemoryMB || null,
+        label,
+        place: (spawn) => this.#place(slot, label, spawn),
+      });
+      slot.worker = ready.worker;
+      slot.startup = ready.startup;
     } catch (error) {
       log.warning("Worker startup failed; evicting without entering pool.", {
         Worker: slot.id,
-        Error: error instanceof Error ? error.message : String(error),
+        Error: error instanceof WorkerStartError ? error.reason : String(error),
       });
       await this.#evict(slot, "startup_failed");
       return;
@@ -423,10 +427,12 @@ export class WorkerPool implements AsyncDisposable {
     this.#grow();
   }
 
-  /** A worker in a process with room, else in a new process (whose room the next creations use). */
-  async #startWorker(slot: Slot): Promise<Worker> {
-    const { pwsh, pool } = this.#options;
-    const label = `worker ${slot.id}`;
+  /**
+   * Places a new worker in a process with room, else in a new process started by `spawn` (whose room
+   * the next creations use). Sets `slot.worker` as soon as it exists, so others find its process.
+   */
+  async #place(slot: Slot, label: string, spawn: () => Promise<Worker>): Promise<Worker> {
+    const { pool } = this.#options;
     while (true) {
       const host = this.#workerWithRoom(slot.createdFor);
       if (host) return slot.worker = await host.openSibling(label);
@@ -441,16 +447,7 @@ export class WorkerPool implements AsyncDisposable {
       // #spawning is cleared as soon as the spawn ends, before this resumes: no spin on a settled one.
       await spawning.catch(() => {});
     }
-    const start = Worker.start({
-      pwsh,
-      stopTimeoutMs: pool.stopTimeoutMs,
-      runspacesPerProcess: pool.runspacesPerProcess,
-      maxWorkerMemoryMB: pool.maxWorkerMemoryMB || null,
-      maxResultBytes: this.#options.shell.maxResultBytes,
-      label,
-      cacheDirectory: hostCacheDirectory(this.#options.shell),
-      environment: this.#options.shell.workerEnvironment,
-    });
+    const start = spawn();
     this.#spawning = start;
     try {
       // Set before the creations waiting on this spawn resume, so they find this process.

@@ -7,8 +7,7 @@
 import type { ShellSettings } from "./config.ts";
 import type { PoolSettings } from "./config_pool.ts";
 import { WorkerUnavailableError } from "./errors.ts";
-import type { Worker } from "./shell.ts";
-import type { StartupResult } from "./worker_protocol.ts";
+import type { StartupResult, Worker } from "./shell.ts";
 
 /** State of one pooled worker. */
 export type WorkerState = "creating" | "warm" | "leased" | "resetting" | "evicted";

@@ -11,6 +11,7 @@ import { logger } from "./log.ts";
 import { callFrameBytes, callLimits, DISCOVERY_FRAME_BYTES } from "./output_limits.ts";
 import type { WorkerEnvironmentRules } from "./worker_env.ts";
 import { delay, type SlotConnection, WorkerProcess } from "./worker_process.ts";
+import { type CommandRun, invokeRequest } from "./worker_request.ts";
 import type {
   CallLimits,
   CommandsResult,
@@ -18,7 +19,6 @@ import type {
   ErrorInfo,
   Interruption,
   InvokeOutcome,
-  InvokeParams,
   InvokeResult,
   ResetResult,
   StartupParams,
@@ -26,6 +26,10 @@ import type {
   WorkerInfo,
   WorkerProgress,
 } from "./worker_protocol.ts";
+
+// What a caller gives a worker and reads from it, so callers need not know the protocol module.
+export type { CommandRun, InvokeOutcome, StartupResult, WorkerInfo, WorkerProgress };
+export type { OutputProperties } from "./worker_request.ts";
 
 const log = logger("worker");
 /** Requests whose answers are sized by the configured modules, not by a caller (see output_limits.ts). */
@@ -66,7 +70,7 @@ export interface InvokeOptions {
   signal?: AbortSignal;
   /** Time limit of the call in ms. @default no limit */
   timeoutMs?: number;
-  /** Receives the call's progress records; set `progress: true` in the params to get any. */
+  /** Receives the call's progress records; without it the worker sends none. @default none */
   onProgress?: (progress: WorkerProgress) => void;
 }
 
@@ -222,13 +226,16 @@ export class Worker implements AsyncDisposable {
   }
 
   /**
-   * Runs one command. On time limit or abort the pipeline is stopped; when it does not answer within
-   * the stop timeout the process tree is killed and a `TIMEOUT`/`CANCELLED` WorkerError is thrown.
+   * Runs one command, bounded by `MaxResultBytes` when the worker was started with it, and reporting
+   * progress when `options.onProgress` is given. On time limit or abort the pipeline is stopped; when
+   * it does not answer within the stop timeout the process tree is killed and a `TIMEOUT` or
+   * `CANCELLED` WorkerError is thrown.
    */
-  invoke(params: InvokeParams, options: InvokeOptions = {}): Promise<InvokeOutcome> {
-    if (this.#limits !== null && params.limits === undefined) {
-      params = { ...params, limits: this.#limits };
-    }
+  invoke(run: CommandRun, options: InvokeOptions = {}): Promise<InvokeOutcome> {
+    const params = invokeRequest(run, {
+      limits: this.#limits,
+      progress: options.onProgress !== undefined,
+    });
     return this.#exclusive(async () => {
       const { id, response } = this.#send("invoke", params, options.onProgress);
       const interruption = interruptionOf(options);

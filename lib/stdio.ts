@@ -6,7 +6,6 @@
  *
  * @module
  */
-import { hostCacheDirectory } from "./cache_directory.ts";
 import {
   serveStdio as sdkServeStdio,
   StdioServerTransport,
@@ -18,9 +17,7 @@ import type { Settings } from "./config.ts";
 import { StartupError } from "./errors.ts";
 import { logger } from "./log.ts";
 import { createMcpServer, type ToolRunner } from "./mcp.ts";
-import { RemoteError } from "./errors.ts";
-import { Worker } from "./shell.ts";
-import type { StartupResult } from "./worker_protocol.ts";
+import { type ReadyWorker, startWorker } from "./worker_start.ts";
 import { jsonRpcLineFilter } from "./stdio_lines.ts";
 
 const log = logger("stdio");
@@ -35,12 +32,6 @@ export interface StdioOptions {
   version: string;
   /** Resolves when the process is asked to stop (SIGINT/SIGTERM); the connection is then closed. */
   shutdown?: Promise<void>;
-}
-
-/** A worker that has run its startup. */
-interface ReadyWorker {
-  worker: Worker;
-  startup: StartupResult;
 }
 
 /**
@@ -118,55 +109,18 @@ export class StdioSession implements AsyncDisposable {
   }
 
   async #startWorker(): Promise<ReadyWorker> {
-    const { shell, stopTimeoutMs } = this.#settings;
-    const worker = await Worker.start({
+    const ready = await startWorker({
       pwsh: this.#pwsh,
-      stopTimeoutMs,
+      shell: this.#settings.shell,
+      stopTimeoutMs: this.#settings.pool.stopTimeoutMs,
       label: "stdio worker",
-      maxResultBytes: shell.maxResultBytes,
-      cacheDirectory: hostCacheDirectory(shell),
-      environment: shell.workerEnvironment,
-    })
-      .catch(
-        (error) => {
-          if (error instanceof StartupError) throw error;
-          throw new StartupError(
-            "WORKER_START",
-            `Cannot start a PowerShell worker with '${this.#pwsh}': ${
-              error instanceof Error ? error.message : error
-            }`,
-            { cause: error },
-          );
-        },
-      );
-    try {
-      const startup = await worker.startup({
-        modules: shell.modules,
-        scriptPath: shell.startupScriptPath,
-        script: shell.startupScript,
-        keepNativeProcesses: shell.keepNativeProcesses,
-      }, shell.workerStartTimeoutMs);
-      log.debug("Worker {Pid} started (PowerShell {Version}) in {ElapsedMs} ms.", {
-        Pid: worker.pid,
-        Version: worker.info.psVersion,
-        ElapsedMs: startup.durationMs,
-      });
-      return { worker, startup };
-    } catch (error) {
-      await worker.kill();
-      if (error instanceof RemoteError && error.kind === "startup") {
-        throw new StartupError("STARTUP_SCRIPT", `Startup script failed: ${error.message}`, {
-          cause: error,
-        });
-      }
-      throw new StartupError(
-        "WORKER_START",
-        `PowerShell worker startup failed: ${
-          error instanceof Error ? error.message : String(error)
-        }`,
-        { cause: error },
-      );
-    }
+    });
+    log.debug("Worker {Pid} started (PowerShell {Version}) in {ElapsedMs} ms.", {
+      Pid: ready.worker.pid,
+      Version: ready.worker.info.psVersion,
+      ElapsedMs: ready.startup.durationMs,
+    });
+    return ready;
   }
 }
 

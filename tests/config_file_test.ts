@@ -224,7 +224,7 @@ Deno.test("createConfig() writes the defaults the README documents", async () =>
         enableLegacySse: settings.http.enableLegacySse,
         allowedHosts: settings.http.allowedHosts,
         allowedOrigins: settings.http.allowedOrigins,
-        stopTimeoutMs: settings.stopTimeoutMs,
+        stopTimeoutMs: settings.pool.stopTimeoutMs,
         logLevel: settings.logLevel,
       },
       {

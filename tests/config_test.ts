@@ -31,7 +31,7 @@ Deno.test("loadSettings() falls back to the embedded default when no file exists
     assert.ok(settings.shell.commands.includes("Get-Date"));
     assert.equal(settings.shell.toolCallTimeoutMs, 300_000);
     assert.equal(settings.shell.maxResultBytes, 1_048_576);
-    assert.equal(settings.stopTimeoutMs, 5_000);
+    assert.equal(settings.pool.stopTimeoutMs, 5_000);
     assert.equal(settings.shell.startupScript, null);
   } finally {
     await Deno.remove(dir);

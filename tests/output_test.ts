@@ -7,8 +7,10 @@
 import assert from "node:assert/strict";
 import type { ShellSettings } from "../lib/config.ts";
 import { overrideFor } from "../lib/config_overrides.ts";
+import { callLimits } from "../lib/output_limits.ts";
 import { outputShaping } from "../lib/output_shaping.ts";
 import { fitOutput, shorten } from "../lib/result_fit.ts";
+import { invokeRequest } from "../lib/worker_request.ts";
 import { fixtureConfig, outputOf, startSvc } from "./support/harness.ts";
 
 type Structured = {
@@ -161,13 +163,13 @@ Deno.test("outputShaping(): _AllProperties, then requested, then DefaultProperti
   };
   const settings = shell({ commandOverrides: overrides });
   assert.deepEqual(outputShaping(settings, overrideFor(settings, "Get-Thing"), {}), {
-    select: { properties: ["Owner"], display: false },
+    properties: ["Owner"],
   });
   assert.deepEqual(
     outputShaping(settings, overrideFor(settings, "Get-Thing"), {
       _RequestedProperties: [" Name ", ""],
     }),
-    { select: { properties: ["Name"], display: false } },
+    { properties: ["Name"] },
   );
   assert.deepEqual(
     outputShaping(settings, overrideFor(settings, "Get-Thing"), {
@@ -175,13 +177,34 @@ Deno.test("outputShaping(): _AllProperties, then requested, then DefaultProperti
       _RequestedProperties: ["Name"],
       _MaxResults: 3,
     }),
-    { first: 3 },
+    { maxResults: 3 },
   );
   assert.deepEqual(outputShaping(settings, overrideFor(settings, "Get-Other"), {}), {
-    select: { properties: null, display: true },
+    properties: "display",
   });
   assert.deepEqual(outputShaping(settings, overrideFor(settings, "get-plain"), {}), {});
   assert.deepEqual(outputShaping(shell({ useDefaultDisplayProperties: false }), undefined, {}), {});
+});
+
+Deno.test("invokeRequest(): properties become select, maxResults first; progress and limits are the worker's", () => {
+  const run = { command: "Get-Thing", parameters: { Name: "a" }, credentials: [], depth: 2 };
+  const none = { limits: null, progress: false };
+  assert.deepEqual(invokeRequest(run, none), run);
+  assert.deepEqual(invokeRequest({ ...run, properties: ["Id", "*Time"], maxResults: 5 }, none), {
+    ...run,
+    select: { properties: ["Id", "*Time"], display: false },
+    first: 5,
+  });
+  assert.deepEqual(invokeRequest({ ...run, properties: "display" }, none), {
+    ...run,
+    select: { properties: null, display: true },
+  });
+  const limits = callLimits(65_536);
+  assert.deepEqual(invokeRequest(run, { limits, progress: true }), {
+    ...run,
+    progress: true,
+    limits,
+  });
 });
 
 Deno.test("fitOutput(): whole items from the start, then a count of what was dropped", () => {

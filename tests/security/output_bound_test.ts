@@ -211,7 +211,6 @@ Deno.test("a worker under MaxResultBytes cuts each progress string to 1/64 of it
       parameters: { Kilobytes: 100 },
       credentials: [],
       depth: 2,
-      progress: true,
     },
     { onProgress: (progress) => seen.push(progress) },
   );

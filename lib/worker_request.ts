@@ -1,0 +1,50 @@
+/**
+ * What a caller asks a worker to run, in svc's words, and the `invoke` request it becomes on the
+ * wire (docs/worker-protocol.md §4.4). Callers say which properties and how many items they want;
+ * only this module writes the protocol's `select`, `first`, `progress` and `limits`.
+ *
+ * @module
+ */
+import type { CallLimits, InvokeParams } from "./worker_protocol.ts";
+
+/**
+ * Which properties output objects keep: these names or wildcards, or `"display"` for what
+ * PowerShell would show (the type's display set, else its format view).
+ */
+export type OutputProperties = string[] | "display";
+
+/** A command for a worker to run (see `Worker.invoke` in `lib/shell.ts`). */
+export interface CommandRun {
+  /** The command's name. */
+  command: string;
+  /** Bound arguments by parameter name. */
+  parameters: Record<string, unknown>;
+  /** Names of the parameters whose `{UserName, Password}` values become PSCredential objects. */
+  credentials: string[];
+  /** How deep output objects are serialized (`ShellConfiguration:SerializationDepth`). */
+  depth: number;
+  /** Which properties output objects keep. @default every property */
+  properties?: OutputProperties;
+  /** Most output items; the command is stopped after them. @default all of them */
+  maxResults?: number;
+}
+
+/** What the worker adds to every run it sends (see {@linkcode invokeRequest}). */
+export interface RunContext {
+  /** What the call may send svc, derived from `MaxResultBytes`; null: everything is sent. */
+  limits: CallLimits | null;
+  /** Whether someone listens for the call's `Write-Progress` records. */
+  progress: boolean;
+}
+
+/** The `invoke` params of a run. */
+export function invokeRequest(run: CommandRun, context: RunContext): InvokeParams {
+  const { command, parameters, credentials, depth, properties, maxResults } = run;
+  const params: InvokeParams = { command, parameters, credentials, depth };
+  if (properties === "display") params.select = { properties: null, display: true };
+  else if (properties !== undefined) params.select = { properties, display: false };
+  if (maxResults !== undefined) params.first = maxResults;
+  if (context.progress) params.progress = true;
+  if (context.limits !== null) params.limits = context.limits;
+  return params;
+}
