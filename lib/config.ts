@@ -166,12 +166,7 @@ export interface Settings {
 
 export { parseTimeSpan, type SettingSource } from "./config_reader.ts";
 export { parseConfigText } from "./config_source.ts";
-export type {
-  ApiKeySchemeSettings,
-  ApiKeySettings,
-  AuthSettings,
-  JwtSchemeSettings,
-} from "./config_auth.ts";
+export type { ApiKeySchemeSettings, AuthSettings, JwtSchemeSettings } from "./config_auth.ts";
 
 /** Command-line values that override configuration (undefined = not given). */
 export interface SettingsOverrides {
@@ -431,7 +426,7 @@ function readSessionIdPrefix(read: Reader): string | null {
 }
 
 /** Parses a transport name; anything but `stdio` or `http` is a configuration error. */
-export function parseTransport(value: string): Transport {
+function parseTransport(value: string): Transport {
   const t = value.trim().toLowerCase();
   if (t === "stdio" || t === "http") return t;
   throw new ConfigError(

@@ -160,7 +160,7 @@ const WHOLE_REFERENCE = String.raw`${REFERENCE}|%[A-Za-z_][A-Za-z0-9_]*%|#\{[^{}
  * (`${ADMIN_KEY}`, `$(ADMIN_KEY)`, `{{ .Values.key }}`) as the whole value, or, with `inside` (for
  * URLs and other names that can never hold them), one anywhere in it.
  */
-export function isPlaceholder(value: string, inside = false): boolean {
+function isPlaceholder(value: string, inside = false): boolean {
   return inside
     ? new RegExp(`<[^<>]*>|${REFERENCE}`, "s").test(value)
     : new RegExp(`^\\s*(<.*>|${WHOLE_REFERENCE})\\s*$`, "s").test(value);

@@ -80,7 +80,7 @@ const FALLBACK_MAX_CONNECTIONS = 4096;
  * `MaxConnections`' default: the process's open-files limit less a quarter of it (at most 256),
  * which stays for the workers' pipes, logs and files, and never more than 4096.
  */
-export function defaultMaxConnections(limit = openFilesLimit()): number {
+function defaultMaxConnections(limit = openFilesLimit()): number {
   if (limit === null) return FALLBACK_MAX_CONNECTIONS;
   const reserve = Math.min(256, Math.floor(limit / 4));
   return Math.max(1, Math.min(FALLBACK_MAX_CONNECTIONS, limit - reserve));

@@ -29,7 +29,6 @@ import type {
 
 // What a caller gives a worker and reads from it, so callers need not know the protocol module.
 export type { CommandRun, InvokeOutcome, StartupResult, WorkerInfo, WorkerProgress };
-export type { OutputProperties } from "./worker_request.ts";
 
 const log = logger("worker");
 /** Requests whose answers are sized by the configured modules, not by a caller (see output_limits.ts). */

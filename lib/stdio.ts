@@ -34,11 +34,8 @@ export interface StdioOptions {
   shutdown?: Promise<void>;
 }
 
-/**
- * The stdio session: owns the connection's worker and catalog. Exported for tests of the session
- * without a stdio connection.
- */
-export class StdioSession implements AsyncDisposable {
+/** The stdio session: owns the connection's worker and catalog. */
+class StdioSession implements AsyncDisposable {
   readonly #settings: Settings;
   readonly #pwsh: string;
   #current: Promise<ReadyWorker>;
