@@ -247,6 +247,9 @@ Deno.test("http serves MCP to every client era, plus /tools, /call and health, i
       return (read.body as { structuredContent: { output: unknown[] } }).structuredContent.output;
     }));
     for (const output of results) assert.deepEqual(output, ["yes"]);
+    // A sibling runspace opened while the pool grew is the host's, not a call's leftover: taken for
+    // one, every reset during growth retired its process (35 times here, and 20 s for this step).
+    assert.doesNotMatch(svc.stderr(), /a call left runspace \d+ open/);
   });
 });
 
