@@ -35,7 +35,7 @@ import {
 
 const log = logger("pool");
 
-interface Slot {
+interface PoolEntry {
   id: number;
   createdAt: string;
   state: WorkerState;
@@ -50,17 +50,17 @@ interface Slot {
 
 interface Waiter {
   tenant: string;
-  resolve: (slot: Slot) => void;
+  resolve: (entry: PoolEntry) => void;
   reject: (error: Error) => void;
 }
 
 /** The HTTP worker pool (see the module documentation). */
 export class WorkerPool implements AsyncDisposable {
   readonly #options: WorkerPoolOptions;
-  readonly #slots = new Set<Slot>();
+  readonly #entries = new Set<PoolEntry>();
   // Workers being closed or killed; drain() waits for them, so shutdown leaves no process behind.
   readonly #closing = new Set<Promise<void>>();
-  readonly #warm: Slot[] = [];
+  readonly #warm: PoolEntry[] = [];
   readonly #waiters: Waiter[] = [];
   readonly #timers: ReturnType<typeof setInterval>[] = [];
   readonly #tenancy = new Tenancy();
@@ -102,13 +102,14 @@ export class WorkerPool implements AsyncDisposable {
 
   /** Counts of workers by state. */
   stats(): PoolStats {
-    const count = (state: WorkerState) => [...this.#slots].filter((s) => s.state === state).length;
+    const count = (state: WorkerState) =>
+      [...this.#entries].filter((s) => s.state === state).length;
     return {
       warm: count("warm"),
       leased: count("leased"),
       resetting: count("resetting"),
       creating: count("creating"),
-      total: this.#slots.size,
+      total: this.#entries.size,
       min: this.#options.pool.minPoolSize,
       max: this.#options.pool.maxPoolSize,
       draining: this.#draining,
@@ -152,11 +153,11 @@ export class WorkerPool implements AsyncDisposable {
       poolTelemetry.acquisitionWait.record(performance.now() - started);
     };
     // Behind callers already waiting, never ahead of them.
-    const slot = this.#waiters.length === 0 ? this.#takeWarm(tenant, new Set()) : null;
-    if (slot) {
-      this.#assign(slot, tenant);
+    const entry = this.#waiters.length === 0 ? this.#takeWarm(tenant, new Set()) : null;
+    if (entry) {
+      this.#assign(entry, tenant);
       waited("ok");
-      return Promise.resolve(this.#leaseOf(slot));
+      return Promise.resolve(this.#leaseOf(entry));
     }
     const { acquisitionTimeoutMs } = this.#options.pool;
     return new Promise<Lease>((resolve, reject) => {
@@ -218,20 +219,22 @@ export class WorkerPool implements AsyncDisposable {
     const deadline = Date.now() + this.#options.pool.shutdownDrainTimeoutMs;
     while (
       Date.now() < deadline &&
-      [...this.#slots].some((s) => s.state === "leased" || s.state === "resetting")
+      [...this.#entries].some((s) => s.state === "leased" || s.state === "resetting")
     ) {
       await new Promise((r) => setTimeout(r, 25));
     }
-    const remaining = [...this.#slots].filter((s) => s.state === "leased").length;
+    const remaining = [...this.#entries].filter((s) => s.state === "leased").length;
     if (remaining > 0) {
       log.warning("Drain timed out; force-closing {Count} busy worker(s).", { Count: remaining });
     }
     // A worker still starting has nothing to close yet: #create closes it once it has started. Evicting
-    // its slot here would make that a no-op and leave the worker running, its directory behind.
+    // its entry here would make that a no-op and leave the worker running, its directory behind.
     await Promise.all(
-      [...this.#slots].filter((s) => s.state !== "creating").map((s) => this.#evict(s, "shutdown")),
+      [...this.#entries].filter((s) => s.state !== "creating").map((s) =>
+        this.#evict(s, "shutdown")
+      ),
     );
-    while ([...this.#slots].some((s) => s.state === "creating")) {
+    while ([...this.#entries].some((s) => s.state === "creating")) {
       await new Promise((r) => setTimeout(r, 25));
     }
     await Promise.all(this.#closing);
@@ -247,17 +250,17 @@ export class WorkerPool implements AsyncDisposable {
    * The most recently used warm worker `tenant` may have, preferring a process that already serves
    * it (so free processes stay free for others), never one in `held`. Dead ones found are evicted.
    */
-  #takeWarm(tenant: string, held: Set<WorkerProcess>): Slot | null {
+  #takeWarm(tenant: string, held: Set<WorkerProcess>): PoolEntry | null {
     let free = -1;
     // Most recently used first, so idle workers at the bottom age out and are reclaimed.
     for (let i = this.#warm.length - 1; i >= 0; i--) {
-      const slot = this.#warm[i]!;
-      if (slot.state !== "warm" || !slot.worker?.alive) {
+      const entry = this.#warm[i]!;
+      if (entry.state !== "warm" || !entry.worker?.alive) {
         this.#warm.splice(i, 1);
-        if (slot.state === "warm") void this.#evict(slot, "died");
+        if (entry.state === "warm") void this.#evict(entry, "died");
         continue;
       }
-      const process = slot.worker.process;
+      const process = entry.worker.process;
       if (held.has(process) || !this.#tenancy.mayServe(process, tenant)) continue;
       if (this.#tenancy.tenantOf(process) === tenant) return this.#unwarm(i);
       if (free < 0) free = i;
@@ -265,22 +268,22 @@ export class WorkerPool implements AsyncDisposable {
     return free < 0 ? null : this.#unwarm(free);
   }
 
-  #unwarm(index: number): Slot {
-    const [slot] = this.#warm.splice(index, 1);
-    return slot!;
+  #unwarm(index: number): PoolEntry {
+    const [entry] = this.#warm.splice(index, 1);
+    return entry!;
   }
 
-  #assign(slot: Slot, tenant: string): void {
-    slot.state = "leased";
-    slot.tenant = tenant;
-    this.#tenancy.begin(slot.worker!.process, tenant);
+  #assign(entry: PoolEntry, tenant: string): void {
+    entry.state = "leased";
+    entry.tenant = tenant;
+    this.#tenancy.begin(entry.worker!.process, tenant);
   }
 
-  /** The slot's call is over (reset done, or the slot is gone); true when that freed its process. */
-  #endCall(slot: Slot): boolean {
-    if (slot.tenant === null) return false;
-    slot.tenant = null;
-    return slot.worker !== null && this.#tenancy.end(slot.worker.process);
+  /** The entry's call is over (reset done, or the entry is gone); true when that freed its process. */
+  #endCall(entry: PoolEntry): boolean {
+    if (entry.tenant === null) return false;
+    entry.tenant = null;
+    return entry.worker !== null && this.#tenancy.end(entry.worker.process);
   }
 
   /**
@@ -291,12 +294,12 @@ export class WorkerPool implements AsyncDisposable {
   #dispatch(): void {
     const held = new Set<WorkerProcess>();
     for (const waiter of [...this.#waiters]) {
-      const slot = this.#takeWarm(waiter.tenant, held);
-      if (slot) {
-        this.#assign(slot, waiter.tenant);
-        waiter.resolve(slot);
+      const entry = this.#takeWarm(waiter.tenant, held);
+      if (entry) {
+        this.#assign(entry, waiter.tenant);
+        waiter.resolve(entry);
       } else if (!this.#canGrowFor(waiter.tenant)) {
-        for (const other of this.#slots) {
+        for (const other of this.#entries) {
           const process = other.worker?.process;
           if (process && !this.#tenancy.mayServe(process, waiter.tenant)) held.add(process);
         }
@@ -305,15 +308,15 @@ export class WorkerPool implements AsyncDisposable {
     if (this.#waiters.length > 0) this.#grow();
   }
 
-  #leaseOf(slot: Slot): Lease {
+  #leaseOf(entry: PoolEntry): Lease {
     let released = false;
     return {
-      worker: slot.worker!,
-      startup: slot.startup!,
+      worker: entry.worker!,
+      startup: entry.startup!,
       release: () => {
         if (released) return;
         released = true;
-        void this.#reset(slot);
+        void this.#reset(entry);
       },
     };
   }
@@ -334,12 +337,14 @@ export class WorkerPool implements AsyncDisposable {
     }
     for (const [tenant, count] of waiting) {
       let coming = 0;
-      for (const slot of this.#slots) {
-        if (slot.state === "creating" && (slot.createdFor ?? tenant) === tenant) coming++;
-        if (slot.state === "resetting" && slot.tenant === tenant) coming++;
+      for (const entry of this.#entries) {
+        if (entry.state === "creating" && (entry.createdFor ?? tenant) === tenant) coming++;
+        if (entry.state === "resetting" && entry.tenant === tenant) coming++;
       }
       while (count > coming && this.stats().creating < limit && this.#canGrowFor(tenant)) {
-        if (this.#slots.size >= this.#options.pool.maxPoolSize && !this.#makeRoomFor(tenant)) break;
+        if (this.#entries.size >= this.#options.pool.maxPoolSize && !this.#makeRoomFor(tenant)) {
+          break;
+        }
         void this.#create(tenant);
         coming++;
       }
@@ -351,18 +356,18 @@ export class WorkerPool implements AsyncDisposable {
     const { maxPoolSize, hostMode } = this.#options.pool;
     if (hostMode === "Single") {
       // One process: the pool grows only inside it, and only while it is free or serves `tenant`.
-      if (this.#slots.size >= maxPoolSize) return false;
-      const alive = [...this.#slots].filter((s) => s.worker?.alive);
+      if (this.#entries.size >= maxPoolSize) return false;
+      const alive = [...this.#entries].filter((s) => s.worker?.alive);
       return alive.every((s) => this.#tenancy.mayServe(s.worker!.process, tenant));
     }
-    return this.#slots.size < maxPoolSize || this.#idleElsewhere(tenant) !== null;
+    return this.#entries.size < maxPoolSize || this.#idleElsewhere(tenant) !== null;
   }
 
   /** The longest-idle warm worker in a process that serves a tenant other than `tenant`. */
-  #idleElsewhere(tenant: string): Slot | null {
-    return this.#warm.find((slot) =>
-      slot.state === "warm" && slot.worker !== null &&
-      !this.#tenancy.mayServe(slot.worker.process, tenant)
+  #idleElsewhere(tenant: string): PoolEntry | null {
+    return this.#warm.find((entry) =>
+      entry.state === "warm" && entry.worker !== null &&
+      !this.#tenancy.mayServe(entry.worker.process, tenant)
     ) ?? null;
   }
 
@@ -375,8 +380,8 @@ export class WorkerPool implements AsyncDisposable {
   }
 
   async #create(createdFor: string | null = null): Promise<void> {
-    if (this.#draining || this.#slots.size >= this.#options.pool.maxPoolSize) return;
-    const slot: Slot = {
+    if (this.#draining || this.#entries.size >= this.#options.pool.maxPoolSize) return;
+    const entry: PoolEntry = {
       id: ++this.#nextId,
       createdAt: this.#clock.next(),
       state: "creating",
@@ -386,9 +391,9 @@ export class WorkerPool implements AsyncDisposable {
       tenant: null,
       createdFor,
     };
-    this.#slots.add(slot);
+    this.#entries.add(entry);
     const { pwsh, shell, pool } = this.#options;
-    const label = `worker ${slot.id}`;
+    const label = `worker ${entry.id}`;
     try {
       const ready = await startWorker({
         pwsh,
@@ -397,51 +402,51 @@ export class WorkerPool implements AsyncDisposable {
         runspacesPerProcess: pool.runspacesPerProcess,
         maxWorkerMemoryMB: pool.maxWorkerMemoryMB || null,
         label,
-        place: (spawn) => this.#place(slot, label, spawn),
+        place: (spawn) => this.#place(entry, label, spawn),
       });
-      slot.worker = ready.worker;
-      slot.startup = ready.startup;
+      entry.worker = ready.worker;
+      entry.startup = ready.startup;
     } catch (error) {
       log.warning("Worker startup failed; evicting without entering pool.", {
-        Worker: slot.id,
+        Worker: entry.id,
         Error: error instanceof WorkerStartError ? error.reason : String(error),
       });
-      await this.#evict(slot, "startup_failed");
+      await this.#evict(entry, "startup_failed");
       return;
     }
     if (this.#draining) {
-      await this.#evict(slot, "shutdown");
+      await this.#evict(entry, "shutdown");
       return;
     }
-    slot.worker.exited.then(async () => {
-      if (slot.state !== "warm") return;
-      await this.#evict(slot, "died");
+    entry.worker.exited.then(async () => {
+      if (entry.state !== "warm") return;
+      await this.#evict(entry, "died");
       // Replace it now rather than at the next replenish tick (up to ReplenishCheckInterval away).
       this.#replenish();
     });
-    this.#makeWarm(slot);
+    this.#makeWarm(entry);
     log.debug("Worker {CreatedAt} initialized and enqueued. Total={Total}.", {
-      CreatedAt: slot.createdAt,
-      Total: this.#slots.size,
+      CreatedAt: entry.createdAt,
+      Total: this.#entries.size,
     });
     this.#grow();
   }
 
   /**
    * Places a new worker in a process with room, else in a new process started by `spawn` (whose room
-   * the next creations use). Sets `slot.worker` as soon as it exists, so others find its process.
+   * the next creations use). Sets `entry.worker` as soon as it exists, so others find its process.
    */
-  async #place(slot: Slot, label: string, spawn: () => Promise<Worker>): Promise<Worker> {
+  async #place(entry: PoolEntry, label: string, spawn: () => Promise<Worker>): Promise<Worker> {
     const { pool } = this.#options;
     while (true) {
-      const host = this.#workerWithRoom(slot.createdFor);
-      if (host) return slot.worker = await host.openSibling(label);
+      const host = this.#workerWithRoom(entry.createdFor);
+      if (host) return entry.worker = await host.openSibling(label);
       const spawning = this.#spawning;
       if (pool.hostMode === "Single" && this.#processes().length > 0) {
         // Single mode: the one process has room for every worker but may serve another tenant now;
         // the worker opens there and waits for it to be free.
         const any = this.#workerWithRoom(null);
-        if (any) return slot.worker = await any.openSibling(label);
+        if (any) return entry.worker = await any.openSibling(label);
       }
       if (!spawning || pool.runspacesPerProcess === 1) break;
       // #spawning is cleared as soon as the spawn ends, before this resumes: no spin on a settled one.
@@ -451,14 +456,14 @@ export class WorkerPool implements AsyncDisposable {
     this.#spawning = start;
     try {
       // Set before the creations waiting on this spawn resume, so they find this process.
-      slot.worker = await start;
+      entry.worker = await start;
     } finally {
       if (this.#spawning === start) this.#spawning = null;
     }
     // Let the creations waiting on this spawn send their `open` before this worker's startup: the
     // process reads frames in order, and startup blocks its loop for a few hundred ms.
     await new Promise((resolve) => setTimeout(resolve, 0));
-    return slot.worker;
+    return entry.worker;
   }
 
   /**
@@ -467,11 +472,11 @@ export class WorkerPool implements AsyncDisposable {
    */
   #workerWithRoom(tenant: string | null): Worker | null {
     let found: Worker | null = null;
-    for (const slot of this.#slots) {
-      const worker = slot.worker;
+    for (const entry of this.#entries) {
+      const worker = entry.worker;
       if (!worker?.alive || !worker.process.hasRoom) continue;
       if (tenant !== null && !this.#tenancy.mayServe(worker.process, tenant)) continue;
-      if (slot.state === "warm") return worker;
+      if (entry.state === "warm") return worker;
       found ??= worker;
     }
     return found;
@@ -480,22 +485,22 @@ export class WorkerPool implements AsyncDisposable {
   /** Live processes that are not retiring. */
   #processes(): WorkerProcess[] {
     const all = new Set<WorkerProcess>();
-    for (const slot of this.#slots) {
-      if (slot.worker?.alive) all.add(slot.worker.process);
+    for (const entry of this.#entries) {
+      if (entry.worker?.alive) all.add(entry.worker.process);
     }
     return [...all];
   }
 
-  #makeWarm(slot: Slot): void {
-    slot.lastActive = Date.now();
-    slot.state = "warm";
-    this.#warm.push(slot);
+  #makeWarm(entry: PoolEntry): void {
+    entry.lastActive = Date.now();
+    entry.state = "warm";
+    this.#warm.push(entry);
     this.#dispatch();
   }
 
-  async #reset(slot: Slot): Promise<void> {
-    slot.state = "resetting";
-    const worker = slot.worker!;
+  async #reset(entry: PoolEntry): Promise<void> {
+    entry.state = "resetting";
+    const worker = entry.worker!;
     if (!worker.alive || this.#draining) {
       // A retiring process ends when its last worker is closed: idle siblings would keep it (and
       // the stuck call's native children) alive until their next lease, so they go now.
@@ -504,7 +509,7 @@ export class WorkerPool implements AsyncDisposable {
           if (other.worker?.process === worker.process) void this.#evict(other, "retired");
         }
       }
-      await this.#evict(slot, worker.alive ? "shutdown" : "died");
+      await this.#evict(entry, worker.alive ? "shutdown" : "died");
       if (!this.#draining) this.#replenish();
       return;
     }
@@ -512,11 +517,11 @@ export class WorkerPool implements AsyncDisposable {
       await worker.reset();
     } catch (error) {
       log.warning("Worker {CreatedAt} reset failed; evicting it: {Error}", {
-        CreatedAt: slot.createdAt,
+        CreatedAt: entry.createdAt,
         Error: error instanceof Error ? error.message : String(error),
       });
       poolTelemetry.resets.add(1, { outcome: "failed" });
-      await this.#evict(slot, "reset_failure");
+      await this.#evict(entry, "reset_failure");
       this.#replenish();
       // A caller may be waiting for exactly this worker.
       if (this.#waiters.length > 0) this.#grow();
@@ -524,30 +529,30 @@ export class WorkerPool implements AsyncDisposable {
     }
     poolTelemetry.resets.add(1, { outcome: "ok" });
     if (this.#draining) {
-      await this.#evict(slot, "shutdown");
+      await this.#evict(entry, "shutdown");
       return;
     }
     // Warm before the call ends, so a process freed by it offers this worker to any tenant too.
-    slot.state = "warm";
-    this.#warm.push(slot);
-    slot.lastActive = Date.now();
-    this.#endCall(slot);
+    entry.state = "warm";
+    this.#warm.push(entry);
+    entry.lastActive = Date.now();
+    this.#endCall(entry);
     this.#dispatch();
   }
 
-  async #evict(slot: Slot, reason: string): Promise<void> {
-    if (slot.state === "evicted") return;
-    const from = slot.state;
-    slot.state = "evicted";
+  async #evict(entry: PoolEntry, reason: string): Promise<void> {
+    if (entry.state === "evicted") return;
+    const from = entry.state;
+    entry.state = "evicted";
     poolTelemetry.evictions.add(1, { reason });
-    const i = this.#warm.indexOf(slot);
+    const i = this.#warm.indexOf(entry);
     if (i >= 0) this.#warm.splice(i, 1);
-    this.#slots.delete(slot);
-    if (this.#endCall(slot)) this.#dispatch();
-    if (slot.worker) {
+    this.#entries.delete(entry);
+    if (this.#endCall(entry)) this.#dispatch();
+    if (entry.worker) {
       const closing = reason === "shutdown" || reason === "idle"
-        ? slot.worker.close()
-        : slot.worker.kill();
+        ? entry.worker.close()
+        : entry.worker.kill();
       this.#closing.add(closing);
       try {
         await closing;
@@ -556,10 +561,10 @@ export class WorkerPool implements AsyncDisposable {
       }
     }
     log.debug("Worker {CreatedAt} evicted from {From} (reason={Reason}). Total={Total}.", {
-      CreatedAt: slot.createdAt,
+      CreatedAt: entry.createdAt,
       From: from,
       Reason: reason,
-      Total: this.#slots.size,
+      Total: this.#entries.size,
     });
   }
 
@@ -575,14 +580,14 @@ export class WorkerPool implements AsyncDisposable {
     const { idleTtlMs, minPoolSize } = this.#options.pool;
     const now = Date.now();
     // Oldest first: the bottom of the warm stack has been idle longest.
-    for (const slot of [...this.#warm]) {
-      if (this.#slots.size <= minPoolSize) break;
-      if (slot.state === "warm" && now - slot.lastActive > idleTtlMs) {
+    for (const entry of [...this.#warm]) {
+      if (this.#entries.size <= minPoolSize) break;
+      if (entry.state === "warm" && now - entry.lastActive > idleTtlMs) {
         log.debug("Idle sweep evicted worker {CreatedAt} (idle since {LastActive}).", {
-          CreatedAt: slot.createdAt,
-          LastActive: new Date(slot.lastActive).toISOString(),
+          CreatedAt: entry.createdAt,
+          LastActive: new Date(entry.lastActive).toISOString(),
         });
-        void this.#evict(slot, "idle");
+        void this.#evict(entry, "idle");
       }
     }
   }
