@@ -29,7 +29,7 @@ import {
   svcStdioCommand,
   tempDir,
 } from "./lib/targets.ts";
-import { Worker } from "../lib/shell.ts";
+import { RunspaceWorker } from "../lib/worker.ts";
 
 /** Iteration counts: quick by default, the with --full. */
 function counts(b: Bench) {
@@ -255,8 +255,8 @@ async function p2(b: Bench): Promise<void> {
   }
   if (svcTarget) {
     const pwsh = b.options.worker!.path;
-    // The control channel svc uses (lib/shell.ts Worker): invoke and reset round trips, no HTTP/MCP.
-    const worker = await Worker.start({
+    // The control channel svc uses (lib/worker.ts RunspaceWorker): invoke and reset round trips, no HTTP/MCP.
+    const worker = await RunspaceWorker.start({
       pwsh,
       stopTimeoutMs: 2_000,
       label: "bench",
@@ -278,7 +278,7 @@ async function p2(b: Bench): Promise<void> {
         return { isError: outcome.result.hadErrors };
       };
       const inv = await sequential(n, warmup, invoke("Get-Date"));
-      add("worker control channel: invoke Get-Date", inv.summary, "lib/shell.ts Worker");
+      add("worker control channel: invoke Get-Date", inv.summary, "lib/worker.ts RunspaceWorker");
       const reset = await sequential(n, warmup, async () => {
         await worker.reset();
         return {};

@@ -17,7 +17,7 @@ import { type HostMode, replacementOf } from "./config_pool.ts";
 import { discoverCatalog } from "./discovery.ts";
 import { StartupError } from "./errors.ts";
 import { describeOrigin, resolvePwsh } from "./pwsh_path.ts";
-import type { WorkerInfo } from "./shell.ts";
+import type { WorkerInfo } from "./worker.ts";
 import { type ReadyWorker, startWorker, WorkerStartError } from "./worker_start.ts";
 
 /** One worker started by doctor. */

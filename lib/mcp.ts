@@ -25,7 +25,7 @@ import {
   workerFailureMessage,
 } from "./result.ts";
 import { WorkerUnavailableError } from "./errors.ts";
-import type { Worker, WorkerProgress } from "./shell.ts";
+import type { RunspaceWorker, WorkerProgress } from "./worker.ts";
 import { outputShaping } from "./output_shaping.ts";
 import { closestNames } from "./suggest.ts";
 
@@ -47,7 +47,7 @@ export interface ToolRunner {
    * Lends a worker for one call and runs `use` on it: the stdio session's worker, or a pool lease
    * returned afterwards. Rejects with a WorkerUnavailableError when no worker is free in time.
    */
-  withWorker<T>(call: WorkerCall, use: (worker: Worker) => Promise<T>): Promise<T>;
+  withWorker<T>(call: WorkerCall, use: (worker: RunspaceWorker) => Promise<T>): Promise<T>;
 }
 
 /** Options of {@linkcode createMcpServer}. */

@@ -18,7 +18,7 @@
  */
 import { logger } from "./log.ts";
 import { observePoolWorkers, poolTelemetry } from "./telemetry.ts";
-import type { StartupResult, Worker } from "./shell.ts";
+import type { RunspaceWorker, StartupResult } from "./worker.ts";
 import { startWorker, WorkerStartError } from "./worker_start.ts";
 import type { WorkerProcess } from "./worker_process.ts";
 import { SHARED_TENANT, Tenancy } from "./pool_tenancy.ts";
@@ -39,7 +39,7 @@ interface PoolEntry {
   id: number;
   createdAt: string;
   state: WorkerState;
-  worker: Worker | null;
+  worker: RunspaceWorker | null;
   startup: StartupResult | null;
   lastActive: number;
   /** The tenant of the call it runs or is being reset after; null while warm or starting. */
@@ -69,7 +69,7 @@ export class WorkerPool implements AsyncDisposable {
   #nextId = 0;
   #draining = false;
   /** A process being spawned that will have room for more workers once it has said hello. */
-  #spawning: Promise<Worker> | null = null;
+  #spawning: Promise<RunspaceWorker> | null = null;
 
   private constructor(options: WorkerPoolOptions) {
     this.#options = options;
@@ -408,7 +408,7 @@ export class WorkerPool implements AsyncDisposable {
       entry.startup = ready.startup;
     } catch (error) {
       log.warning("Worker startup failed; evicting without entering pool.", {
-        Worker: entry.id,
+        RunspaceWorker: entry.id,
         Error: error instanceof WorkerStartError ? error.reason : String(error),
       });
       await this.#evict(entry, "startup_failed");
@@ -436,7 +436,11 @@ export class WorkerPool implements AsyncDisposable {
    * Places a new worker in a process with room, else in a new process started by `spawn` (whose room
    * the next creations use). Sets `entry.worker` as soon as it exists, so others find its process.
    */
-  async #place(entry: PoolEntry, label: string, spawn: () => Promise<Worker>): Promise<Worker> {
+  async #place(
+    entry: PoolEntry,
+    label: string,
+    spawn: () => Promise<RunspaceWorker>,
+  ): Promise<RunspaceWorker> {
     const { pool } = this.#options;
     while (true) {
       const host = this.#workerWithRoom(entry.createdFor);
@@ -470,8 +474,8 @@ export class WorkerPool implements AsyncDisposable {
    * A live worker whose process can take one more and may serve `tenant` (any, when null),
    * preferring a warm one (its loop is idle).
    */
-  #workerWithRoom(tenant: string | null): Worker | null {
-    let found: Worker | null = null;
+  #workerWithRoom(tenant: string | null): RunspaceWorker | null {
+    let found: RunspaceWorker | null = null;
     for (const entry of this.#entries) {
       const worker = entry.worker;
       if (!worker?.alive || !worker.process.hasRoom) continue;

@@ -7,7 +7,7 @@
 import type { ShellSettings } from "./config.ts";
 import type { PoolSettings } from "./config_pool.ts";
 import { WorkerUnavailableError } from "./errors.ts";
-import type { StartupResult, Worker } from "./shell.ts";
+import type { RunspaceWorker, StartupResult } from "./worker.ts";
 
 /** State of one pooled worker. */
 export type WorkerState = "creating" | "warm" | "leased" | "resetting" | "evicted";
@@ -45,7 +45,7 @@ export type PoolStatus = "Healthy" | "Degraded" | "Unhealthy";
 /** A leased worker. Call `release()` exactly once when the call's response has been sent. */
 export interface Lease {
   /** The worker serving this call. */
-  readonly worker: Worker;
+  readonly worker: RunspaceWorker;
   /** What the worker's startup reported (module versions). */
   readonly startup: StartupResult;
   /** Returns the worker: it is reset in the background and re-enters the pool if that succeeds. */

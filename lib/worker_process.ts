@@ -1,8 +1,8 @@
 /**
  * One `pwsh` process running `host.ps1` (protocol §1): spawn, the private listener it connects to, the
  * hellos of its slots, its diagnostics, and the kill of its whole tree. A process serves one or more
- * slots; each slot is a connection of its own with a runspace of its own, driven by a `Worker`
- * (`lib/shell.ts`). This module knows the process, not the requests.
+ * slots; each slot is a connection of its own with a runspace of its own, driven by a `RunspaceWorker`
+ * (`lib/worker.ts`). This module knows the process, not the requests.
  *
  * @module
  */

@@ -1,6 +1,6 @@
 /**
  * The shapes of what a worker answers (docs/worker-protocol.md): command metadata, call results,
- * startup and reset results. Types only; `lib/shell.ts` speaks the protocol.
+ * startup and reset results. Types only; `lib/worker.ts` speaks the protocol.
  *
  * @module
  */
@@ -241,7 +241,7 @@ export interface WorkerInfo {
 /** How an `invoke` ended when it did not simply complete. */
 export type Interruption = "timeout" | "cancelled";
 
-/** The outcome of `Worker.invoke`: the result, and whether it was stopped and why. */
+/** The outcome of `RunspaceWorker.invoke`: the result, and whether it was stopped and why. */
 export interface InvokeOutcome {
   result: InvokeResult;
   interrupted: Interruption | null;

@@ -13,7 +13,7 @@ import type { CallLimits, InvokeParams } from "./worker_protocol.ts";
  */
 export type OutputProperties = string[] | "display";
 
-/** A command for a worker to run (see `Worker.invoke` in `lib/shell.ts`). */
+/** A command for a worker to run (see `RunspaceWorker.invoke` in `lib/worker.ts`). */
 export interface CommandRun {
   /** The command's name. */
   command: string;

@@ -8,7 +8,7 @@
 import { hostCacheDirectory } from "./cache_directory.ts";
 import type { ShellSettings } from "./config.ts";
 import { RemoteError, StartupError, type StartupErrorCode } from "./errors.ts";
-import { Worker } from "./shell.ts";
+import { RunspaceWorker } from "./worker.ts";
 import type { StartupResult, WorkerInfo } from "./worker_protocol.ts";
 
 /** The shell settings a worker starts with (`ShellConfiguration:*`). */
@@ -47,13 +47,13 @@ export interface StartWorkerOptions {
    * returns the worker whose startup is then run: the pool opens one in a process with room instead
    * when it has one. @default a new process (`spawn()`)
    */
-  place?: (spawn: () => Promise<Worker>) => Promise<Worker>;
+  place?: (spawn: () => Promise<RunspaceWorker>) => Promise<RunspaceWorker>;
 }
 
 /** A worker that has run its startup. */
 export interface ReadyWorker {
   /** The worker, ready for calls. */
-  readonly worker: Worker;
+  readonly worker: RunspaceWorker;
   /** What its startup reported (module versions, duration). */
   readonly startup: StartupResult;
 }
@@ -88,7 +88,7 @@ export class WorkerStartError extends StartupError {
 export async function startWorker(options: StartWorkerOptions): Promise<ReadyWorker> {
   const { pwsh, shell, place = (spawn) => spawn() } = options;
   const spawn = () =>
-    Worker.start({
+    RunspaceWorker.start({
       pwsh,
       stopTimeoutMs: options.stopTimeoutMs ?? 5_000,
       runspacesPerProcess: options.runspacesPerProcess ?? 1,
@@ -98,7 +98,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<ReadyWor
       cacheDirectory: hostCacheDirectory(shell),
       environment: shell.workerEnvironment,
     });
-  let worker: Worker;
+  let worker: RunspaceWorker;
   try {
     worker = await place(spawn);
   } catch (error) {

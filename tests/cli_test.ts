@@ -347,7 +347,7 @@ Deno.test("a port in use is a startup error (exit 3) before any worker starts, n
       ),
       run.stderr,
     );
-    assert.doesNotMatch(run.stderr, /Starting StatelessRunspacePool|Worker .* initialized/);
+    assert.doesNotMatch(run.stderr, /Starting StatelessRunspacePool|RunspaceWorker .* initialized/);
   });
 });
 

@@ -4,11 +4,11 @@
  * cache cannot be written.
  */
 import assert from "node:assert/strict";
-import { Worker } from "../lib/shell.ts";
+import { RunspaceWorker } from "../lib/worker.ts";
 import { TEST_PWSH as pwsh } from "./support/harness.ts";
 
 async function callGetDate(cacheDirectory: string | null): Promise<void> {
-  await using worker = await Worker.start({ pwsh, stopTimeoutMs: 3_000, cacheDirectory });
+  await using worker = await RunspaceWorker.start({ pwsh, stopTimeoutMs: 3_000, cacheDirectory });
   await worker.startup({ modules: [], scriptPath: null, script: null }, 60_000);
   const { result } = await worker.invoke(
     { command: "Get-Date", parameters: { Year: 2001 }, credentials: [], depth: 1 },

@@ -9,7 +9,7 @@ import type { ShellSettings } from "../lib/config.ts";
 import type { PoolSettings } from "../lib/config_pool.ts";
 import { WorkerPool } from "../lib/pool.ts";
 import { type Lease, PoolError } from "../lib/pool_contract.ts";
-import type { InvokeOptions, Worker } from "../lib/shell.ts";
+import type { InvokeOptions, RunspaceWorker } from "../lib/worker.ts";
 import {
   eventually,
   FIXTURE_MODULE,
@@ -69,7 +69,7 @@ function poolSettings(extra: Partial<PoolSettings> = {}): PoolSettings {
 }
 
 /** Starts `Invoke-FixtureStuck` for 60 s: a call that ignores Stop, its child's pid in `pidFile`. */
-function invokeStuck(worker: Worker, pidFile: string, options: InvokeOptions = {}) {
+function invokeStuck(worker: RunspaceWorker, pidFile: string, options: InvokeOptions = {}) {
   return worker.invoke(
     {
       command: "Invoke-FixtureStuck",
@@ -490,8 +490,8 @@ Deno.test({
   name: "a worker killed from outside takes the processes its command started with it",
   ignore: Deno.build.os === "windows",
   async fn() {
-    const { Worker } = await import("../lib/shell.ts");
-    await using worker = await Worker.start({ pwsh: TEST_PWSH, stopTimeoutMs: 2_000 });
+    const { RunspaceWorker } = await import("../lib/worker.ts");
+    await using worker = await RunspaceWorker.start({ pwsh: TEST_PWSH, stopTimeoutMs: 2_000 });
     await worker.startup({ modules: [FIXTURE_MODULE], scriptPath: null, script: null });
     const pidFile = await Deno.makeTempFile();
     const call = invokeStuck(worker, pidFile);

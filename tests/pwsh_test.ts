@@ -1,20 +1,20 @@
 /**
  * The PowerShell suite: tests whose meaning is PowerShell behaviour (binding, serialization, error
- * records, Stop, prompts, startup scripts, reset), run through lib/shell.ts against real pwsh.
+ * records, Stop, prompts, startup scripts, reset), run through lib/worker.ts against real pwsh.
  * `tests/pwsh_tools_test.ts` asks the same of real commands through an MCP client.
  */
 import assert from "node:assert/strict";
 import { RemoteError } from "../lib/errors.ts";
-import { Worker } from "../lib/shell.ts";
+import { RunspaceWorker } from "../lib/worker.ts";
 import type { CommandMeta } from "../lib/worker_protocol.ts";
 import { FIXTURE_MODULE, isAlive, TEST_PWSH as pwsh, withEnv } from "./support/harness.ts";
 import { cmdletMeta, DESCRIBE_FIXTURE, RECORDED_CMDLETS } from "./support/cmdlet_data.ts";
 
-function pwshTest(name: string, fn: (worker: Worker) => Promise<void> | void): void {
+function pwshTest(name: string, fn: (worker: RunspaceWorker) => Promise<void> | void): void {
   Deno.test({
     name,
     async fn() {
-      await using worker = await Worker.start({ pwsh, stopTimeoutMs: 3_000 });
+      await using worker = await RunspaceWorker.start({ pwsh, stopTimeoutMs: 3_000 });
       await worker.startup({ modules: [FIXTURE_MODULE], scriptPath: null, script: null }, 60_000);
       await fn(worker);
     },
@@ -22,7 +22,7 @@ function pwshTest(name: string, fn: (worker: Worker) => Promise<void> | void): v
 }
 
 function invoke(
-  worker: Worker,
+  worker: RunspaceWorker,
   command: string,
   parameters: Record<string, unknown> = {},
   credentials: string[] = [],
@@ -81,7 +81,7 @@ Deno.test({
     }
     : { name: ENDPOINTS_TEST }),
   async fn() {
-    const visible = async (worker: Worker, name: string) =>
+    const visible = async (worker: RunspaceWorker, name: string) =>
       (await invoke(worker, "Test-Path", { Path: `env:${name}` })).result.output;
     const unset = {
       "DOTNET_EnableDiagnostics": undefined,
@@ -89,7 +89,7 @@ Deno.test({
     };
     await withEnv(unset, async () => {
       const started = Date.now();
-      await using worker = await Worker.start({ pwsh, stopTimeoutMs: 3_000 });
+      await using worker = await RunspaceWorker.start({ pwsh, stopTimeoutMs: 3_000 });
       // Killed workers left these behind in the temp directory, four per process.
       const open = diagnosticEndpoints(worker.pid, started);
       // PowerShell 7.6 added the opt-out of its Enter-PSHostProcess listener; 7.4 and 7.5 keep it.
@@ -109,7 +109,7 @@ Deno.test({
     for (const own of ["DOTNET_EnableDiagnostics", "DOTNET_EnableDiagnostics_Debugger"]) {
       await withEnv({ ...unset, [own]: "1" }, async () => {
         const started = Date.now();
-        await using worker = await Worker.start({ pwsh, stopTimeoutMs: 3_000 });
+        await using worker = await RunspaceWorker.start({ pwsh, stopTimeoutMs: 3_000 });
         assert.deepEqual(await visible(worker, own), [true], own);
         assert.deepEqual(
           await visible(worker, "DOTNET_EnableDiagnostics"),
@@ -354,7 +354,7 @@ pwshTest(
 );
 
 pwshTest("a startup script that throws is a startup error carrying its message", async () => {
-  await using worker = await Worker.start({ pwsh, stopTimeoutMs: 3_000 });
+  await using worker = await RunspaceWorker.start({ pwsh, stopTimeoutMs: 3_000 });
   await assert.rejects(
     () =>
       worker.startup({ modules: [], scriptPath: null, script: "throw 'sign-in failed'" }, 60_000),
@@ -365,7 +365,7 @@ pwshTest("a startup script that throws is a startup error carrying its message",
 });
 
 pwshTest("startup imports modules, reports missing ones, and its definitions persist", async () => {
-  await using worker = await Worker.start({ pwsh, stopTimeoutMs: 3_000 });
+  await using worker = await RunspaceWorker.start({ pwsh, stopTimeoutMs: 3_000 });
   const startup = await worker.startup({
     modules: [FIXTURE_MODULE, "No.Such.Module"],
     scriptPath: null,
@@ -420,7 +420,7 @@ pwshTest(
 );
 
 pwshTest("type data a startup script adds in the worker runspace shapes the output", async () => {
-  await using worker = await Worker.start({ pwsh, stopTimeoutMs: 3_000 });
+  await using worker = await RunspaceWorker.start({ pwsh, stopTimeoutMs: 3_000 });
   await worker.startup({
     modules: [],
     scriptPath: null,

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { WorkerError } from "../lib/errors.ts";
-import { Worker, type WorkerOptions } from "../lib/shell.ts";
+import { RunspaceWorker, type WorkerOptions } from "../lib/worker.ts";
 import type { ResetResult } from "../lib/worker_protocol.ts";
 import {
   fixtureConfig,
@@ -22,14 +22,14 @@ type Startup = string[] | { modules?: string[]; script?: string };
 async function startWorker(
   options: Partial<WorkerOptions> = {},
   startup: Startup = [],
-): Promise<Worker> {
+): Promise<RunspaceWorker> {
   const { modules = [], script = null } = Array.isArray(startup) ? { modules: startup } : startup;
-  const worker = await Worker.start({ pwsh, stopTimeoutMs: 3_000, ...options });
+  const worker = await RunspaceWorker.start({ pwsh, stopTimeoutMs: 3_000, ...options });
   await worker.startup({ modules, scriptPath: null, script }, 60_000);
   return worker;
 }
 
-async function run(worker: Worker, script: string): Promise<unknown[]> {
+async function run(worker: RunspaceWorker, script: string): Promise<unknown[]> {
   const { result } = await worker.invoke(
     { command: "Invoke-Expression", parameters: { Command: script }, credentials: [], depth: 2 },
     { timeoutMs: 30_000 },
@@ -39,7 +39,7 @@ async function run(worker: Worker, script: string): Promise<unknown[]> {
 }
 
 /** The reset's outcome: its result, or the reason the process was retired. */
-async function reset(worker: Worker): Promise<ResetResult | { retired: string }> {
+async function reset(worker: RunspaceWorker): Promise<ResetResult | { retired: string }> {
   try {
     return await worker.reset();
   } catch (error) {
@@ -411,7 +411,7 @@ Deno.test("a call's native processes end when the call ends, unless kept", async
     // Ended before the response was sent: no waiting here.
     assert.deepEqual(pids.filter(isAlive), []);
   }
-  await using keeper = await Worker.start({ pwsh, stopTimeoutMs: 3_000 });
+  await using keeper = await RunspaceWorker.start({ pwsh, stopTimeoutMs: 3_000 });
   await keeper.startup(
     { modules: [], scriptPath: null, script: null, keepNativeProcesses: true },
     60_000,

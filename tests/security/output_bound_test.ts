@@ -5,7 +5,7 @@
  * before holding it. Measured on a real svc process: the growth of its peak RSS during a call.
  */
 import assert from "node:assert/strict";
-import { Worker } from "../../lib/shell.ts";
+import { RunspaceWorker } from "../../lib/worker.ts";
 import type { WorkerProgress } from "../../lib/worker_protocol.ts";
 import { post, processMemory, startHttpSvc, TEST_PWSH } from "../support/harness.ts";
 import { textOf } from "./support.ts";
@@ -198,7 +198,7 @@ Deno.test("under a small MaxResultBytes: output up to it arrives whole, shape re
 });
 
 Deno.test("a worker under MaxResultBytes cuts each progress string to 1/64 of it (256 bytes at least)", async () => {
-  await using worker = await Worker.start({
+  await using worker = await RunspaceWorker.start({
     pwsh: TEST_PWSH,
     stopTimeoutMs: 2_000,
     maxResultBytes: 16_384,
@@ -228,7 +228,7 @@ Deno.test("a worker under MaxResultBytes cuts each progress string to 1/64 of it
 });
 
 Deno.test("the worker lets go of output it could never send while the command still runs", async () => {
-  await using worker = await Worker.start({
+  await using worker = await RunspaceWorker.start({
     pwsh: TEST_PWSH,
     stopTimeoutMs: 2_000,
     maxResultBytes: MAX_RESULT_BYTES,

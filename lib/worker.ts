@@ -34,7 +34,7 @@ const log = logger("worker");
 /** Requests whose answers are sized by the configured modules, not by a caller (see output_limits.ts). */
 const DISCOVERY_OPS = new Set(["startup", "commands", "describe"]);
 
-/** Options of {@linkcode Worker.start}. */
+/** Options of {@linkcode RunspaceWorker.start}. */
 export interface WorkerOptions {
   /** Absolute path of the pwsh executable (see `resolvePwsh` in `lib/pwsh_path.ts`). */
   pwsh: string;
@@ -42,7 +42,7 @@ export interface WorkerOptions {
   helloTimeoutMs?: number;
   /** Grace period after a stop or exit request before the process tree is killed, in ms. @default 5000 (`McpServer:RunspacePool:StopTimeout`) */
   stopTimeoutMs?: number;
-  /** Most workers (runspaces) the process may serve; more are added with {@linkcode Worker.openSibling}. @default 1 */
+  /** Most workers (runspaces) the process may serve; more are added with {@linkcode RunspaceWorker.openSibling}. @default 1 */
   runspacesPerProcess?: number;
   /** Label used in log lines. @default "worker" */
   label?: string;
@@ -63,7 +63,7 @@ export interface WorkerOptions {
   maxResultBytes?: number | null;
 }
 
-/** Options of {@linkcode Worker.invoke}. */
+/** Options of {@linkcode RunspaceWorker.invoke}. */
 export interface InvokeOptions {
   /** Cancels the call: the pipeline is stopped (then the tree killed after the stop timeout). */
   signal?: AbortSignal;
@@ -85,7 +85,7 @@ interface Pending {
  * A running PowerShell worker. Requests run one at a time; `invoke` can be stopped by time limit or
  * signal. An exiting process is noticed at once and fails the request in flight.
  */
-export class Worker implements AsyncDisposable {
+export class RunspaceWorker implements AsyncDisposable {
   readonly #process: WorkerProcess;
   readonly #conn: Deno.Conn;
   // Frames are written in order, one after the other: a partial write must not interleave with the next.
@@ -124,12 +124,12 @@ export class Worker implements AsyncDisposable {
   }
 
   /** Spawns pwsh with the host script, waits for its hello and checks token and version. */
-  static async start(options: WorkerOptions): Promise<Worker> {
+  static async start(options: WorkerOptions): Promise<RunspaceWorker> {
     const { runspacesPerProcess, maxWorkerMemoryMB, maxResultBytes, ...rest } = options;
     const { process, first } = await WorkerProcess.start(
       runspacesPerProcess === undefined ? rest : { ...rest, capacity: runspacesPerProcess },
     );
-    return new Worker(
+    return new RunspaceWorker(
       process,
       first,
       process.label,
@@ -142,13 +142,13 @@ export class Worker implements AsyncDisposable {
    * Opens another worker in this worker's process (a runspace of its own, a fraction of a process's
    * start cost and memory). Works while this worker runs a call. Check `process.hasRoom` first.
    */
-  async openSibling(label = this.#label): Promise<Worker> {
+  async openSibling(label = this.#label): Promise<RunspaceWorker> {
     const { slot, connected } = this.#process.reserveSlot();
     await this.#notify({ op: "open", params: { slot } });
     const ceiling = this.#maxWorkingSetBytes === null
       ? null
       : this.#maxWorkingSetBytes / 1024 / 1024;
-    return new Worker(this.#process, await connected, label, ceiling, this.#maxResultBytes);
+    return new RunspaceWorker(this.#process, await connected, label, ceiling, this.#maxResultBytes);
   }
 
   /** The process this worker runs in, shared with its siblings. */
@@ -319,7 +319,7 @@ export class Worker implements AsyncDisposable {
     this.#release();
   }
 
-  /** Closes the worker (see {@linkcode Worker.close}). */
+  /** Closes the worker (see {@linkcode RunspaceWorker.close}). */
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
