@@ -125,10 +125,8 @@ export class RunspaceWorker implements AsyncDisposable {
 
   /** Spawns pwsh with the host script, waits for its hello and checks token and version. */
   static async start(options: WorkerOptions): Promise<RunspaceWorker> {
-    const { runspacesPerProcess, maxWorkerMemoryMB, maxResultBytes, ...rest } = options;
-    const { process, first } = await WorkerProcess.start(
-      runspacesPerProcess === undefined ? rest : { ...rest, capacity: runspacesPerProcess },
-    );
+    const { maxWorkerMemoryMB, maxResultBytes, ...rest } = options;
+    const { process, first } = await WorkerProcess.start(rest);
     return new RunspaceWorker(
       process,
       first,

@@ -78,8 +78,8 @@ export interface WorkerProcessOptions {
   helloTimeoutMs?: number;
   /** Grace period for a process whose last slot has closed to exit before its tree is killed, in ms. @default 5000 */
   stopTimeoutMs?: number;
-  /** Most slots the process serves at once. @default 1 */
-  capacity?: number;
+  /** Most slots (workers) the process serves at once (`RunspacesPerProcess`). @default 1 */
+  runspacesPerProcess?: number;
   /** Label used in log lines. @default "worker" */
   label?: string;
   /**
@@ -156,9 +156,9 @@ export class WorkerProcess {
     const settings: Required<WorkerProcessOptions> = {
       helloTimeoutMs: 30_000,
       stopTimeoutMs: 5_000,
-      capacity: 1,
       label: "worker",
       ...options,
+      runspacesPerProcess: options.runspacesPerProcess ?? 1,
       environment: options.environment ?? DEFAULT_WORKER_ENVIRONMENT,
       cacheDirectory: options.cacheDirectory === undefined
         ? defaultCacheDirectory()
@@ -267,7 +267,7 @@ export class WorkerProcess {
   /** True while the process can take one more slot. */
   get hasRoom(): boolean {
     return !this.#retiring && !this.#ending && this.#exitCode === null &&
-      this.#reserved < this.#options.capacity;
+      this.#reserved < this.#options.runspacesPerProcess;
   }
 
   /**
