@@ -46,9 +46,9 @@ function redact(value: unknown, depth = 0): unknown {
 function textFormatter(record: LogRecord): string {
   const time = new Date(record.timestamp).toISOString();
   const message = renderMessage(record);
-  const props = Object.entries(record.properties)
+  const props = Object.entries(redact(record.properties) as Record<string, unknown>)
     .filter(([k]) => !record.rawMessage.includes(`{${k}}`))
-    .map(([k, v]) => ` ${k}=${typeof v === "string" ? v : JSON.stringify(redact(v))}`)
+    .map(([k, v]) => ` ${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
     .join("");
   // CR/LF inside a value must not forge a second log line.
   const line = `${time} ${record.level.toUpperCase().padEnd(7)} ${
@@ -57,11 +57,20 @@ function textFormatter(record: LogRecord): string {
   return line.replace(/[\r\n]+/g, " ") + "\n";
 }
 
-/** A message with its values in place: strings as they are (no quotes), other values as JSON. */
+/**
+ * A message with its values in place: strings as they are (no quotes), other values as JSON, and
+ * the value of a placeholder whose name looks secret (`{Token}`) redacted, as in the properties.
+ */
 function renderMessage(record: LogRecord): string {
-  return record.message.map((part) =>
-    typeof part === "string" ? part : JSON.stringify(redact(part))
-  ).join("");
+  const names = typeof record.rawMessage === "string"
+    ? [...record.rawMessage.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!)
+    : [];
+  return record.message.map((part, i) => {
+    // Odd parts are the values, in the order of the placeholders.
+    if (i % 2 === 0) return part as string;
+    if (SECRET_KEY.test(names[(i - 1) / 2] ?? "")) return "[redacted]";
+    return typeof part === "string" ? part : JSON.stringify(redact(part));
+  }).join("");
 }
 
 function jsonFormatter(record: LogRecord): string {
