@@ -1,6 +1,6 @@
 /**
  * The worker's PowerShell side (`lib/host.ps1` and the parts it dot-sources), embedded as text so a
- * bundle or a compiled binary carries it (ARCHITECTURE Decision 10).
+ * bundle or a compiled binary carries it (docs/architecture.md, decision 7).
  *
  * @module
  */
@@ -35,7 +35,7 @@ import HOST_SLOT from "./host/slot.ps1" with { type: "text" };
 import HOST_SLOT_RUNS from "./host/slot_runs.ps1" with { type: "text" };
 
 /**
- * The PowerShell side of the protocol, embedded so a bundle carries it (ARCHITECTURE Decision 10):
+ * The PowerShell side of the protocol, embedded so a bundle carries it (docs/architecture.md, decision 7):
  * `host.ps1`, the parts it dot-sources from `host/` and the C# it compiles from `host/cs/`, by path relative to the worker's directory.
  */
 const HOST_FILES: Record<string, string> = {
