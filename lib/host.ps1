@@ -57,9 +57,17 @@ foreach ($name in @(([string]$env:SVC_WORKER_STARTUP_ENV).Split(',', [StringSpli
 # Native programs started by user code are decoded with the console encoding; make it UTF-8.
 try { [Console]::OutputEncoding = [System.Text.UTF8Encoding]::new($false) } catch { Write-Diag "cannot set the console encoding: $($_.Exception.Message)" }
 
-# What the slots share. Slots run on their own threads, hence synchronized tables (ConcurrentDictionary
-# would cost ~50 ms of type resolution at every start): Live holds the slots still connected, Runs the
-# runspace and pipeline of each slot this process opened (see Receive-SlotRun).
+# What the slots of this process share, and the only thing they share (each slot's own state is in its
+# runspace's script scope). Slots run on their own threads, hence synchronized tables
+# (ConcurrentDictionary would cost ~50 ms of type resolution at every start). Every key:
+#   Endpoint   where svc listens for the slots' connections (this script's parameter)
+#   Token      the secret each slot's hello carries back to svc (read from the environment, removed)
+#   SlotScript the path of host/slot.ps1, which Open-Slot runs for every further slot
+#   Live       slot number -> $true, for each slot still connected (slot.ps1 adds and removes itself)
+#   Runs       slot number -> runspace, pipeline and handle of each slot Open-Slot started
+#              (operations.ps1; freed by Receive-SlotRun)
+#   Stuck      set by a slot whose call ignored its stop: the process must end abruptly
+#   Failed     set by a slot that failed: the process exits with code 1
 $process = [hashtable]::Synchronized(@{
         Endpoint   = $Endpoint
         Token      = $token
