@@ -3,7 +3,8 @@
  * Routes the MCP endpoint(s) by protocol era and session mode, `/tools` and `/call`, `/health` and
  * `/health/ready`, and (opt-in) the deprecated HTTP+SSE transport. Validates `Host` before `Origin`
  * (DNS rebinding), picks JSON or SSE from `Accept`, tags every request with a correlation id, and
- * drains on shutdown. Errors are mapped to responses here and nowhere else.
+ * drains on shutdown. Every refusal is thrown as an `HttpError` and answered by the one funnel of
+ * `http_errors.ts`.
  *
  * @module
  */
@@ -41,7 +42,8 @@ import {
 } from "./http_message.ts";
 import { RequestLimiter } from "./http_admission.ts";
 import { checkCanListen, listen, type Listener } from "./http_listen.ts";
-import { jsonResponse, refuseOwnerless, rpcError } from "./http_responses.ts";
+import { jsonResponse } from "./http_responses.ts";
+import { answerErrors, HttpError, RpcCode } from "./http_errors.ts";
 import { checkAnonymousExposure, RequestGuard } from "./http_guard.ts";
 import { StreamLimiter } from "./http_streams.ts";
 import {
@@ -86,9 +88,28 @@ const UNSUPPORTED_MEDIA_TYPE = "Unsupported Media Type: Content-Type must be app
 const WELL_KNOWN_RESOURCE = "/.well-known/oauth-protected-resource";
 
 /** 429 for an event stream past `MaxStreamsPerCaller` or `MaxStreams`; `reason` names which. */
-function refuseStream(reason: string): Response {
+function refuseStream(reason: string): HttpError {
   log.info("Refused an event stream: {Reason}", { Reason: reason });
-  return jsonResponse(429, { error: reason }, { "retry-after": "5" });
+  return new HttpError(429, reason, { headers: { "retry-after": "5" } });
+}
+
+/** 403: a session needs an owner; a token without `sub` names nobody in particular. */
+function refuseOwnerless(): HttpError {
+  return new HttpError(
+    403,
+    "Forbidden: a session needs a caller identity, and the token has no 'sub' claim",
+  );
+}
+
+/**
+ * The refusal of a body that could not be read as JSON: the status `readBodyText` gave (413, 408,
+ * 503), else 400 with `parseMessage`.
+ */
+function bodyError(error: unknown, parseMessage: string): HttpError {
+  if (error instanceof BodyRefused) {
+    return new HttpError(error.status, error.message, { code: RpcCode.invalidRequest });
+  }
+  return new HttpError(400, parseMessage, { code: RpcCode.parseError });
 }
 
 /** The HTTP front of svc; one per process. */
@@ -143,23 +164,11 @@ class HttpFront {
     const given = req.headers.get("x-correlation-id");
     const correlationId = correlationIdFor(given);
     return withContext({ CorrelationId: correlationId }, async () => {
-      // A Host that makes no URL (spaces, `@`, quotes …) names nothing svc serves.
-      if (!URL.canParse(req.url)) {
-        const refused = rpcError(400, -32000, "Bad Request: the Host header is malformed");
-        refused.headers.set("x-correlation-id", correlationId);
-        return refused;
-      }
-      let response: Response;
-      try {
-        response = await withRequestSignal(req.signal, () => this.#route(req));
-      } catch (error) {
-        log.error("Unhandled error for {Method} {Path}: {Error}", {
-          Method: req.method,
-          Path: new URL(req.url).pathname,
-          Error: error instanceof Error ? error.message : String(error),
-        });
-        response = jsonResponse(500, { error: `Internal error; correlation id ${correlationId}` });
-      }
+      const response = await answerErrors(
+        req,
+        correlationId,
+        () => withRequestSignal(req.signal, () => this.#route(req)),
+      );
       return this.#decorate(req, response, correlationId);
     });
   }
@@ -176,15 +185,19 @@ class HttpFront {
   }
 
   async #route(req: Request): Promise<Response> {
+    // A Host that makes no URL (spaces, `@`, quotes …) names nothing svc serves.
+    if (!URL.canParse(req.url)) {
+      throw new HttpError(400, "Bad Request: the Host header is malformed");
+    }
     const url = new URL(req.url);
     const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, "") : url.pathname;
     if (path === "/health" || path === "/health/ready") {
-      if (req.method !== "GET") return jsonResponse(405, { error: "Use GET" }, { allow: "GET" });
+      if (req.method !== "GET") throw new HttpError(405, "Use GET", { headers: { allow: "GET" } });
       return this.#health(path === "/health/ready");
     }
     const host = this.#guard.acceptedHost(req);
-    const refused = host === null ? this.#refuseHost(req) : this.#checkOrigin(req);
-    if (refused) return refused;
+    if (host === null) throw this.#refuseHost(req);
+    this.#checkOrigin(req);
     if (req.method === "OPTIONS") return new Response(null, { status: 204 });
     // Only a Host that passed the check (a bare name or address and port) goes into a URL.
     const base = `${url.protocol}//${host}`;
@@ -194,7 +207,7 @@ class HttpFront {
     const isMcp = this.#mcpPaths.has(path);
     const isSse = this.#http.enableLegacySse && (path === "/sse" || path === "/messages");
     if (!isMcp && !isSse && path !== "/tools" && path !== "/call") {
-      return jsonResponse(404, { error: `Not found: ${req.method} ${path}` });
+      throw new HttpError(404, `Not found: ${req.method} ${path}`);
     }
     // A client of the MCP endpoint at /mcp looks for /.well-known/oauth-protected-resource/mcp.
     const suffix = isMcp && path !== "/" ? path : "";
@@ -205,7 +218,7 @@ class HttpFront {
         Path: path,
         Reason: auth.reason,
       });
-      return jsonResponse(auth.status, { error: auth.reason }, auth.headers);
+      throw new HttpError(auth.status, auth.reason, { headers: auth.headers });
     }
     const principal = auth.principal;
     const context = { Principal: principal.name, Subject: principal.subject ?? "(none)" };
@@ -213,13 +226,13 @@ class HttpFront {
       if (isMcp) return await this.#mcpEndpoint(req, principal);
       if (path === "/tools") {
         if (req.method !== "GET") {
-          return jsonResponse(405, { error: "Use GET /tools" }, { allow: "GET" });
+          throw new HttpError(405, "Use GET /tools", { headers: { allow: "GET" } });
         }
         return jsonResponse(200, { tools: (await toolsFor(this.#mcp, principal)).map(toMcpTool) });
       }
       if (path === "/call") {
         if (req.method !== "POST") {
-          return jsonResponse(405, { error: "Use POST /call" }, { allow: "POST" });
+          throw new HttpError(405, "Use POST /call", { headers: { allow: "POST" } });
         }
         return await this.#call(req, principal);
       }
@@ -227,29 +240,27 @@ class HttpFront {
       if (path === "/messages" && req.method === "POST") {
         return await this.#sseMessage(req, url, principal);
       }
-      return jsonResponse(405, { error: `Method ${req.method} is not allowed on ${path}` });
+      throw new HttpError(405, `Method ${req.method} is not allowed on ${path}`);
     });
   }
 
   /** DNS-rebinding protection: the Host header must name this server. Runs before the Origin check. */
-  #refuseHost(req: Request): Response {
+  #refuseHost(req: Request): HttpError {
     const host = req.headers.get("host");
     log.warning("Refused request with Host {Host}.", { Host: host ?? "(none)" });
-    return rpcError(
+    return new HttpError(
       403,
-      -32000,
       `Forbidden: Host '${host ?? ""}' is not served here (McpServer:AllowedHosts)`,
     );
   }
 
   /** An Origin, when present, must be this server's own or one of `Authentication:Cors:AllowedOrigins`. */
-  #checkOrigin(req: Request): Response | null {
+  #checkOrigin(req: Request): void {
     const origin = req.headers.get("origin");
-    if (origin === null || this.#guard.originAllowed(req, origin)) return null;
+    if (origin === null || this.#guard.originAllowed(req, origin)) return;
     log.warning("Refused request from Origin {Origin}.", { Origin: origin });
-    return rpcError(
+    throw new HttpError(
       403,
-      -32000,
       `Forbidden: Origin '${origin}' is not allowed (Authentication:Cors:AllowedOrigins)`,
     );
   }
@@ -267,7 +278,8 @@ class HttpFront {
       });
       out.headers.set("x-correlation-id", correlationId);
     }
-    this.#guard.addCors(req, out.headers);
+    // A request whose Host makes no URL was answered without CORS: there is no origin to compare.
+    if (URL.canParse(req.url)) this.#guard.addCors(req, out.headers);
     return out;
   }
 
@@ -277,10 +289,11 @@ class HttpFront {
     const metadata = this.#mcpPaths.has(endpoint)
       ? this.#auth.protectedResourceMetadata(`${base}${endpoint}`)
       : null;
-    return metadata ? jsonResponse(200, metadata) : jsonResponse(404, {
-      error:
-        `No protected resource metadata for '${endpoint}': not an MCP endpoint, authentication is off, or its scheme is not JwtBearer`,
-    });
+    if (metadata) return jsonResponse(200, metadata);
+    throw new HttpError(
+      404,
+      `No protected resource metadata for '${endpoint}': not an MCP endpoint, authentication is off, or its scheme is not JwtBearer`,
+    );
   }
 
   #health(readiness: boolean): Response {
@@ -304,14 +317,13 @@ class HttpFront {
     if (req.method === "POST") {
       // The body is read once and handed to the SDK parsed, so no request is cloned or read twice.
       if (!isJsonContentType(req.headers.get("content-type"))) {
-        return rpcError(415, -32000, UNSUPPORTED_MEDIA_TYPE);
+        throw new HttpError(415, UNSUPPORTED_MEDIA_TYPE);
       }
       let body: unknown;
       try {
         body = JSON.parse(await readBodyText(req, this.#bodyBounds));
       } catch (error) {
-        if (error instanceof BodyRefused) return rpcError(error.status, -32600, error.message);
-        return rpcError(400, -32700, "Parse error: the request body is not JSON");
+        throw bodyError(error, "Parse error: the request body is not JSON");
       }
       const bodiless = withoutBody(req);
       // 2026-07-28 requests carry their protocol claim in `_meta`; only the rest needs the SDK's
@@ -326,19 +338,19 @@ class HttpFront {
         return await this.#session(req, undefined, mode, { sessionId, principal });
       }
       if (sessionId) {
-        return rpcError(400, -32000, "Bad Request: Mcp-Session-Id is not used in Stateless mode");
+        throw new HttpError(400, "Bad Request: Mcp-Session-Id is not used in Stateless mode");
       }
       if (this.#http.mode === "Stateful") {
-        return rpcError(400, -32000, "Bad Request: Mcp-Session-Id header required");
+        throw new HttpError(400, "Bad Request: Mcp-Session-Id header required");
       }
-      return jsonResponse(405, {
-        error: `${req.method} needs a session (McpServer:HttpTransportMode=Stateful)`,
-      }, {
-        allow: "POST",
-      });
+      throw new HttpError(
+        405,
+        `${req.method} needs a session (McpServer:HttpTransportMode=Stateful)`,
+        { headers: { allow: "POST" } },
+      );
     }
-    return jsonResponse(405, { error: `Method ${req.method} is not allowed` }, {
-      allow: "GET, POST, DELETE",
+    throw new HttpError(405, `Method ${req.method} is not allowed`, {
+      headers: { allow: "GET, POST, DELETE" },
     });
   }
 
@@ -351,7 +363,7 @@ class HttpFront {
     const { sessionId, principal } = caller;
     if (this.#http.mode === "Stateful") return await this.#session(req, body, mode, caller);
     if (sessionId) {
-      return rpcError(400, -32000, "Bad Request: Mcp-Session-Id is not used in Stateless mode");
+      throw new HttpError(400, "Bad Request: Mcp-Session-Id is not used in Stateless mode");
     }
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
@@ -379,18 +391,20 @@ class HttpFront {
     const { sessionId, principal } = caller;
     const authInfo = authInfoOf(principal);
     const owner = ownerOf(principal);
-    if (owner === null) return refuseOwnerless();
+    if (owner === null) throw refuseOwnerless();
     if (sessionId) {
       const session = this.#sessions.get(sessionId);
-      if (!session) return rpcError(404, -32001, "Session not found");
+      if (!session) {
+        throw new HttpError(404, "Session not found", { code: RpcCode.sessionNotFound });
+      }
       if (session.owner !== owner) {
-        return rpcError(403, -32000, "Forbidden: the session belongs to another caller");
+        throw new HttpError(403, "Forbidden: the session belongs to another caller");
       }
       // The GET stream is held open by the client: it takes one of the caller's stream slots.
       const opensStream = req.method === "GET";
       if (opensStream) {
         const refused = this.#streams.admit(owner);
-        if (refused) return refuseStream(refused);
+        if (refused) throw refuseStream(refused);
       }
       session.lastSeen = Date.now();
       session.active++;
@@ -420,7 +434,7 @@ class HttpFront {
       return onBodyEnd(response, done);
     }
     if (req.method !== "POST" || !isInitializeRequest(body)) {
-      return rpcError(400, -32000, "Bad Request: Mcp-Session-Id header required");
+      throw new HttpError(400, "Bad Request: Mcp-Session-Id header required");
     }
     const server = createMcpServer(this.#mcp);
     const prefix = this.#http.sessionIdPrefix ? `${this.#http.sessionIdPrefix}.` : "";
@@ -461,36 +475,40 @@ class HttpFront {
 
   async #call(req: Request, principal: Principal): Promise<Response> {
     if (!isJsonContentType(req.headers.get("content-type"))) {
-      return jsonResponse(415, { error: UNSUPPORTED_MEDIA_TYPE });
+      throw new HttpError(415, UNSUPPORTED_MEDIA_TYPE);
     }
     let body: unknown;
     try {
       body = JSON.parse(await readBodyText(req, this.#bodyBounds));
     } catch (error) {
-      if (error instanceof BodyRefused) return jsonResponse(error.status, { error: error.message });
-      return jsonResponse(400, {
-        error: 'The body of POST /call must be JSON: {"tool": string, "arguments": object}',
-      });
+      throw bodyError(
+        error,
+        'The body of POST /call must be JSON: {"tool": string, "arguments": object}',
+      );
     }
     const { tool, arguments: args } = (body ?? {}) as { tool?: unknown; arguments?: unknown };
     if (
       typeof tool !== "string" ||
       (args !== undefined && (args === null || typeof args !== "object" || Array.isArray(args)))
     ) {
-      return jsonResponse(400, {
-        error:
-          "The body of POST /call must be {\"tool\": string, \"arguments\": object}; 'tool' is missing or 'arguments' is not an object",
-      });
+      throw new HttpError(
+        400,
+        "The body of POST /call must be {\"tool\": string, \"arguments\": object}; 'tool' is missing or 'arguments' is not an object",
+      );
     }
     const outcome = await callTool(this.#mcp, tool, args ?? {}, { signal: req.signal, principal });
     switch (outcome.kind) {
       case "unknown-tool":
-        return jsonResponse(404, { error: outcome.message });
+        throw new HttpError(404, outcome.message, { code: RpcCode.invalidParams });
       case "invalid-arguments":
-        return jsonResponse(400, { error: outcome.message, result: outcome.result });
+        throw new HttpError(400, outcome.message, {
+          code: RpcCode.invalidParams,
+          data: outcome.result,
+        });
       case "unavailable":
-        return jsonResponse(503, { error: outcome.message, result: outcome.result }, {
-          "retry-after": String(outcome.retryAfterSeconds),
+        throw new HttpError(503, outcome.message, {
+          headers: { "retry-after": String(outcome.retryAfterSeconds) },
+          data: outcome.result,
         });
       case "result":
         return jsonResponse(200, outcome.result);
@@ -499,9 +517,9 @@ class HttpFront {
 
   #openSse(principal: Principal): Response {
     const owner = ownerOf(principal);
-    if (owner === null) return refuseOwnerless();
+    if (owner === null) throw refuseOwnerless();
     const refused = this.#streams.admit(owner);
-    if (refused) return refuseStream(refused);
+    if (refused) throw refuseStream(refused);
     const transport = new SseTransport("/messages", owner);
     this.#sse.set(transport.sessionId, transport);
     transport.onclose = () => this.#sse.delete(transport.sessionId);
@@ -512,21 +530,20 @@ class HttpFront {
 
   async #sseMessage(req: Request, url: URL, principal: Principal): Promise<Response> {
     const transport = this.#sse.get(url.searchParams.get("sessionId") ?? "");
-    if (!transport) return jsonResponse(404, { error: "Unknown or closed SSE session" });
+    if (!transport) throw new HttpError(404, "Unknown or closed SSE session");
     if (transport.owner !== ownerOf(principal)) {
-      return jsonResponse(403, { error: "The SSE session belongs to another caller" });
+      throw new HttpError(403, "The SSE session belongs to another caller");
     }
     if (!isJsonContentType(req.headers.get("content-type"))) {
-      return rpcError(415, -32000, UNSUPPORTED_MEDIA_TYPE);
+      throw new HttpError(415, UNSUPPORTED_MEDIA_TYPE);
     }
     const busy = transport.busy;
-    if (busy) return rpcError(429, -32000, busy);
+    if (busy) throw new HttpError(429, busy);
     let message: JSONRPCMessage;
     try {
       message = JSON.parse(await readBodyText(req, this.#bodyBounds));
     } catch (error) {
-      if (error instanceof BodyRefused) return rpcError(error.status, -32600, error.message);
-      return rpcError(400, -32700, "Parse error: the body is not JSON");
+      throw bodyError(error, "Parse error: the body is not JSON");
     }
     transport.receive(message, authInfoOf(principal));
     return new Response("Accepted", { status: 202 });

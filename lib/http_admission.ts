@@ -9,7 +9,7 @@
  * @module
  */
 import { onBodyEnd } from "./http_body.ts";
-import { jsonResponse } from "./http_responses.ts";
+import { errorResponse, HttpError } from "./http_errors.ts";
 import { logger } from "./log.ts";
 
 const log = logger("http");
@@ -75,10 +75,14 @@ export class RequestLimiter {
         Max: this.#max,
       });
     }
-    return jsonResponse(503, {
-      error:
+    // Outside the front's error funnel (it runs before the front), so it answers rather than throws.
+    return errorResponse(
+      new HttpError(
+        503,
         `Too many requests in flight: at most ${this.#max} (McpServer:MaxConcurrentRequests); try again shortly`,
-    }, { "retry-after": String(RETRY_AFTER_SECONDS) });
+        { headers: { "retry-after": String(RETRY_AFTER_SECONDS) } },
+      ),
+    );
   }
 }
 
