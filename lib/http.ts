@@ -24,14 +24,8 @@ import { CatalogStore } from "./discovery.ts";
 import { SseTransport } from "./legacy_sse.ts";
 import { correlationIdFor } from "./correlation.ts";
 import { logger } from "./log.ts";
-import {
-  type BodyBounds,
-  BodyBudget,
-  BodyRefused,
-  isJsonContentType,
-  onBodyEnd,
-  readBodyText,
-} from "./http_body.ts";
+import { type BodyBounds, BodyBudget, onBodyEnd } from "./http_body.ts";
+import { readJsonBody, requireJsonContent } from "./http_json_body.ts";
 import {
   asksForProgress,
   claimsModernEra,
@@ -83,7 +77,6 @@ interface Session {
   owner: string;
 }
 
-const UNSUPPORTED_MEDIA_TYPE = "Unsupported Media Type: Content-Type must be application/json";
 /** RFC 9728 §3: where protected resource metadata is served (plus the resource's path). */
 const WELL_KNOWN_RESOURCE = "/.well-known/oauth-protected-resource";
 
@@ -99,17 +92,6 @@ function refuseOwnerless(): HttpError {
     403,
     "Forbidden: a session needs a caller identity, and the token has no 'sub' claim",
   );
-}
-
-/**
- * The refusal of a body that could not be read as JSON: the status `readBodyText` gave (413, 408,
- * 503), else 400 with `parseMessage`.
- */
-function bodyError(error: unknown, parseMessage: string): HttpError {
-  if (error instanceof BodyRefused) {
-    return new HttpError(error.status, error.message, { code: RpcCode.invalidRequest });
-  }
-  return new HttpError(400, parseMessage, { code: RpcCode.parseError });
 }
 
 /** The HTTP front of svc; one per process. */
@@ -316,15 +298,12 @@ class HttpFront {
     const authInfo = authInfoOf(principal);
     if (req.method === "POST") {
       // The body is read once and handed to the SDK parsed, so no request is cloned or read twice.
-      if (!isJsonContentType(req.headers.get("content-type"))) {
-        throw new HttpError(415, UNSUPPORTED_MEDIA_TYPE);
-      }
-      let body: unknown;
-      try {
-        body = JSON.parse(await readBodyText(req, this.#bodyBounds));
-      } catch (error) {
-        throw bodyError(error, "Parse error: the request body is not JSON");
-      }
+      requireJsonContent(req);
+      const body = await readJsonBody(
+        req,
+        this.#bodyBounds,
+        "Parse error: the request body is not JSON",
+      );
       const bodiless = withoutBody(req);
       // 2026-07-28 requests carry their protocol claim in `_meta`; only the rest needs the SDK's
       // full classification (which validates the whole body, and the modern handler would again).
@@ -474,18 +453,12 @@ class HttpFront {
   }
 
   async #call(req: Request, principal: Principal): Promise<Response> {
-    if (!isJsonContentType(req.headers.get("content-type"))) {
-      throw new HttpError(415, UNSUPPORTED_MEDIA_TYPE);
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(await readBodyText(req, this.#bodyBounds));
-    } catch (error) {
-      throw bodyError(
-        error,
-        'The body of POST /call must be JSON: {"tool": string, "arguments": object}',
-      );
-    }
+    requireJsonContent(req);
+    const body = await readJsonBody(
+      req,
+      this.#bodyBounds,
+      'The body of POST /call must be JSON: {"tool": string, "arguments": object}',
+    );
     const { tool, arguments: args } = (body ?? {}) as { tool?: unknown; arguments?: unknown };
     if (
       typeof tool !== "string" ||
@@ -534,17 +507,14 @@ class HttpFront {
     if (transport.owner !== ownerOf(principal)) {
       throw new HttpError(403, "The SSE session belongs to another caller");
     }
-    if (!isJsonContentType(req.headers.get("content-type"))) {
-      throw new HttpError(415, UNSUPPORTED_MEDIA_TYPE);
-    }
+    requireJsonContent(req);
     const busy = transport.busy;
     if (busy) throw new HttpError(429, busy);
-    let message: JSONRPCMessage;
-    try {
-      message = JSON.parse(await readBodyText(req, this.#bodyBounds));
-    } catch (error) {
-      throw bodyError(error, "Parse error: the body is not JSON");
-    }
+    const message = await readJsonBody(
+      req,
+      this.#bodyBounds,
+      "Parse error: the body is not JSON",
+    ) as JSONRPCMessage;
     transport.receive(message, authInfoOf(principal));
     return new Response("Accepted", { status: 202 });
   }

@@ -580,15 +580,4 @@ export async function post(
   return { status: response.status, headers: response.headers, body: parsed, contentType };
 }
 
-/** The `error` of an answer in svc's one error shape; throws when `body` has any other shape. */
-export function errorOf(body: unknown): { code: number; message: string; data?: unknown } {
-  const envelope = body as { jsonrpc?: unknown; id?: unknown; error?: Record<string, unknown> };
-  const error = envelope?.error;
-  if (
-    envelope?.jsonrpc !== "2.0" || envelope.id !== null || typeof error?.code !== "number" ||
-    typeof error.message !== "string"
-  ) {
-    throw new Error(`Not svc's error shape: ${JSON.stringify(body)}`);
-  }
-  return error as { code: number; message: string; data?: unknown };
-}
+export { errorOf } from "./http_front.ts";
