@@ -31,6 +31,7 @@ import {
   claimsModernEra,
   type ResponseMode,
   responseModeOf,
+  routePath,
   withBothAccepts,
   withoutBody,
 } from "./http_message.ts";
@@ -38,7 +39,8 @@ import { RequestLimiter } from "./http_admission.ts";
 import { checkCanListen, listen, type Listener } from "./http_listen.ts";
 import { jsonResponse } from "./http_responses.ts";
 import { answerErrors, HttpError, RpcCode } from "./http_errors.ts";
-import { checkAnonymousExposure, RequestGuard } from "./http_guard.ts";
+import { checkAnonymousExposure, RequestGuard, requestUrl } from "./http_guard.ts";
+import { health, isHealthCheck } from "./http_health.ts";
 import { StreamLimiter } from "./http_streams.ts";
 import {
   authInfoOf,
@@ -167,21 +169,12 @@ class HttpFront {
   }
 
   async #route(req: Request): Promise<Response> {
-    // A Host that makes no URL (spaces, `@`, quotes …) names nothing svc serves.
-    if (!URL.canParse(req.url)) {
-      throw new HttpError(400, "Bad Request: the Host header is malformed");
-    }
-    const url = new URL(req.url);
-    const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, "") : url.pathname;
-    if (path === "/health" || path === "/health/ready") {
-      if (req.method !== "GET") throw new HttpError(405, "Use GET", { headers: { allow: "GET" } });
-      return this.#health(path === "/health/ready");
-    }
-    const host = this.#guard.acceptedHost(req);
-    if (host === null) throw this.#refuseHost(req);
-    this.#checkOrigin(req);
+    const url = requestUrl(req);
+    if (isHealthCheck(url)) return health(req, this.#pool);
+    const host = this.#guard.admit(req);
     if (req.method === "OPTIONS") return new Response(null, { status: 204 });
-    // Only a Host that passed the check (a bare name or address and port) goes into a URL.
+    const path = routePath(url);
+    // Only a Host that passed the guard (a bare name or address and port) goes into a URL.
     const base = `${url.protocol}//${host}`;
     if (path === WELL_KNOWN_RESOURCE || path.startsWith(`${WELL_KNOWN_RESOURCE}/`)) {
       return this.#resourceMetadata(base, path.slice(WELL_KNOWN_RESOURCE.length));
@@ -226,27 +219,6 @@ class HttpFront {
     });
   }
 
-  /** DNS-rebinding protection: the Host header must name this server. Runs before the Origin check. */
-  #refuseHost(req: Request): HttpError {
-    const host = req.headers.get("host");
-    log.warning("Refused request with Host {Host}.", { Host: host ?? "(none)" });
-    return new HttpError(
-      403,
-      `Forbidden: Host '${host ?? ""}' is not served here (McpServer:AllowedHosts)`,
-    );
-  }
-
-  /** An Origin, when present, must be this server's own or one of `Authentication:Cors:AllowedOrigins`. */
-  #checkOrigin(req: Request): void {
-    const origin = req.headers.get("origin");
-    if (origin === null || this.#guard.originAllowed(req, origin)) return;
-    log.warning("Refused request from Origin {Origin}.", { Origin: origin });
-    throw new HttpError(
-      403,
-      `Forbidden: Origin '${origin}' is not allowed (Authentication:Cors:AllowedOrigins)`,
-    );
-  }
-
   #decorate(req: Request, response: Response, correlationId: string): Response {
     // Responses built with `new Response` have mutable headers; only immutable ones are re-wrapped.
     let out = response;
@@ -276,20 +248,6 @@ class HttpFront {
       404,
       `No protected resource metadata for '${endpoint}': not an MCP endpoint, authentication is off, or its scheme is not JwtBearer`,
     );
-  }
-
-  #health(readiness: boolean): Response {
-    const stats = this.#pool.stats();
-    const status = this.#pool.status(stats);
-    const ok = readiness ? status === "Healthy" : status !== "Unhealthy";
-    const description = stats.draining
-      ? "Worker pool is draining"
-      : `Worker pool: ${stats.warm} warm, ${stats.leased} leased, ${stats.creating} creating, minimum ${stats.min}`;
-    return jsonResponse(ok ? 200 : 503, {
-      status,
-      pool: stats,
-      checks: [{ name: "worker_pool", status, description, data: stats }],
-    }, { "cache-control": "no-store" });
   }
 
   async #mcpEndpoint(req: Request, principal: Principal): Promise<Response> {
