@@ -19,6 +19,8 @@ import {
 } from "@modelcontextprotocol/server";
 import { withContext } from "@logtape/logtape";
 import { Authenticator, ownerOf, type Principal } from "./auth.ts";
+import { asCaller, authenticateRequest, sessionOwnerOf } from "./http_authenticate.ts";
+import { isResourceMetadataPath, metadataUrl, resourceMetadata } from "./http_resource_metadata.ts";
 import type { HttpSettings, Settings } from "./config.ts";
 import { CatalogStore } from "./discovery.ts";
 import { SseTransport } from "./legacy_sse.ts";
@@ -75,25 +77,14 @@ interface Session {
   lastSeen: number;
   /** Requests of the session being handled; a session is never idle while one runs. */
   active: number;
-  /** Who initialized the session ({@linkcode ownerOf}); nobody else may use it. */
+  /** Who initialized the session ({@linkcode sessionOwnerOf}); nobody else may use it. */
   owner: string;
 }
-
-/** RFC 9728 §3: where protected resource metadata is served (plus the resource's path). */
-const WELL_KNOWN_RESOURCE = "/.well-known/oauth-protected-resource";
 
 /** 429 for an event stream past `MaxStreamsPerCaller` or `MaxStreams`; `reason` names which. */
 function refuseStream(reason: string): HttpError {
   log.info("Refused an event stream: {Reason}", { Reason: reason });
   return new HttpError(429, reason, { headers: { "retry-after": "5" } });
-}
-
-/** 403: a session needs an owner; a token without `sub` names nobody in particular. */
-function refuseOwnerless(): HttpError {
-  return new HttpError(
-    403,
-    "Forbidden: a session needs a caller identity, and the token has no 'sub' claim",
-  );
 }
 
 /** The HTTP front of svc; one per process. */
@@ -176,28 +167,19 @@ class HttpFront {
     const path = routePath(url);
     // Only a Host that passed the guard (a bare name or address and port) goes into a URL.
     const base = `${url.protocol}//${host}`;
-    if (path === WELL_KNOWN_RESOURCE || path.startsWith(`${WELL_KNOWN_RESOURCE}/`)) {
-      return this.#resourceMetadata(base, path.slice(WELL_KNOWN_RESOURCE.length));
+    if (isResourceMetadataPath(path)) {
+      return resourceMetadata(this.#auth, this.#mcpPaths, base, path);
     }
     const isMcp = this.#mcpPaths.has(path);
     const isSse = this.#http.enableLegacySse && (path === "/sse" || path === "/messages");
     if (!isMcp && !isSse && path !== "/tools" && path !== "/call") {
       throw new HttpError(404, `Not found: ${req.method} ${path}`);
     }
-    // A client of the MCP endpoint at /mcp looks for /.well-known/oauth-protected-resource/mcp.
-    const suffix = isMcp && path !== "/" ? path : "";
-    const auth = await this.#auth.authenticate(req, `${base}${WELL_KNOWN_RESOURCE}${suffix}`);
-    if (!auth.ok) {
-      log.info("Refused {Method} {Path}: {Reason}", {
-        Method: req.method,
-        Path: path,
-        Reason: auth.reason,
-      });
-      throw new HttpError(auth.status, auth.reason, { headers: auth.headers });
-    }
-    const principal = auth.principal;
-    const context = { Principal: principal.name, Subject: principal.subject ?? "(none)" };
-    return await withContext(context, async () => {
+    const principal = await authenticateRequest(this.#auth, req, {
+      path,
+      metadataUrl: metadataUrl(base, isMcp ? path : null),
+    });
+    return await asCaller(principal, async () => {
       if (isMcp) return await this.#mcpEndpoint(req, principal);
       if (path === "/tools") {
         if (req.method !== "GET") {
@@ -235,19 +217,6 @@ class HttpFront {
     // A request whose Host makes no URL was answered without CORS: there is no origin to compare.
     if (URL.canParse(req.url)) this.#guard.addCors(req, out.headers);
     return out;
-  }
-
-  /** RFC 9728 metadata of the MCP endpoint at `suffix` (bare: `/` when served, else the MCP path). */
-  #resourceMetadata(base: string, suffix: string): Response {
-    const endpoint = suffix || (this.#mcpPaths.has("/") ? "/" : [...this.#mcpPaths][0]!);
-    const metadata = this.#mcpPaths.has(endpoint)
-      ? this.#auth.protectedResourceMetadata(`${base}${endpoint}`)
-      : null;
-    if (metadata) return jsonResponse(200, metadata);
-    throw new HttpError(
-      404,
-      `No protected resource metadata for '${endpoint}': not an MCP endpoint, authentication is off, or its scheme is not JwtBearer`,
-    );
   }
 
   async #mcpEndpoint(req: Request, principal: Principal): Promise<Response> {
@@ -327,8 +296,7 @@ class HttpFront {
   ): Promise<Response> {
     const { sessionId, principal } = caller;
     const authInfo = authInfoOf(principal);
-    const owner = ownerOf(principal);
-    if (owner === null) throw refuseOwnerless();
+    const owner = sessionOwnerOf(principal);
     if (sessionId) {
       const session = this.#sessions.get(sessionId);
       if (!session) {
@@ -447,8 +415,7 @@ class HttpFront {
   }
 
   #openSse(principal: Principal): Response {
-    const owner = ownerOf(principal);
-    if (owner === null) throw refuseOwnerless();
+    const owner = sessionOwnerOf(principal);
     const refused = this.#streams.admit(owner);
     if (refused) throw refuseStream(refused);
     const transport = new SseTransport("/messages", owner);
