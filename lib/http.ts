@@ -39,19 +39,16 @@ import {
 } from "./http_message.ts";
 import { RequestLimiter } from "./http_admission.ts";
 import { checkCanListen, listen, type Listener } from "./http_listen.ts";
-import { jsonResponse } from "./http_responses.ts";
+import { listTools, postCall } from "./http_rest.ts";
 import { answerErrors, HttpError, RpcCode } from "./http_errors.ts";
 import { checkAnonymousExposure, RequestGuard, requestUrl } from "./http_guard.ts";
 import { health, isHealthCheck } from "./http_health.ts";
 import { StreamLimiter } from "./http_streams.ts";
 import {
   authInfoOf,
-  callTool,
   createMcpServer,
   type McpServerOptions,
-  toMcpTool,
   type ToolRunner,
-  toolsFor,
   withRequestSignal,
 } from "./mcp.ts";
 import { WorkerPool } from "./pool.ts";
@@ -181,18 +178,9 @@ class HttpFront {
     });
     return await asCaller(principal, async () => {
       if (isMcp) return await this.#mcpEndpoint(req, principal);
-      if (path === "/tools") {
-        if (req.method !== "GET") {
-          throw new HttpError(405, "Use GET /tools", { headers: { allow: "GET" } });
-        }
-        return jsonResponse(200, { tools: (await toolsFor(this.#mcp, principal)).map(toMcpTool) });
-      }
-      if (path === "/call") {
-        if (req.method !== "POST") {
-          throw new HttpError(405, "Use POST /call", { headers: { allow: "POST" } });
-        }
-        return await this.#call(req, principal);
-      }
+      const rest = { mcp: this.#mcp, bodyBounds: this.#bodyBounds };
+      if (path === "/tools") return await listTools(req, principal, rest);
+      if (path === "/call") return await postCall(req, principal, rest);
       if (path === "/sse" && req.method === "GET") return this.#openSse(principal);
       if (path === "/messages" && req.method === "POST") {
         return await this.#sseMessage(req, url, principal);
@@ -375,42 +363,6 @@ class HttpFront {
         Seconds: this.#http.idleSessionTimeoutMs / 1000,
       });
       void session.transport.close().catch(() => {});
-    }
-  }
-
-  async #call(req: Request, principal: Principal): Promise<Response> {
-    requireJsonContent(req);
-    const body = await readJsonBody(
-      req,
-      this.#bodyBounds,
-      'The body of POST /call must be JSON: {"tool": string, "arguments": object}',
-    );
-    const { tool, arguments: args } = (body ?? {}) as { tool?: unknown; arguments?: unknown };
-    if (
-      typeof tool !== "string" ||
-      (args !== undefined && (args === null || typeof args !== "object" || Array.isArray(args)))
-    ) {
-      throw new HttpError(
-        400,
-        "The body of POST /call must be {\"tool\": string, \"arguments\": object}; 'tool' is missing or 'arguments' is not an object",
-      );
-    }
-    const outcome = await callTool(this.#mcp, tool, args ?? {}, { signal: req.signal, principal });
-    switch (outcome.kind) {
-      case "unknown-tool":
-        throw new HttpError(404, outcome.message, { code: RpcCode.invalidParams });
-      case "invalid-arguments":
-        throw new HttpError(400, outcome.message, {
-          code: RpcCode.invalidParams,
-          data: outcome.result,
-        });
-      case "unavailable":
-        throw new HttpError(503, outcome.message, {
-          headers: { "retry-after": String(outcome.retryAfterSeconds) },
-          data: outcome.result,
-        });
-      case "result":
-        return jsonResponse(200, outcome.result);
     }
   }
 
