@@ -8,15 +8,7 @@
  *
  * @module
  */
-import {
-  createMcpHandler,
-  isInitializeRequest,
-  isLegacyRequest,
-  type JSONRPCMessage,
-  type McpHttpHandler,
-  type Server,
-  WebStandardStreamableHTTPServerTransport,
-} from "@modelcontextprotocol/server";
+import type { JSONRPCMessage } from "@modelcontextprotocol/server";
 import { withContext } from "@logtape/logtape";
 import { Authenticator, ownerOf, type Principal } from "./auth.ts";
 import { asCaller, authenticateRequest, sessionOwnerOf } from "./http_authenticate.ts";
@@ -26,24 +18,18 @@ import { CatalogStore } from "./discovery.ts";
 import { SseTransport } from "./legacy_sse.ts";
 import { correlationIdFor } from "./correlation.ts";
 import { logger } from "./log.ts";
-import { type BodyBounds, BodyBudget, onBodyEnd } from "./http_body.ts";
+import { type BodyBounds, BodyBudget } from "./http_body.ts";
 import { readJsonBody, requireJsonContent } from "./http_json_body.ts";
-import {
-  asksForProgress,
-  claimsModernEra,
-  type ResponseMode,
-  responseModeOf,
-  routePath,
-  withBothAccepts,
-  withoutBody,
-} from "./http_message.ts";
+import { routePath } from "./http_message.ts";
+import { McpEndpoint } from "./http_mcp.ts";
+import { StatefulSessions } from "./http_sessions.ts";
 import { RequestLimiter } from "./http_admission.ts";
 import { checkCanListen, listen, type Listener } from "./http_listen.ts";
 import { listTools, postCall } from "./http_rest.ts";
-import { answerErrors, HttpError, RpcCode } from "./http_errors.ts";
+import { answerErrors, HttpError } from "./http_errors.ts";
 import { checkAnonymousExposure, RequestGuard, requestUrl } from "./http_guard.ts";
 import { health, isHealthCheck } from "./http_health.ts";
-import { StreamLimiter } from "./http_streams.ts";
+import { StreamLimiter, streamRefusal } from "./http_streams.ts";
 import {
   authInfoOf,
   createMcpServer,
@@ -68,33 +54,16 @@ export interface HttpOptions {
   shutdown: Promise<void>;
 }
 
-interface Session {
-  transport: WebStandardStreamableHTTPServerTransport;
-  server: Server;
-  lastSeen: number;
-  /** Requests of the session being handled; a session is never idle while one runs. */
-  active: number;
-  /** Who initialized the session ({@linkcode sessionOwnerOf}); nobody else may use it. */
-  owner: string;
-}
-
-/** 429 for an event stream past `MaxStreamsPerCaller` or `MaxStreams`; `reason` names which. */
-function refuseStream(reason: string): HttpError {
-  log.info("Refused an event stream: {Reason}", { Reason: reason });
-  return new HttpError(429, reason, { headers: { "retry-after": "5" } });
-}
-
 /** The HTTP front of svc; one per process. */
 class HttpFront {
   readonly #http: HttpSettings;
   readonly #pool: WorkerPool;
   readonly #mcp: McpServerOptions;
-  readonly #modern: Record<ResponseMode, McpHttpHandler>;
-  readonly #sessions = new Map<string, Session>();
+  readonly #sessions: StatefulSessions;
+  readonly #endpoint: McpEndpoint;
   readonly #sse = new Map<string, SseTransport>();
   readonly #mcpPaths: Set<string>;
   readonly #guard: RequestGuard;
-  readonly #sweep: ReturnType<typeof setInterval>;
   readonly #auth: Authenticator;
   readonly #streams: StreamLimiter;
   readonly #bodyBounds: BodyBounds;
@@ -104,13 +73,6 @@ class HttpFront {
     this.#http = settings.http;
     this.#pool = pool;
     this.#mcp = mcp;
-    const factory = () => createMcpServer(this.#mcp);
-    const onerror = (error: Error) => log.debug("MCP handler: {Error}", { Error: error.message });
-    this.#modern = {
-      auto: createMcpHandler(factory, { legacy: "reject", responseMode: "auto", onerror }),
-      json: createMcpHandler(factory, { legacy: "reject", responseMode: "json", onerror }),
-      sse: createMcpHandler(factory, { legacy: "reject", responseMode: "sse", onerror }),
-    };
     this.#mcpPaths = new Set(this.#http.mcpPath ? [this.#http.mcpPath] : ["/", "/mcp"]);
     this.#guard = new RequestGuard(this.#http);
     this.#streams = new StreamLimiter(this.#http.limits);
@@ -119,16 +81,24 @@ class HttpFront {
       timeoutMs: this.#http.limits.bodyReadTimeoutMs,
       budget: new BodyBudget(this.#http.limits.maxBufferedBodyBytes),
     };
-    const every = Math.max(250, Math.min(30_000, Math.floor(this.#http.idleSessionTimeoutMs / 4)));
-    this.#sweep = setInterval(() => this.#expireSessions(), every);
+    this.#sessions = new StatefulSessions({
+      mcp,
+      idleSessionTimeoutMs: this.#http.idleSessionTimeoutMs,
+      sessionIdPrefix: this.#http.sessionIdPrefix,
+      streams: this.#streams,
+    });
+    this.#endpoint = new McpEndpoint({
+      mcp,
+      mode: this.#http.mode,
+      sessions: this.#sessions,
+      bodyBounds: this.#bodyBounds,
+    });
   }
 
   /** Notifies connected sessions that the tool list changed. */
   toolsChanged(): void {
-    for (const handler of Object.values(this.#modern)) handler.notify.toolsChanged?.();
-    for (const session of this.#sessions.values()) {
-      session.server.sendToolListChanged().catch(() => {});
-    }
+    this.#endpoint.toolsChanged();
+    this.#sessions.toolsChanged();
   }
 
   /** Handles one request, tagging it (and its log lines) with a correlation id. */
@@ -147,13 +117,9 @@ class HttpFront {
 
   /** Closes sessions and SSE streams so in-flight HTTP requests can finish. */
   async closeStreams(): Promise<void> {
-    clearInterval(this.#sweep);
-    for (const [id, session] of this.#sessions) {
-      this.#sessions.delete(id);
-      await session.transport.close().catch(() => {});
-    }
+    await this.#sessions.close();
     for (const transport of this.#sse.values()) await transport.close();
-    for (const handler of Object.values(this.#modern)) await handler.close().catch(() => {});
+    await this.#endpoint.close();
   }
 
   async #route(req: Request): Promise<Response> {
@@ -177,7 +143,7 @@ class HttpFront {
       metadataUrl: metadataUrl(base, isMcp ? path : null),
     });
     return await asCaller(principal, async () => {
-      if (isMcp) return await this.#mcpEndpoint(req, principal);
+      if (isMcp) return await this.#endpoint.handle(req, principal);
       const rest = { mcp: this.#mcp, bodyBounds: this.#bodyBounds };
       if (path === "/tools") return await listTools(req, principal, rest);
       if (path === "/call") return await postCall(req, principal, rest);
@@ -207,169 +173,10 @@ class HttpFront {
     return out;
   }
 
-  async #mcpEndpoint(req: Request, principal: Principal): Promise<Response> {
-    const mode = responseModeOf(req.headers.get("accept") ?? "");
-    const sessionId = req.headers.get("mcp-session-id");
-    const authInfo = authInfoOf(principal);
-    if (req.method === "POST") {
-      // The body is read once and handed to the SDK parsed, so no request is cloned or read twice.
-      requireJsonContent(req);
-      const body = await readJsonBody(
-        req,
-        this.#bodyBounds,
-        "Parse error: the request body is not JSON",
-      );
-      const bodiless = withoutBody(req);
-      // 2026-07-28 requests carry their protocol claim in `_meta`; only the rest needs the SDK's
-      // full classification (which validates the whole body, and the modern handler would again).
-      if (!claimsModernEra(body) && (await isLegacyRequest(bodiless, body))) {
-        return await this.#legacy(bodiless, body, mode, { sessionId, principal });
-      }
-      return await this.#modern[mode].fetch(bodiless, { parsedBody: body, authInfo });
-    }
-    if (req.method === "GET" || req.method === "DELETE") {
-      if (sessionId && this.#http.mode === "Stateful") {
-        return await this.#session(req, undefined, mode, { sessionId, principal });
-      }
-      if (sessionId) {
-        throw new HttpError(400, "Bad Request: Mcp-Session-Id is not used in Stateless mode");
-      }
-      if (this.#http.mode === "Stateful") {
-        throw new HttpError(400, "Bad Request: Mcp-Session-Id header required");
-      }
-      throw new HttpError(
-        405,
-        `${req.method} needs a session (McpServer:HttpTransportMode=Stateful)`,
-        { headers: { allow: "POST" } },
-      );
-    }
-    throw new HttpError(405, `Method ${req.method} is not allowed`, {
-      headers: { allow: "GET, POST, DELETE" },
-    });
-  }
-
-  async #legacy(
-    req: Request,
-    body: unknown,
-    mode: ResponseMode,
-    caller: { sessionId: string | null; principal: Principal },
-  ): Promise<Response> {
-    const { sessionId, principal } = caller;
-    if (this.#http.mode === "Stateful") return await this.#session(req, body, mode, caller);
-    if (sessionId) {
-      throw new HttpError(400, "Bad Request: Mcp-Session-Id is not used in Stateless mode");
-    }
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      // Auto answers in JSON (cheaper) unless the request wants progress, which only SSE can carry.
-      enableJsonResponse: mode === "json" || (mode === "auto" && !asksForProgress(body)),
-    });
-    const server = createMcpServer(this.#mcp);
-    await server.connect(transport);
-    const response = await transport.handleRequest(withBothAccepts(req), {
-      parsedBody: body,
-      authInfo: authInfoOf(principal),
-    });
-    if (!response.headers.get("content-type")?.includes("text/event-stream")) {
-      void server.close().catch(() => {});
-    }
-    return response;
-  }
-
-  async #session(
-    req: Request,
-    body: unknown,
-    mode: ResponseMode,
-    caller: { sessionId: string | null; principal: Principal },
-  ): Promise<Response> {
-    const { sessionId, principal } = caller;
-    const authInfo = authInfoOf(principal);
-    const owner = sessionOwnerOf(principal);
-    if (sessionId) {
-      const session = this.#sessions.get(sessionId);
-      if (!session) {
-        throw new HttpError(404, "Session not found", { code: RpcCode.sessionNotFound });
-      }
-      if (session.owner !== owner) {
-        throw new HttpError(403, "Forbidden: the session belongs to another caller");
-      }
-      // The GET stream is held open by the client: it takes one of the caller's stream slots.
-      const opensStream = req.method === "GET";
-      if (opensStream) {
-        const refused = this.#streams.admit(owner);
-        if (refused) throw refuseStream(refused);
-      }
-      session.lastSeen = Date.now();
-      session.active++;
-      const done = () => {
-        session.active--;
-        session.lastSeen = Date.now();
-      };
-      let response: Response;
-      try {
-        response = await session.transport.handleRequest(
-          withBothAccepts(req),
-          body === undefined ? { authInfo } : { parsedBody: body, authInfo },
-        );
-      } catch (e) {
-        done();
-        if (opensStream) this.#streams.release(owner);
-        throw e;
-      }
-      if (opensStream) {
-        if (response.ok && response.headers.get("content-type")?.includes("text/event-stream")) {
-          response = this.#streams.bound(owner, response);
-        } else {
-          this.#streams.release(owner);
-        }
-      }
-      // A streamed answer (SSE) is still running when handleRequest returns.
-      return onBodyEnd(response, done);
-    }
-    if (req.method !== "POST" || !isInitializeRequest(body)) {
-      throw new HttpError(400, "Bad Request: Mcp-Session-Id header required");
-    }
-    const server = createMcpServer(this.#mcp);
-    const prefix = this.#http.sessionIdPrefix ? `${this.#http.sessionIdPrefix}.` : "";
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => `${prefix}${crypto.randomUUID()}`,
-      enableJsonResponse: mode === "json",
-      onsessioninitialized: (id) => {
-        this.#sessions.set(id, {
-          transport,
-          server,
-          lastSeen: Date.now(),
-          active: 0,
-          owner,
-        });
-        log.debug("Session {SessionId} started.", { SessionId: id });
-      },
-      onsessionclosed: (id) => {
-        this.#sessions.delete(id);
-        log.debug("Session {SessionId} closed by the client.", { SessionId: id });
-      },
-    });
-    await server.connect(transport);
-    return await transport.handleRequest(withBothAccepts(req), { parsedBody: body, authInfo });
-  }
-
-  #expireSessions(): void {
-    const limit = Date.now() - this.#http.idleSessionTimeoutMs;
-    for (const [id, session] of this.#sessions) {
-      if (session.active > 0 || session.lastSeen >= limit) continue;
-      this.#sessions.delete(id);
-      log.debug("Session {SessionId} expired after {Seconds} s idle.", {
-        SessionId: id,
-        Seconds: this.#http.idleSessionTimeoutMs / 1000,
-      });
-      void session.transport.close().catch(() => {});
-    }
-  }
-
   #openSse(principal: Principal): Response {
     const owner = sessionOwnerOf(principal);
     const refused = this.#streams.admit(owner);
-    if (refused) throw refuseStream(refused);
+    if (refused) throw streamRefusal(refused);
     const transport = new SseTransport("/messages", owner);
     this.#sse.set(transport.sessionId, transport);
     transport.onclose = () => this.#sse.delete(transport.sessionId);
