@@ -1,42 +1,44 @@
 /**
- * The HTTP transport: MCP Streamable HTTP for many users, backed by the worker pool.
- * Routes the MCP endpoint(s) by protocol era and session mode, `/tools` and `/call`, `/health` and
- * `/health/ready`, and (opt-in) the deprecated HTTP+SSE transport. Validates `Host` before `Origin`
- * (DNS rebinding), picks JSON or SSE from `Accept`, tags every request with a correlation id, and
- * drains on shutdown. Every refusal is thrown as an `HttpError` and answered by the one funnel of
- * `http_errors.ts`.
+ * The HTTP transport: MCP Streamable HTTP for many users, backed by the worker pool. This module
+ * only composes the front's parts, in the order a request meets them, and runs the server; each
+ * part is a module of its own with a unit test that needs no socket:
+ *
+ * 1. the correlation id, and the error funnel (`http_errors.ts`): every refusal is an `HttpError`
+ *    answered in one JSON shape, anything else a 500 naming the correlation id;
+ * 2. `/health` and `/health/ready` (`http_health.ts`), before the Host check and authentication;
+ * 3. the request guard (`http_guard.ts`): Host, then Origin; CORS headers on every answer;
+ * 4. RFC 9728 resource metadata (`http_resource_metadata.ts`), without authentication;
+ * 5. authentication (`http_authenticate.ts`), then the caller's route: the MCP endpoint
+ *    (`http_mcp.ts`, sessions in `http_sessions.ts`), `/tools` and `/call` (`http_rest.ts`), the
+ *    legacy SSE routes (`http_legacy_sse.ts`).
+ *
+ * Below the front, `http_admission.ts` caps the requests in flight and `http_listen.ts` serves
+ * HTTP/1.1. On shutdown, sessions and streams are closed and in-flight calls drain.
  *
  * @module
  */
-import type { JSONRPCMessage } from "@modelcontextprotocol/server";
 import { withContext } from "@logtape/logtape";
-import { Authenticator, ownerOf, type Principal } from "./auth.ts";
-import { asCaller, authenticateRequest, sessionOwnerOf } from "./http_authenticate.ts";
-import { isResourceMetadataPath, metadataUrl, resourceMetadata } from "./http_resource_metadata.ts";
+import { Authenticator, type Principal } from "./auth.ts";
 import type { HttpSettings, Settings } from "./config.ts";
 import { CatalogStore } from "./discovery.ts";
-import { SseTransport } from "./legacy_sse.ts";
 import { correlationIdFor } from "./correlation.ts";
 import { logger } from "./log.ts";
+import { asCaller, authenticateRequest } from "./http_authenticate.ts";
 import { type BodyBounds, BodyBudget } from "./http_body.ts";
-import { readJsonBody, requireJsonContent } from "./http_json_body.ts";
-import { routePath } from "./http_message.ts";
-import { McpEndpoint } from "./http_mcp.ts";
-import { StatefulSessions } from "./http_sessions.ts";
-import { RequestLimiter } from "./http_admission.ts";
-import { checkCanListen, listen, type Listener } from "./http_listen.ts";
-import { listTools, postCall } from "./http_rest.ts";
 import { answerErrors, HttpError } from "./http_errors.ts";
 import { checkAnonymousExposure, RequestGuard, requestUrl } from "./http_guard.ts";
-import { health, isHealthCheck } from "./http_health.ts";
-import { StreamLimiter, streamRefusal } from "./http_streams.ts";
-import {
-  authInfoOf,
-  createMcpServer,
-  type McpServerOptions,
-  type ToolRunner,
-  withRequestSignal,
-} from "./mcp.ts";
+import { health, isHealthCheck, type PoolHealth } from "./http_health.ts";
+import { LegacySse, MESSAGES_PATH } from "./http_legacy_sse.ts";
+import { McpEndpoint } from "./http_mcp.ts";
+import { routePath } from "./http_message.ts";
+import { RequestLimiter } from "./http_admission.ts";
+import { checkCanListen, listen, type Listener } from "./http_listen.ts";
+import { isResourceMetadataPath, metadataUrl, resourceMetadata } from "./http_resource_metadata.ts";
+import { withHeader } from "./http_responses.ts";
+import { listTools, postCall, type RestOptions } from "./http_rest.ts";
+import { StatefulSessions } from "./http_sessions.ts";
+import { StreamLimiter } from "./http_streams.ts";
+import { type McpServerOptions, type ToolRunner, withRequestSignal } from "./mcp.ts";
 import { WorkerPool } from "./pool.ts";
 import { tenantOf } from "./pool_tenancy.ts";
 
@@ -54,72 +56,108 @@ export interface HttpOptions {
   shutdown: Promise<void>;
 }
 
-/** The HTTP front of svc; one per process. */
-class HttpFront {
-  readonly #http: HttpSettings;
-  readonly #pool: WorkerPool;
-  readonly #mcp: McpServerOptions;
-  readonly #sessions: StatefulSessions;
-  readonly #endpoint: McpEndpoint;
-  readonly #sse = new Map<string, SseTransport>();
-  readonly #mcpPaths: Set<string>;
-  readonly #guard: RequestGuard;
-  readonly #auth: Authenticator;
-  readonly #streams: StreamLimiter;
-  readonly #bodyBounds: BodyBounds;
+/** A route behind authentication: answers `req` for the authenticated `principal`. */
+type Route = (req: Request, principal: Principal) => Promise<Response> | Response;
 
-  constructor(settings: Settings, pool: WorkerPool, mcp: McpServerOptions, auth: Authenticator) {
-    this.#auth = auth;
-    this.#http = settings.http;
-    this.#pool = pool;
-    this.#mcp = mcp;
-    this.#mcpPaths = new Set(this.#http.mcpPath ? [this.#http.mcpPath] : ["/", "/mcp"]);
-    this.#guard = new RequestGuard(this.#http);
-    this.#streams = new StreamLimiter(this.#http.limits);
-    this.#bodyBounds = {
-      limit: this.#http.maxRequestBodyBytes,
-      timeoutMs: this.#http.limits.bodyReadTimeoutMs,
-      budget: new BodyBudget(this.#http.limits.maxBufferedBodyBytes),
+/** What {@linkcode HttpFront} serves with. */
+export interface HttpFrontOptions {
+  /** The HTTP settings (`McpServer`, `Authentication:Cors`). */
+  http: HttpSettings;
+  /** What `/health` reads; the pool in svc. */
+  pool: PoolHealth;
+  /** Tools, calls and authorization, shared by MCP and the REST routes. */
+  mcp: McpServerOptions;
+  /** Authenticates requests and serves resource metadata. */
+  auth: Authenticator;
+}
+
+/**
+ * The HTTP front of svc, one per process: composes its parts (see the module documentation).
+ * {@linkcode HttpFront.handle} answers a `Request` without a socket, which is how it is tested.
+ */
+export class HttpFront {
+  readonly #pool: PoolHealth;
+  readonly #auth: Authenticator;
+  readonly #guard: RequestGuard;
+  readonly #mcpPaths: ReadonlySet<string>;
+  readonly #sessions: StatefulSessions;
+  readonly #mcp: McpEndpoint;
+  readonly #sse: LegacySse;
+  readonly #routes: ReadonlyMap<string, Route>;
+
+  /** Builds every part once; requests share them. */
+  constructor(options: HttpFrontOptions) {
+    const { http, mcp } = options;
+    this.#pool = options.pool;
+    this.#auth = options.auth;
+    this.#guard = new RequestGuard(http);
+    this.#mcpPaths = new Set(http.mcpPath ? [http.mcpPath] : ["/", "/mcp"]);
+    const streams = new StreamLimiter(http.limits);
+    const bodyBounds: BodyBounds = {
+      limit: http.maxRequestBodyBytes,
+      timeoutMs: http.limits.bodyReadTimeoutMs,
+      budget: new BodyBudget(http.limits.maxBufferedBodyBytes),
     };
     this.#sessions = new StatefulSessions({
       mcp,
-      idleSessionTimeoutMs: this.#http.idleSessionTimeoutMs,
-      sessionIdPrefix: this.#http.sessionIdPrefix,
-      streams: this.#streams,
+      idleSessionTimeoutMs: http.idleSessionTimeoutMs,
+      sessionIdPrefix: http.sessionIdPrefix,
+      streams,
     });
-    this.#endpoint = new McpEndpoint({
-      mcp,
-      mode: this.#http.mode,
-      sessions: this.#sessions,
-      bodyBounds: this.#bodyBounds,
-    });
+    this.#mcp = new McpEndpoint({ mcp, mode: http.mode, sessions: this.#sessions, bodyBounds });
+    this.#sse = new LegacySse({ mcp, streams, bodyBounds });
+    const rest: RestOptions = { mcp, bodyBounds };
+    const routes = new Map<string, Route>([
+      ["/tools", (req, principal) => listTools(req, principal, rest)],
+      ["/call", (req, principal) => postCall(req, principal, rest)],
+    ]);
+    if (http.enableLegacySse) {
+      routes.set("/sse", (req, principal) => {
+        if (req.method === "GET") return this.#sse.open(principal);
+        throw new HttpError(405, `Method ${req.method} is not allowed on /sse`);
+      });
+      routes.set(MESSAGES_PATH, (req, principal) => {
+        if (req.method === "POST") return this.#sse.post(req, principal);
+        throw new HttpError(405, `Method ${req.method} is not allowed on ${MESSAGES_PATH}`);
+      });
+    }
+    // Set last: a dedicated MCP path wins over any other route it names.
+    for (const path of this.#mcpPaths) {
+      routes.set(path, (req, principal) => this.#mcp.handle(req, principal));
+    }
+    this.#routes = routes;
   }
 
-  /** Notifies connected sessions that the tool list changed. */
+  /** Notifies connected clients that the tool list changed. */
   toolsChanged(): void {
-    this.#endpoint.toolsChanged();
+    this.#mcp.toolsChanged();
     this.#sessions.toolsChanged();
   }
 
-  /** Handles one request, tagging it (and its log lines) with a correlation id. */
+  /**
+   * Answers one request, tagging it (and its log lines) with a correlation id: the caller's
+   * `X-Correlation-ID` when usable, else a new one. Never throws: every error is answered.
+   */
   handle(req: Request): Promise<Response> {
-    const given = req.headers.get("x-correlation-id");
-    const correlationId = correlationIdFor(given);
+    const correlationId = correlationIdFor(req.headers.get("x-correlation-id"));
     return withContext({ CorrelationId: correlationId }, async () => {
-      const response = await answerErrors(
+      const answer = await answerErrors(
         req,
         correlationId,
         () => withRequestSignal(req.signal, () => this.#route(req)),
       );
-      return this.#decorate(req, response, correlationId);
+      const response = withHeader(answer, "x-correlation-id", correlationId);
+      // A request whose Host makes no URL gets no CORS headers: there is no origin to compare.
+      if (URL.canParse(req.url)) this.#guard.addCors(req, response.headers);
+      return response;
     });
   }
 
   /** Closes sessions and SSE streams so in-flight HTTP requests can finish. */
   async closeStreams(): Promise<void> {
     await this.#sessions.close();
-    for (const transport of this.#sse.values()) await transport.close();
-    await this.#endpoint.close();
+    await this.#sse.close();
+    await this.#mcp.close();
   }
 
   async #route(req: Request): Promise<Response> {
@@ -133,74 +171,14 @@ class HttpFront {
     if (isResourceMetadataPath(path)) {
       return resourceMetadata(this.#auth, this.#mcpPaths, base, path);
     }
-    const isMcp = this.#mcpPaths.has(path);
-    const isSse = this.#http.enableLegacySse && (path === "/sse" || path === "/messages");
-    if (!isMcp && !isSse && path !== "/tools" && path !== "/call") {
-      throw new HttpError(404, `Not found: ${req.method} ${path}`);
-    }
+    const route = this.#routes.get(path);
+    if (!route) throw new HttpError(404, `Not found: ${req.method} ${path}`);
+    const endpoint = this.#mcpPaths.has(path) ? path : null;
     const principal = await authenticateRequest(this.#auth, req, {
       path,
-      metadataUrl: metadataUrl(base, isMcp ? path : null),
+      metadataUrl: metadataUrl(base, endpoint),
     });
-    return await asCaller(principal, async () => {
-      if (isMcp) return await this.#endpoint.handle(req, principal);
-      const rest = { mcp: this.#mcp, bodyBounds: this.#bodyBounds };
-      if (path === "/tools") return await listTools(req, principal, rest);
-      if (path === "/call") return await postCall(req, principal, rest);
-      if (path === "/sse" && req.method === "GET") return this.#openSse(principal);
-      if (path === "/messages" && req.method === "POST") {
-        return await this.#sseMessage(req, url, principal);
-      }
-      throw new HttpError(405, `Method ${req.method} is not allowed on ${path}`);
-    });
-  }
-
-  #decorate(req: Request, response: Response, correlationId: string): Response {
-    // Responses built with `new Response` have mutable headers; only immutable ones are re-wrapped.
-    let out = response;
-    try {
-      out.headers.set("x-correlation-id", correlationId);
-    } catch {
-      out = new Response(response.body, {
-        status: response.status,
-        statusText: response.statusText,
-        headers: new Headers(response.headers),
-      });
-      out.headers.set("x-correlation-id", correlationId);
-    }
-    // A request whose Host makes no URL was answered without CORS: there is no origin to compare.
-    if (URL.canParse(req.url)) this.#guard.addCors(req, out.headers);
-    return out;
-  }
-
-  #openSse(principal: Principal): Response {
-    const owner = sessionOwnerOf(principal);
-    const refused = this.#streams.admit(owner);
-    if (refused) throw streamRefusal(refused);
-    const transport = new SseTransport("/messages", owner);
-    this.#sse.set(transport.sessionId, transport);
-    transport.onclose = () => this.#sse.delete(transport.sessionId);
-    const server = createMcpServer(this.#mcp);
-    void server.connect(transport);
-    return this.#streams.bound(owner, transport.response());
-  }
-
-  async #sseMessage(req: Request, url: URL, principal: Principal): Promise<Response> {
-    const transport = this.#sse.get(url.searchParams.get("sessionId") ?? "");
-    if (!transport) throw new HttpError(404, "Unknown or closed SSE session");
-    if (transport.owner !== ownerOf(principal)) {
-      throw new HttpError(403, "The SSE session belongs to another caller");
-    }
-    requireJsonContent(req);
-    const busy = transport.busy;
-    if (busy) throw new HttpError(429, busy);
-    const message = await readJsonBody(
-      req,
-      this.#bodyBounds,
-      "Parse error: the body is not JSON",
-    ) as JSONRPCMessage;
-    transport.receive(message, authInfoOf(principal));
-    return new Response("Accepted", { status: 202 });
+    return await asCaller(principal, async () => await route(req, principal));
   }
 }
 
@@ -247,7 +225,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     authorize: (principal, tool) => auth.mayCall(principal, tool),
     logArguments: settings.auth.logArguments,
   };
-  front = new HttpFront(settings, pool, mcp, auth);
+  front = new HttpFront({ http: settings.http, pool, mcp, auth });
   const http = settings.http;
   let server: Listener;
   try {

@@ -12,3 +12,23 @@ export function jsonResponse(status: number, body: unknown, headers: HeadersInit
     headers: { "content-type": "application/json", ...headers },
   });
 }
+
+/**
+ * `response` with the header `name` set to `value`. Responses built with `new Response` have
+ * mutable headers and are changed in place; one whose headers are immutable (as `fetch` and some
+ * SDK answers give) is copied around the same body.
+ */
+export function withHeader(response: Response, name: string, value: string): Response {
+  try {
+    response.headers.set(name, value);
+    return response;
+  } catch {
+    const copy = new Response(response.body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: new Headers(response.headers),
+    });
+    copy.headers.set(name, value);
+    return copy;
+  }
+}
