@@ -1,59 +1,44 @@
 /**
- * The HTTP transport: MCP Streamable HTTP for many users, backed by the worker pool.
- * Routes the MCP endpoint(s) by protocol era and session mode, `/tools` and `/call`, `/health` and
- * `/health/ready`, and (opt-in) the deprecated HTTP+SSE transport. Validates `Host` before `Origin`
- * (DNS rebinding), picks JSON or SSE from `Accept`, tags every request with a correlation id, and
- * drains on shutdown. Errors are mapped to responses here and nowhere else.
+ * The HTTP transport: MCP Streamable HTTP for many users, backed by the worker pool. This module
+ * only composes the front's parts, in the order a request meets them, and runs the server; each
+ * part is a module of its own with a unit test that needs no socket:
+ *
+ * 1. the correlation id, and the error funnel (`http_errors.ts`): every refusal is an `HttpError`
+ *    answered in one JSON shape, anything else a 500 naming the correlation id;
+ * 2. `/health` and `/health/ready` (`http_health.ts`), before the Host check and authentication;
+ * 3. the request guard (`http_guard.ts`): Host, then Origin; CORS headers on every answer;
+ * 4. RFC 9728 resource metadata (`http_resource_metadata.ts`), without authentication;
+ * 5. authentication (`http_authenticate.ts`), then the caller's route: the MCP endpoint
+ *    (`http_mcp.ts`, sessions in `http_sessions.ts`), `/tools` and `/call` (`http_rest.ts`), the
+ *    legacy SSE routes (`http_legacy_sse.ts`).
+ *
+ * Below the front, `http_admission.ts` caps the requests in flight and `http_listen.ts` serves
+ * HTTP/1.1. On shutdown, sessions and streams are closed and in-flight calls drain.
  *
  * @module
  */
-import {
-  createMcpHandler,
-  isInitializeRequest,
-  isLegacyRequest,
-  type JSONRPCMessage,
-  type McpHttpHandler,
-  type Server,
-  WebStandardStreamableHTTPServerTransport,
-} from "@modelcontextprotocol/server";
 import { withContext } from "@logtape/logtape";
-import { Authenticator, ownerOf, type Principal } from "./auth.ts";
+import { Authenticator, type Principal } from "./auth.ts";
 import type { HttpSettings, Settings } from "./config.ts";
 import { CatalogStore } from "./discovery.ts";
-import { SseTransport } from "./legacy_sse.ts";
 import { correlationIdFor } from "./correlation.ts";
 import { logger } from "./log.ts";
-import {
-  type BodyBounds,
-  BodyBudget,
-  BodyRefused,
-  isJsonContentType,
-  onBodyEnd,
-  readBodyText,
-} from "./http_body.ts";
-import {
-  asksForProgress,
-  claimsModernEra,
-  type ResponseMode,
-  responseModeOf,
-  withBothAccepts,
-  withoutBody,
-} from "./http_message.ts";
+import { asCaller, authenticateRequest } from "./http_authenticate.ts";
+import { type BodyBounds, BodyBudget } from "./http_body.ts";
+import { answerErrors, HttpError } from "./http_errors.ts";
+import { checkAnonymousExposure, RequestGuard, requestUrl } from "./http_guard.ts";
+import { health, isHealthCheck, type PoolHealth } from "./http_health.ts";
+import { LegacySse, MESSAGES_PATH } from "./http_legacy_sse.ts";
+import { McpEndpoint } from "./http_mcp.ts";
+import { routePath } from "./http_message.ts";
 import { RequestLimiter } from "./http_admission.ts";
 import { checkCanListen, listen, type Listener } from "./http_listen.ts";
-import { jsonResponse, refuseOwnerless, rpcError } from "./http_responses.ts";
-import { checkAnonymousExposure, RequestGuard } from "./http_guard.ts";
+import { isResourceMetadataPath, metadataUrl, resourceMetadata } from "./http_resource_metadata.ts";
+import { withHeader } from "./http_responses.ts";
+import { listTools, postCall, type RestOptions } from "./http_rest.ts";
+import { StatefulSessions } from "./http_sessions.ts";
 import { StreamLimiter } from "./http_streams.ts";
-import {
-  authInfoOf,
-  callTool,
-  createMcpServer,
-  type McpServerOptions,
-  toMcpTool,
-  type ToolRunner,
-  toolsFor,
-  withRequestSignal,
-} from "./mcp.ts";
+import { type McpServerOptions, type ToolRunner, withRequestSignal } from "./mcp.ts";
 import { WorkerPool } from "./pool.ts";
 import { tenantOf } from "./pool_tenancy.ts";
 
@@ -71,465 +56,129 @@ export interface HttpOptions {
   shutdown: Promise<void>;
 }
 
-interface Session {
-  transport: WebStandardStreamableHTTPServerTransport;
-  server: Server;
-  lastSeen: number;
-  /** Requests of the session being handled; a session is never idle while one runs. */
-  active: number;
-  /** Who initialized the session ({@linkcode ownerOf}); nobody else may use it. */
-  owner: string;
+/** A route behind authentication: answers `req` for the authenticated `principal`. */
+type Route = (req: Request, principal: Principal) => Promise<Response> | Response;
+
+/** What {@linkcode HttpFront} serves with. */
+export interface HttpFrontOptions {
+  /** The HTTP settings (`McpServer`, `Authentication:Cors`). */
+  http: HttpSettings;
+  /** What `/health` reads; the pool in svc. */
+  pool: PoolHealth;
+  /** Tools, calls and authorization, shared by MCP and the REST routes. */
+  mcp: McpServerOptions;
+  /** Authenticates requests and serves resource metadata. */
+  auth: Authenticator;
 }
 
-const UNSUPPORTED_MEDIA_TYPE = "Unsupported Media Type: Content-Type must be application/json";
-/** RFC 9728 §3: where protected resource metadata is served (plus the resource's path). */
-const WELL_KNOWN_RESOURCE = "/.well-known/oauth-protected-resource";
-
-/** 429 for an event stream past `MaxStreamsPerCaller` or `MaxStreams`; `reason` names which. */
-function refuseStream(reason: string): Response {
-  log.info("Refused an event stream: {Reason}", { Reason: reason });
-  return jsonResponse(429, { error: reason }, { "retry-after": "5" });
-}
-
-/** The HTTP front of svc; one per process. */
-class HttpFront {
-  readonly #http: HttpSettings;
-  readonly #pool: WorkerPool;
-  readonly #mcp: McpServerOptions;
-  readonly #modern: Record<ResponseMode, McpHttpHandler>;
-  readonly #sessions = new Map<string, Session>();
-  readonly #sse = new Map<string, SseTransport>();
-  readonly #mcpPaths: Set<string>;
-  readonly #guard: RequestGuard;
-  readonly #sweep: ReturnType<typeof setInterval>;
+/**
+ * The HTTP front of svc, one per process: composes its parts (see the module documentation).
+ * {@linkcode HttpFront.handle} answers a `Request` without a socket, which is how it is tested.
+ */
+export class HttpFront {
+  readonly #pool: PoolHealth;
   readonly #auth: Authenticator;
-  readonly #streams: StreamLimiter;
-  readonly #bodyBounds: BodyBounds;
+  readonly #guard: RequestGuard;
+  readonly #mcpPaths: ReadonlySet<string>;
+  readonly #sessions: StatefulSessions;
+  readonly #mcp: McpEndpoint;
+  readonly #sse: LegacySse;
+  readonly #routes: ReadonlyMap<string, Route>;
 
-  constructor(settings: Settings, pool: WorkerPool, mcp: McpServerOptions, auth: Authenticator) {
-    this.#auth = auth;
-    this.#http = settings.http;
-    this.#pool = pool;
-    this.#mcp = mcp;
-    const factory = () => createMcpServer(this.#mcp);
-    const onerror = (error: Error) => log.debug("MCP handler: {Error}", { Error: error.message });
-    this.#modern = {
-      auto: createMcpHandler(factory, { legacy: "reject", responseMode: "auto", onerror }),
-      json: createMcpHandler(factory, { legacy: "reject", responseMode: "json", onerror }),
-      sse: createMcpHandler(factory, { legacy: "reject", responseMode: "sse", onerror }),
+  /** Builds every part once; requests share them. */
+  constructor(options: HttpFrontOptions) {
+    const { http, mcp } = options;
+    this.#pool = options.pool;
+    this.#auth = options.auth;
+    this.#guard = new RequestGuard(http);
+    this.#mcpPaths = new Set(http.mcpPath ? [http.mcpPath] : ["/", "/mcp"]);
+    const streams = new StreamLimiter(http.limits);
+    const bodyBounds: BodyBounds = {
+      limit: http.maxRequestBodyBytes,
+      timeoutMs: http.limits.bodyReadTimeoutMs,
+      budget: new BodyBudget(http.limits.maxBufferedBodyBytes),
     };
-    this.#mcpPaths = new Set(this.#http.mcpPath ? [this.#http.mcpPath] : ["/", "/mcp"]);
-    this.#guard = new RequestGuard(this.#http);
-    this.#streams = new StreamLimiter(this.#http.limits);
-    this.#bodyBounds = {
-      limit: this.#http.maxRequestBodyBytes,
-      timeoutMs: this.#http.limits.bodyReadTimeoutMs,
-      budget: new BodyBudget(this.#http.limits.maxBufferedBodyBytes),
-    };
-    const every = Math.max(250, Math.min(30_000, Math.floor(this.#http.idleSessionTimeoutMs / 4)));
-    this.#sweep = setInterval(() => this.#expireSessions(), every);
-  }
-
-  /** Notifies connected sessions that the tool list changed. */
-  toolsChanged(): void {
-    for (const handler of Object.values(this.#modern)) handler.notify.toolsChanged?.();
-    for (const session of this.#sessions.values()) {
-      session.server.sendToolListChanged().catch(() => {});
+    this.#sessions = new StatefulSessions({
+      mcp,
+      idleSessionTimeoutMs: http.idleSessionTimeoutMs,
+      sessionIdPrefix: http.sessionIdPrefix,
+      streams,
+    });
+    this.#mcp = new McpEndpoint({ mcp, mode: http.mode, sessions: this.#sessions, bodyBounds });
+    this.#sse = new LegacySse({ mcp, streams, bodyBounds });
+    const rest: RestOptions = { mcp, bodyBounds };
+    const routes = new Map<string, Route>([
+      ["/tools", (req, principal) => listTools(req, principal, rest)],
+      ["/call", (req, principal) => postCall(req, principal, rest)],
+    ]);
+    if (http.enableLegacySse) {
+      routes.set("/sse", (req, principal) => {
+        if (req.method === "GET") return this.#sse.open(principal);
+        throw new HttpError(405, `Method ${req.method} is not allowed on /sse`);
+      });
+      routes.set(MESSAGES_PATH, (req, principal) => {
+        if (req.method === "POST") return this.#sse.post(req, principal);
+        throw new HttpError(405, `Method ${req.method} is not allowed on ${MESSAGES_PATH}`);
+      });
     }
+    // Set last: a dedicated MCP path wins over any other route it names.
+    for (const path of this.#mcpPaths) {
+      routes.set(path, (req, principal) => this.#mcp.handle(req, principal));
+    }
+    this.#routes = routes;
   }
 
-  /** Handles one request, tagging it (and its log lines) with a correlation id. */
+  /** Notifies connected clients that the tool list changed. */
+  toolsChanged(): void {
+    this.#mcp.toolsChanged();
+    this.#sessions.toolsChanged();
+  }
+
+  /**
+   * Answers one request, tagging it (and its log lines) with a correlation id: the caller's
+   * `X-Correlation-ID` when usable, else a new one. Never throws: every error is answered.
+   */
   handle(req: Request): Promise<Response> {
-    const given = req.headers.get("x-correlation-id");
-    const correlationId = correlationIdFor(given);
+    const correlationId = correlationIdFor(req.headers.get("x-correlation-id"));
     return withContext({ CorrelationId: correlationId }, async () => {
-      // A Host that makes no URL (spaces, `@`, quotes …) names nothing svc serves.
-      if (!URL.canParse(req.url)) {
-        const refused = rpcError(400, -32000, "Bad Request: the Host header is malformed");
-        refused.headers.set("x-correlation-id", correlationId);
-        return refused;
-      }
-      let response: Response;
-      try {
-        response = await withRequestSignal(req.signal, () => this.#route(req));
-      } catch (error) {
-        log.error("Unhandled error for {Method} {Path}: {Error}", {
-          Method: req.method,
-          Path: new URL(req.url).pathname,
-          Error: error instanceof Error ? error.message : String(error),
-        });
-        response = jsonResponse(500, { error: `Internal error; correlation id ${correlationId}` });
-      }
-      return this.#decorate(req, response, correlationId);
+      const answer = await answerErrors(
+        req,
+        correlationId,
+        () => withRequestSignal(req.signal, () => this.#route(req)),
+      );
+      const response = withHeader(answer, "x-correlation-id", correlationId);
+      // A request whose Host makes no URL gets no CORS headers: there is no origin to compare.
+      if (URL.canParse(req.url)) this.#guard.addCors(req, response.headers);
+      return response;
     });
   }
 
   /** Closes sessions and SSE streams so in-flight HTTP requests can finish. */
   async closeStreams(): Promise<void> {
-    clearInterval(this.#sweep);
-    for (const [id, session] of this.#sessions) {
-      this.#sessions.delete(id);
-      await session.transport.close().catch(() => {});
-    }
-    for (const transport of this.#sse.values()) await transport.close();
-    for (const handler of Object.values(this.#modern)) await handler.close().catch(() => {});
+    await this.#sessions.close();
+    await this.#sse.close();
+    await this.#mcp.close();
   }
 
   async #route(req: Request): Promise<Response> {
-    const url = new URL(req.url);
-    const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, "") : url.pathname;
-    if (path === "/health" || path === "/health/ready") {
-      if (req.method !== "GET") return jsonResponse(405, { error: "Use GET" }, { allow: "GET" });
-      return this.#health(path === "/health/ready");
-    }
-    const host = this.#guard.acceptedHost(req);
-    const refused = host === null ? this.#refuseHost(req) : this.#checkOrigin(req);
-    if (refused) return refused;
+    const url = requestUrl(req);
+    if (isHealthCheck(url)) return health(req, this.#pool);
+    const host = this.#guard.admit(req);
     if (req.method === "OPTIONS") return new Response(null, { status: 204 });
-    // Only a Host that passed the check (a bare name or address and port) goes into a URL.
+    const path = routePath(url);
+    // Only a Host that passed the guard (a bare name or address and port) goes into a URL.
     const base = `${url.protocol}//${host}`;
-    if (path === WELL_KNOWN_RESOURCE || path.startsWith(`${WELL_KNOWN_RESOURCE}/`)) {
-      return this.#resourceMetadata(base, path.slice(WELL_KNOWN_RESOURCE.length));
+    if (isResourceMetadataPath(path)) {
+      return resourceMetadata(this.#auth, this.#mcpPaths, base, path);
     }
-    const isMcp = this.#mcpPaths.has(path);
-    const isSse = this.#http.enableLegacySse && (path === "/sse" || path === "/messages");
-    if (!isMcp && !isSse && path !== "/tools" && path !== "/call") {
-      return jsonResponse(404, { error: `Not found: ${req.method} ${path}` });
-    }
-    // A client of the MCP endpoint at /mcp looks for /.well-known/oauth-protected-resource/mcp.
-    const suffix = isMcp && path !== "/" ? path : "";
-    const auth = await this.#auth.authenticate(req, `${base}${WELL_KNOWN_RESOURCE}${suffix}`);
-    if (!auth.ok) {
-      log.info("Refused {Method} {Path}: {Reason}", {
-        Method: req.method,
-        Path: path,
-        Reason: auth.reason,
-      });
-      return jsonResponse(auth.status, { error: auth.reason }, auth.headers);
-    }
-    const principal = auth.principal;
-    const context = { Principal: principal.name, Subject: principal.subject ?? "(none)" };
-    return await withContext(context, async () => {
-      if (isMcp) return await this.#mcpEndpoint(req, principal);
-      if (path === "/tools") {
-        if (req.method !== "GET") {
-          return jsonResponse(405, { error: "Use GET /tools" }, { allow: "GET" });
-        }
-        return jsonResponse(200, { tools: (await toolsFor(this.#mcp, principal)).map(toMcpTool) });
-      }
-      if (path === "/call") {
-        if (req.method !== "POST") {
-          return jsonResponse(405, { error: "Use POST /call" }, { allow: "POST" });
-        }
-        return await this.#call(req, principal);
-      }
-      if (path === "/sse" && req.method === "GET") return this.#openSse(principal);
-      if (path === "/messages" && req.method === "POST") {
-        return await this.#sseMessage(req, url, principal);
-      }
-      return jsonResponse(405, { error: `Method ${req.method} is not allowed on ${path}` });
+    const route = this.#routes.get(path);
+    if (!route) throw new HttpError(404, `Not found: ${req.method} ${path}`);
+    const endpoint = this.#mcpPaths.has(path) ? path : null;
+    const principal = await authenticateRequest(this.#auth, req, {
+      path,
+      metadataUrl: metadataUrl(base, endpoint),
     });
-  }
-
-  /** DNS-rebinding protection: the Host header must name this server. Runs before the Origin check. */
-  #refuseHost(req: Request): Response {
-    const host = req.headers.get("host");
-    log.warning("Refused request with Host {Host}.", { Host: host ?? "(none)" });
-    return rpcError(
-      403,
-      -32000,
-      `Forbidden: Host '${host ?? ""}' is not served here (McpServer:AllowedHosts)`,
-    );
-  }
-
-  /** An Origin, when present, must be this server's own or one of `Authentication:Cors:AllowedOrigins`. */
-  #checkOrigin(req: Request): Response | null {
-    const origin = req.headers.get("origin");
-    if (origin === null || this.#guard.originAllowed(req, origin)) return null;
-    log.warning("Refused request from Origin {Origin}.", { Origin: origin });
-    return rpcError(
-      403,
-      -32000,
-      `Forbidden: Origin '${origin}' is not allowed (Authentication:Cors:AllowedOrigins)`,
-    );
-  }
-
-  #decorate(req: Request, response: Response, correlationId: string): Response {
-    // Responses built with `new Response` have mutable headers; only immutable ones are re-wrapped.
-    let out = response;
-    try {
-      out.headers.set("x-correlation-id", correlationId);
-    } catch {
-      out = new Response(response.body, {
-        status: response.status,
-        statusText: response.statusText,
-        headers: new Headers(response.headers),
-      });
-      out.headers.set("x-correlation-id", correlationId);
-    }
-    this.#guard.addCors(req, out.headers);
-    return out;
-  }
-
-  /** RFC 9728 metadata of the MCP endpoint at `suffix` (bare: `/` when served, else the MCP path). */
-  #resourceMetadata(base: string, suffix: string): Response {
-    const endpoint = suffix || (this.#mcpPaths.has("/") ? "/" : [...this.#mcpPaths][0]!);
-    const metadata = this.#mcpPaths.has(endpoint)
-      ? this.#auth.protectedResourceMetadata(`${base}${endpoint}`)
-      : null;
-    return metadata ? jsonResponse(200, metadata) : jsonResponse(404, {
-      error:
-        `No protected resource metadata for '${endpoint}': not an MCP endpoint, authentication is off, or its scheme is not JwtBearer`,
-    });
-  }
-
-  #health(readiness: boolean): Response {
-    const stats = this.#pool.stats();
-    const status = this.#pool.status(stats);
-    const ok = readiness ? status === "Healthy" : status !== "Unhealthy";
-    const description = stats.draining
-      ? "Worker pool is draining"
-      : `Worker pool: ${stats.warm} warm, ${stats.leased} leased, ${stats.creating} creating, minimum ${stats.min}`;
-    return jsonResponse(ok ? 200 : 503, {
-      status,
-      pool: stats,
-      checks: [{ name: "worker_pool", status, description, data: stats }],
-    }, { "cache-control": "no-store" });
-  }
-
-  async #mcpEndpoint(req: Request, principal: Principal): Promise<Response> {
-    const mode = responseModeOf(req.headers.get("accept") ?? "");
-    const sessionId = req.headers.get("mcp-session-id");
-    const authInfo = authInfoOf(principal);
-    if (req.method === "POST") {
-      // The body is read once and handed to the SDK parsed, so no request is cloned or read twice.
-      if (!isJsonContentType(req.headers.get("content-type"))) {
-        return rpcError(415, -32000, UNSUPPORTED_MEDIA_TYPE);
-      }
-      let body: unknown;
-      try {
-        body = JSON.parse(await readBodyText(req, this.#bodyBounds));
-      } catch (error) {
-        if (error instanceof BodyRefused) return rpcError(error.status, -32600, error.message);
-        return rpcError(400, -32700, "Parse error: the request body is not JSON");
-      }
-      const bodiless = withoutBody(req);
-      // 2026-07-28 requests carry their protocol claim in `_meta`; only the rest needs the SDK's
-      // full classification (which validates the whole body, and the modern handler would again).
-      if (!claimsModernEra(body) && (await isLegacyRequest(bodiless, body))) {
-        return await this.#legacy(bodiless, body, mode, { sessionId, principal });
-      }
-      return await this.#modern[mode].fetch(bodiless, { parsedBody: body, authInfo });
-    }
-    if (req.method === "GET" || req.method === "DELETE") {
-      if (sessionId && this.#http.mode === "Stateful") {
-        return await this.#session(req, undefined, mode, { sessionId, principal });
-      }
-      if (sessionId) {
-        return rpcError(400, -32000, "Bad Request: Mcp-Session-Id is not used in Stateless mode");
-      }
-      if (this.#http.mode === "Stateful") {
-        return rpcError(400, -32000, "Bad Request: Mcp-Session-Id header required");
-      }
-      return jsonResponse(405, {
-        error: `${req.method} needs a session (McpServer:HttpTransportMode=Stateful)`,
-      }, {
-        allow: "POST",
-      });
-    }
-    return jsonResponse(405, { error: `Method ${req.method} is not allowed` }, {
-      allow: "GET, POST, DELETE",
-    });
-  }
-
-  async #legacy(
-    req: Request,
-    body: unknown,
-    mode: ResponseMode,
-    caller: { sessionId: string | null; principal: Principal },
-  ): Promise<Response> {
-    const { sessionId, principal } = caller;
-    if (this.#http.mode === "Stateful") return await this.#session(req, body, mode, caller);
-    if (sessionId) {
-      return rpcError(400, -32000, "Bad Request: Mcp-Session-Id is not used in Stateless mode");
-    }
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      // Auto answers in JSON (cheaper) unless the request wants progress, which only SSE can carry.
-      enableJsonResponse: mode === "json" || (mode === "auto" && !asksForProgress(body)),
-    });
-    const server = createMcpServer(this.#mcp);
-    await server.connect(transport);
-    const response = await transport.handleRequest(withBothAccepts(req), {
-      parsedBody: body,
-      authInfo: authInfoOf(principal),
-    });
-    if (!response.headers.get("content-type")?.includes("text/event-stream")) {
-      void server.close().catch(() => {});
-    }
-    return response;
-  }
-
-  async #session(
-    req: Request,
-    body: unknown,
-    mode: ResponseMode,
-    caller: { sessionId: string | null; principal: Principal },
-  ): Promise<Response> {
-    const { sessionId, principal } = caller;
-    const authInfo = authInfoOf(principal);
-    const owner = ownerOf(principal);
-    if (owner === null) return refuseOwnerless();
-    if (sessionId) {
-      const session = this.#sessions.get(sessionId);
-      if (!session) return rpcError(404, -32001, "Session not found");
-      if (session.owner !== owner) {
-        return rpcError(403, -32000, "Forbidden: the session belongs to another caller");
-      }
-      // The GET stream is held open by the client: it takes one of the caller's stream slots.
-      const opensStream = req.method === "GET";
-      if (opensStream) {
-        const refused = this.#streams.admit(owner);
-        if (refused) return refuseStream(refused);
-      }
-      session.lastSeen = Date.now();
-      session.active++;
-      const done = () => {
-        session.active--;
-        session.lastSeen = Date.now();
-      };
-      let response: Response;
-      try {
-        response = await session.transport.handleRequest(
-          withBothAccepts(req),
-          body === undefined ? { authInfo } : { parsedBody: body, authInfo },
-        );
-      } catch (e) {
-        done();
-        if (opensStream) this.#streams.release(owner);
-        throw e;
-      }
-      if (opensStream) {
-        if (response.ok && response.headers.get("content-type")?.includes("text/event-stream")) {
-          response = this.#streams.bound(owner, response);
-        } else {
-          this.#streams.release(owner);
-        }
-      }
-      // A streamed answer (SSE) is still running when handleRequest returns.
-      return onBodyEnd(response, done);
-    }
-    if (req.method !== "POST" || !isInitializeRequest(body)) {
-      return rpcError(400, -32000, "Bad Request: Mcp-Session-Id header required");
-    }
-    const server = createMcpServer(this.#mcp);
-    const prefix = this.#http.sessionIdPrefix ? `${this.#http.sessionIdPrefix}.` : "";
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => `${prefix}${crypto.randomUUID()}`,
-      enableJsonResponse: mode === "json",
-      onsessioninitialized: (id) => {
-        this.#sessions.set(id, {
-          transport,
-          server,
-          lastSeen: Date.now(),
-          active: 0,
-          owner,
-        });
-        log.debug("Session {SessionId} started.", { SessionId: id });
-      },
-      onsessionclosed: (id) => {
-        this.#sessions.delete(id);
-        log.debug("Session {SessionId} closed by the client.", { SessionId: id });
-      },
-    });
-    await server.connect(transport);
-    return await transport.handleRequest(withBothAccepts(req), { parsedBody: body, authInfo });
-  }
-
-  #expireSessions(): void {
-    const limit = Date.now() - this.#http.idleSessionTimeoutMs;
-    for (const [id, session] of this.#sessions) {
-      if (session.active > 0 || session.lastSeen >= limit) continue;
-      this.#sessions.delete(id);
-      log.debug("Session {SessionId} expired after {Seconds} s idle.", {
-        SessionId: id,
-        Seconds: this.#http.idleSessionTimeoutMs / 1000,
-      });
-      void session.transport.close().catch(() => {});
-    }
-  }
-
-  async #call(req: Request, principal: Principal): Promise<Response> {
-    if (!isJsonContentType(req.headers.get("content-type"))) {
-      return jsonResponse(415, { error: UNSUPPORTED_MEDIA_TYPE });
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(await readBodyText(req, this.#bodyBounds));
-    } catch (error) {
-      if (error instanceof BodyRefused) return jsonResponse(error.status, { error: error.message });
-      return jsonResponse(400, {
-        error: 'The body of POST /call must be JSON: {"tool": string, "arguments": object}',
-      });
-    }
-    const { tool, arguments: args } = (body ?? {}) as { tool?: unknown; arguments?: unknown };
-    if (
-      typeof tool !== "string" ||
-      (args !== undefined && (args === null || typeof args !== "object" || Array.isArray(args)))
-    ) {
-      return jsonResponse(400, {
-        error:
-          "The body of POST /call must be {\"tool\": string, \"arguments\": object}; 'tool' is missing or 'arguments' is not an object",
-      });
-    }
-    const outcome = await callTool(this.#mcp, tool, args ?? {}, { signal: req.signal, principal });
-    switch (outcome.kind) {
-      case "unknown-tool":
-        return jsonResponse(404, { error: outcome.message });
-      case "invalid-arguments":
-        return jsonResponse(400, { error: outcome.message, result: outcome.result });
-      case "unavailable":
-        return jsonResponse(503, { error: outcome.message, result: outcome.result }, {
-          "retry-after": String(outcome.retryAfterSeconds),
-        });
-      case "result":
-        return jsonResponse(200, outcome.result);
-    }
-  }
-
-  #openSse(principal: Principal): Response {
-    const owner = ownerOf(principal);
-    if (owner === null) return refuseOwnerless();
-    const refused = this.#streams.admit(owner);
-    if (refused) return refuseStream(refused);
-    const transport = new SseTransport("/messages", owner);
-    this.#sse.set(transport.sessionId, transport);
-    transport.onclose = () => this.#sse.delete(transport.sessionId);
-    const server = createMcpServer(this.#mcp);
-    void server.connect(transport);
-    return this.#streams.bound(owner, transport.response());
-  }
-
-  async #sseMessage(req: Request, url: URL, principal: Principal): Promise<Response> {
-    const transport = this.#sse.get(url.searchParams.get("sessionId") ?? "");
-    if (!transport) return jsonResponse(404, { error: "Unknown or closed SSE session" });
-    if (transport.owner !== ownerOf(principal)) {
-      return jsonResponse(403, { error: "The SSE session belongs to another caller" });
-    }
-    if (!isJsonContentType(req.headers.get("content-type"))) {
-      return rpcError(415, -32000, UNSUPPORTED_MEDIA_TYPE);
-    }
-    const busy = transport.busy;
-    if (busy) return rpcError(429, -32000, busy);
-    let message: JSONRPCMessage;
-    try {
-      message = JSON.parse(await readBodyText(req, this.#bodyBounds));
-    } catch (error) {
-      if (error instanceof BodyRefused) return rpcError(error.status, -32600, error.message);
-      return rpcError(400, -32700, "Parse error: the body is not JSON");
-    }
-    transport.receive(message, authInfoOf(principal));
-    return new Response("Accepted", { status: 202 });
+    return await asCaller(principal, async () => await route(req, principal));
   }
 }
 
@@ -576,7 +225,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     authorize: (principal, tool) => auth.mayCall(principal, tool),
     logArguments: settings.auth.logArguments,
   };
-  front = new HttpFront(settings, pool, mcp, auth);
+  front = new HttpFront({ http: settings.http, pool, mcp, auth });
   const http = settings.http;
   let server: Listener;
   try {

@@ -9,7 +9,8 @@
  * @module
  */
 import { onBodyEnd } from "./http_body.ts";
-import { jsonResponse } from "./http_responses.ts";
+import { errorResponse, HttpError } from "./http_errors.ts";
+import { isHealthCheck } from "./http_health.ts";
 import { logger } from "./log.ts";
 
 const log = logger("http");
@@ -34,7 +35,8 @@ export class RequestLimiter {
     req: Request,
     next: (req: Request) => Response | Promise<Response>,
   ): Promise<Response> {
-    if (isHealthCheck(req.url)) return await next(req);
+    const url = URL.parse(req.url);
+    if (url !== null && isHealthCheck(url)) return await next(req);
     if (this.#inFlight >= this.#max) return this.#refuse();
     if (this.#refused > 0) {
       log.info(
@@ -75,16 +77,13 @@ export class RequestLimiter {
         Max: this.#max,
       });
     }
-    return jsonResponse(503, {
-      error:
+    // Outside the front's error funnel (it runs before the front), so it answers rather than throws.
+    return errorResponse(
+      new HttpError(
+        503,
         `Too many requests in flight: at most ${this.#max} (McpServer:MaxConcurrentRequests); try again shortly`,
-    }, { "retry-after": String(RETRY_AFTER_SECONDS) });
+        { headers: { "retry-after": String(RETRY_AFTER_SECONDS) } },
+      ),
+    );
   }
-}
-
-/** True for `/health` and `/health/ready` (trailing slashes ignored, as the router does). */
-function isHealthCheck(url: string): boolean {
-  const pathname = URL.parse(url)?.pathname ?? "";
-  const path = pathname.length > 1 ? pathname.replace(/\/+$/, "") : pathname;
-  return path === "/health" || path === "/health/ready";
 }

@@ -2,12 +2,15 @@
  * What the HTTP front checks before anything else, against web pages and networks it does not
  * trust: who may reach svc without credentials (loopback only unless `AllowAnonymous`), which `Host`
  * names it answers to (DNS rebinding), which `Origin`s may call it, and which get CORS headers.
+ * {@linkcode RequestGuard.admit} checks a request, Host before Origin; {@linkcode RequestGuard.addCors}
+ * decorates every answer, refusals included.
  *
  * @module
  */
 import type { AuthSettings } from "./config_auth.ts";
 import type { HttpSettings } from "./config.ts";
 import { ConfigError } from "./errors.ts";
+import { HttpError } from "./http_errors.ts";
 import { logger } from "./log.ts";
 
 const log = logger("http");
@@ -83,6 +86,18 @@ function interfaceAddresses(): string[] {
   }
 }
 
+/**
+ * The URL of `req`, the first thing the front reads of a request.
+ *
+ * @throws {HttpError} 400 when its Host makes no URL (spaces, `@`, quotes …): it names nothing svc
+ * serves. (svc's own listener never hands on such a request; another caller of the front might.)
+ */
+export function requestUrl(req: Request): URL {
+  const url = URL.parse(req.url);
+  if (url === null) throw new HttpError(400, "Bad Request: the Host header is malformed");
+  return url;
+}
+
 /** The Host, Origin and CORS rules of one HTTP front (see the module documentation). */
 export class RequestGuard {
   readonly #any: boolean;
@@ -107,6 +122,34 @@ export class RequestGuard {
     this.#origins = new Set(
       http.allowedOrigins.map(normalizeOrigin).filter((o): o is string => o !== null),
     );
+  }
+
+  /**
+   * Checks `req` against DNS rebinding and foreign pages, Host before Origin, and returns its Host,
+   * lowercased: the only Host fit to build a URL from.
+   *
+   * @throws {HttpError} 403 naming `McpServer:AllowedHosts` for a Host svc does not answer to; 403
+   * naming `Authentication:Cors:AllowedOrigins` for an Origin that is neither svc's own nor allowed.
+   */
+  admit(req: Request): string {
+    const host = this.acceptedHost(req);
+    if (host === null) {
+      const given = req.headers.get("host");
+      log.warning("Refused request with Host {Host}.", { Host: given ?? "(none)" });
+      throw new HttpError(
+        403,
+        `Forbidden: Host '${given ?? ""}' is not served here (McpServer:AllowedHosts)`,
+      );
+    }
+    const origin = req.headers.get("origin");
+    if (origin !== null && !this.originAllowed(req, origin)) {
+      log.warning("Refused request from Origin {Origin}.", { Origin: origin });
+      throw new HttpError(
+        403,
+        `Forbidden: Origin '${origin}' is not allowed (Authentication:Cors:AllowedOrigins)`,
+      );
+    }
+    return host;
   }
 
   /**

@@ -1,7 +1,8 @@
 /**
- * Reading what an HTTP request asks of the MCP endpoint before the SDK sees it: the response format
- * `Accept` allows, whether a message wants progress or claims the 2026-07-28 era, and the body-less
- * request copies handed to the SDK's transport.
+ * Reading what an HTTP request asks before it is answered: the path it is routed by, and of the MCP
+ * endpoint before the SDK sees it, the response format `Accept` allows, whether a message wants
+ * progress or claims the 2026-07-28 era, and the body-less request copies handed to the SDK's
+ * transport.
  *
  * @module
  */
@@ -47,4 +48,9 @@ export function withBothAccepts(req: Request): Request {
   const headers = new Headers(req.headers);
   headers.set("accept", "application/json, text/event-stream");
   return withoutBody(req, headers);
+}
+
+/** The path a request is routed by: its pathname without trailing slashes (`/` stays `/`). */
+export function routePath(url: URL): string {
+  return url.pathname.length > 1 ? url.pathname.replace(/\/+$/, "") : url.pathname;
 }

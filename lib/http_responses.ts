@@ -1,6 +1,6 @@
 /**
- * The shapes of the HTTP front's own answers: a JSON body, and a JSON-RPC error for the MCP
- * endpoints (with `id: null`, as the transport answers a request it could not read).
+ * The shape of the HTTP front's own successful answers: a JSON body. Errors have one shape of their
+ * own, built in `http_errors.ts`.
  *
  * @module
  */
@@ -13,16 +13,22 @@ export function jsonResponse(status: number, body: unknown, headers: HeadersInit
   });
 }
 
-/** A JSON-RPC error response (`id: null`) of HTTP `status`, JSON-RPC `code` and `message`. */
-export function rpcError(status: number, code: number, message: string): Response {
-  return jsonResponse(status, { jsonrpc: "2.0", error: { code, message }, id: null });
-}
-
-/** 403: a session needs an owner; a token without `sub` names nobody in particular. */
-export function refuseOwnerless(): Response {
-  return rpcError(
-    403,
-    -32000,
-    "Forbidden: a session needs a caller identity, and the token has no 'sub' claim",
-  );
+/**
+ * `response` with the header `name` set to `value`. Responses built with `new Response` have
+ * mutable headers and are changed in place; one whose headers are immutable (as `fetch` and some
+ * SDK answers give) is copied around the same body.
+ */
+export function withHeader(response: Response, name: string, value: string): Response {
+  try {
+    response.headers.set(name, value);
+    return response;
+  } catch {
+    const copy = new Response(response.body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: new Headers(response.headers),
+    });
+    copy.headers.set(name, value);
+    return copy;
+  }
 }

@@ -1,10 +1,15 @@
 /**
  * Event streams a client holds open (`GET /sse`, the MCP GET stream) are counted: how many streams a
- * caller and all callers may hold (`McpServer:MaxStreamsPerCaller`, `McpServer:MaxStreams`).
+ * caller and all callers may hold (`McpServer:MaxStreamsPerCaller`, `McpServer:MaxStreams`); a
+ * stream past either is refused with 429 ({@linkcode streamRefusal}).
  *
  * @module
  */
 import type { HttpLimits } from "./config_http_limits.ts";
+import { HttpError } from "./http_errors.ts";
+import { logger } from "./log.ts";
+
+const log = logger("http");
 
 /** Counts open streams by caller. */
 export class StreamLimiter {
@@ -88,4 +93,10 @@ export class StreamLimiter {
       headers: response.headers,
     });
   }
+}
+
+/** 429 with `Retry-After: 5` for an event stream {@linkcode StreamLimiter.admit} refused for `reason`. */
+export function streamRefusal(reason: string): HttpError {
+  log.info("Refused an event stream: {Reason}", { Reason: reason });
+  return new HttpError(429, reason, { headers: { "retry-after": "5" } });
 }

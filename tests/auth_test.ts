@@ -14,6 +14,7 @@ import {
 import { Client as V1Client } from "sdk1/client/index.js";
 import { StreamableHTTPClientTransport as V1HttpTransport } from "sdk1/client/streamableHttp.js";
 import {
+  errorOf,
   eventually,
   fixtureConfig,
   logged,
@@ -86,7 +87,10 @@ Deno.test("API keys: missing, invalid and valid keys × roles × per-tool overri
         const tools = await fetch(`${svc.url}/tools`, { headers });
         assert.equal(tools.status, 401);
         assert.equal(tools.headers.get("www-authenticate"), 'ApiKey header="X-API-Key"');
-        assert.match((await tools.json()).error, /API key|Authentication is required|empty/);
+        assert.match(
+          errorOf(await tools.json()).message,
+          /API key|Authentication is required|empty/,
+        );
         const call = await post(`${svc.url}/call`, {
           tool: "get_fixture_item_by_id",
           arguments: { Id: [1] },
@@ -111,7 +115,7 @@ Deno.test("API keys: missing, invalid and valid keys × roles × per-tool overri
   await t.step("a key with none of the required roles is 403", async () => {
     const response = await fetch(`${svc.url}/tools`, { headers: key(SECRETS.nobody) });
     assert.equal(response.status, 403);
-    assert.match((await response.json()).error, /none of the required roles/);
+    assert.match(errorOf(await response.json()).message, /none of the required roles/);
   });
 
   await t.step(
@@ -146,7 +150,7 @@ Deno.test("API keys: missing, invalid and valid keys × roles × per-tool overri
         arguments: { Name: "x", Value: 1 },
       }, key(SECRETS.alice));
       assert.equal(hidden.status, 404);
-      assert.match((hidden.body as { error: string }).error, /^Unknown tool 'set_variable'(;|$)/);
+      assert.match(errorOf(hidden.body).message, /^Unknown tool 'set_variable'(;|$)/);
       const allowed = await post(`${svc.url}/call`, {
         tool: "set_variable",
         arguments: { Name: "x", Value: 1 },
@@ -454,7 +458,7 @@ Deno.test("OAuth bearer tokens: valid, expired, wrong audience or issuer, unknow
     ) {
       const response = await fetch(`${svc.url}/tools`, { headers: bearer(token) });
       assert.equal(response.status, 401);
-      assert.match((await response.json()).error, reason);
+      assert.match(errorOf(await response.json()).message, reason);
     }
   });
 
@@ -466,7 +470,7 @@ Deno.test("OAuth bearer tokens: valid, expired, wrong audience or issuer, unknow
       response.headers.get("www-authenticate"),
       `Bearer error="insufficient_scope", scope="tools.call", resource_metadata="${svc.url}/.well-known/oauth-protected-resource"`,
     );
-    assert.match((await response.json()).error, /required scope 'tools\.call'/);
+    assert.match(errorOf(await response.json()).message, /required scope 'tools\.call'/);
   });
 
   await t.step("the roles claim decides which tools a caller sees", async () => {
@@ -482,7 +486,7 @@ Deno.test("OAuth bearer tokens: valid, expired, wrong audience or issuer, unknow
       const rotated = await sign(claims, { kid: "k2" });
       const before = await fetch(`${svc.url}/tools`, { headers: bearer(rotated) });
       assert.equal(before.status, 401);
-      assert.match((await before.json()).error, /no signing key matches/);
+      assert.match(errorOf(await before.json()).message, /no signing key matches/);
       await issuer.rotate();
       // The key set is refetched on an unknown kid at most once per 5 s cooldown.
       await new Promise((r) => setTimeout(r, 5_200));

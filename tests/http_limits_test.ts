@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { within } from "./support/deadline.ts";
-import { fixtureConfig, post, processMemory, startHttpSvc } from "./support/harness.ts";
+import { errorOf, fixtureConfig, post, processMemory, startHttpSvc } from "./support/harness.ts";
 
 const MIB = 1024 * 1024;
 
@@ -48,7 +48,7 @@ Deno.test("http refuses bodies over MaxRequestBodyBytes with 413 on every endpoi
     const call = await post(`${svc.url}/call`, oversized);
     assert.equal(call.status, 413);
     assert.match(
-      (call.body as { error: string }).error,
+      errorOf(call.body).message,
       /larger than McpServer:MaxRequestBodyBytes \(4194304 bytes\)/,
     );
     for (const path of ["/", "/mcp"]) {
@@ -116,7 +116,7 @@ Deno.test("http refuses bodies over MaxRequestBodyBytes with 413 on every endpoi
       "content-type": "text/plain",
     });
     assert.equal(plain.status, 415);
-    assert.match((plain.body as { error: string }).error, /Content-Type must be application\/json/);
+    assert.match(errorOf(plain.body).message, /Content-Type must be application\/json/);
     const mcp = await post(`${svc.url}/mcp`, "{}", { "content-type": "text/plain" });
     assert.equal(mcp.status, 415);
   });
@@ -136,7 +136,7 @@ Deno.test("http MaxRequestBodyBytes is configurable", async () => {
     arguments: { Name: "a".repeat(2000) },
   });
   assert.equal(big.status, 413);
-  assert.match((big.body as { error: string }).error, /\(1024 bytes\)/);
+  assert.match(errorOf(big.body).message, /\(1024 bytes\)/);
   const streamed = await postStream(`${svc.url}/call`, 8 * 1024);
   assert.equal(streamed.status, 413);
 });

@@ -7,7 +7,14 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { Client as V1Client } from "sdk1/client/index.js";
 import { StreamableHTTPClientTransport as V1HttpTransport } from "sdk1/client/streamableHttp.js";
 import { SSEClientTransport as V1SseTransport } from "sdk1/client/sse.js";
-import { eventually, fixtureConfig, logged, post, startHttpSvc } from "./support/harness.ts";
+import {
+  errorOf,
+  eventually,
+  fixtureConfig,
+  logged,
+  post,
+  startHttpSvc,
+} from "./support/harness.ts";
 import { within } from "./support/deadline.ts";
 
 const INIT = (version: string) => ({
@@ -158,15 +165,20 @@ Deno.test("http serves MCP to every client era, plus /tools, /call and health, i
     assert.match(ok.headers.get("x-correlation-id") ?? "", /^\d{8}-\d{6}-[0-9a-f]{8}$/);
     const unknown = await post(`${svc.url}/call`, { tool: "nope", arguments: {} });
     assert.equal(unknown.status, 404);
-    assert.match((unknown.body as { error: string }).error, /nope/);
-    assert.equal((await post(`${svc.url}/call`, "not json")).status, 400);
+    assert.match(errorOf(unknown.body).message, /nope/);
+    assert.equal(errorOf(unknown.body).code, -32602);
+    const notJson = await post(`${svc.url}/call`, "not json");
+    assert.equal(notJson.status, 400);
+    assert.equal(errorOf(notJson.body).code, -32700);
     assert.equal((await post(`${svc.url}/call`, { arguments: {} })).status, 400);
     const invalid = await post(`${svc.url}/call`, {
       tool: "get_fixture_item_by_id",
       arguments: { Id: ["x"] },
     });
     assert.equal(invalid.status, 400);
-    assert.match((invalid.body as { error: string }).error, /'Id'/);
+    assert.match(errorOf(invalid.body).message, /'Id'/);
+    // The tool's own failure result travels in `error.data`.
+    assert.equal((errorOf(invalid.body).data as { isError: boolean }).isError, true);
   });
 
   await t.step("the correlation id is echoed and appears in the call's log lines", async () => {

@@ -11,6 +11,7 @@ import { WorkerPool } from "../lib/pool.ts";
 import { type Lease, PoolError } from "../lib/pool_contract.ts";
 import type { InvokeOptions, RunspaceWorker } from "../lib/worker.ts";
 import {
+  errorOf,
   eventually,
   FIXTURE_MODULE,
   fixtureConfig,
@@ -397,9 +398,10 @@ Deno.test("http: an exhausted pool answers an isError result over MCP and 503 wi
   assert.equal(refused.status, 503);
   assert.equal(refused.headers.get("retry-after"), "1");
   assert.match(
-    (refused.body as { error: string }).error,
+    errorOf(refused.body).message,
     /No PowerShell worker became free within 0\.5 s: 1 busy, 1 of at most 1/,
   );
+  assert.equal((errorOf(refused.body).data as { isError: boolean }).isError, true);
   const mcp = await post(svc.url, {
     jsonrpc: "2.0",
     id: 1,

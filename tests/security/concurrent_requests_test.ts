@@ -4,7 +4,7 @@
  * answering; once the slow calls end, requests are admitted again.
  */
 import assert from "node:assert/strict";
-import { eventually, fixtureConfig, post, startHttpSvc } from "../support/harness.ts";
+import { errorOf, eventually, fixtureConfig, post, startHttpSvc } from "../support/harness.ts";
 
 const POOL = { MinPoolSize: 2, EagerWarmCount: 2, StopTimeout: "00:00:02" };
 /** Long enough that the probes below see both calls in flight even on two busy cores. */
@@ -37,7 +37,10 @@ Deno.test("past McpServer:MaxConcurrentRequests a request gets 503 with Retry-Af
   );
   const response = refused! as Response;
   assert.equal(response.headers.get("retry-after"), "1");
-  assert.match((await response.json()).error, /at most 2 \(McpServer:MaxConcurrentRequests\)/);
+  assert.match(
+    errorOf(await response.json()).message,
+    /at most 2 \(McpServer:MaxConcurrentRequests\)/,
+  );
   const refusedCall = await post(`${svc.url}/call`, SLOW_CALL);
   assert.equal(refusedCall.status, 503);
   for (const path of ["/health", "/health/ready"]) {

@@ -61,9 +61,9 @@ async function call(
   const body = await response.json() as {
     content?: { text?: string }[];
     isError?: boolean;
-    error?: string;
+    error?: { message?: string };
   };
-  const text = body.content?.map((c) => c.text ?? "").join("\n") ?? body.error ?? "";
+  const text = body.content?.map((c) => c.text ?? "").join("\n") ?? body.error?.message ?? "";
   return { status: response.status, text, isError: body.isError === true };
 }
 

@@ -579,3 +579,5 @@ export async function post(
   }
   return { status: response.status, headers: response.headers, body: parsed, contentType };
 }
+
+export { errorOf } from "./http_front.ts";

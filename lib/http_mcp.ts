@@ -1,0 +1,153 @@
+/**
+ * The MCP endpoint(s) (`/` and `/mcp`, or `--mcp-path`): one POST, GET or DELETE dispatched by
+ * protocol era and session mode. A POST's body is read once (JSON only) and handed to the SDK
+ * parsed. A 2026-07-28 request (its `_meta` claims the era, or the SDK classifies it so) goes to
+ * the SDK's stateless handler for the response mode `Accept` allows; an older one (2025-11-25,
+ * 2024-11-05) is served by a fresh transport per request in Stateless mode, which answers in JSON
+ * unless the request wants progress (only SSE carries it), or by its session in Stateful mode
+ * (`http_sessions.ts`). GET and DELETE exist only for sessions.
+ *
+ * @module
+ */
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  type McpHttpHandler,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
+import type { Principal } from "./auth.ts";
+import type { HttpTransportMode } from "./config.ts";
+import type { BodyBounds } from "./http_body.ts";
+import { HttpError } from "./http_errors.ts";
+import { readJsonBody, requireJsonContent } from "./http_json_body.ts";
+import {
+  asksForProgress,
+  claimsModernEra,
+  type ResponseMode,
+  responseModeOf,
+  withBothAccepts,
+  withoutBody,
+} from "./http_message.ts";
+import type { StatefulSessions } from "./http_sessions.ts";
+import { logger } from "./log.ts";
+import { authInfoOf, createMcpServer, type McpServerOptions } from "./mcp.ts";
+
+const log = logger("http");
+
+/** Options of {@linkcode McpEndpoint}. */
+export interface McpEndpointOptions {
+  /** Builds the MCP server of each request or session. */
+  mcp: McpServerOptions;
+  /** `McpServer:HttpTransportMode`. */
+  mode: HttpTransportMode;
+  /** The sessions of Stateful mode; used only in that mode. */
+  sessions: StatefulSessions;
+  /** Limits of a request body. */
+  bodyBounds: BodyBounds;
+}
+
+/** The MCP endpoint of one HTTP front (see the module documentation). */
+export class McpEndpoint {
+  readonly #options: McpEndpointOptions;
+  readonly #modern: Record<ResponseMode, McpHttpHandler>;
+
+  /** Builds the 2026-07-28 handlers, one per response mode. */
+  constructor(options: McpEndpointOptions) {
+    this.#options = options;
+    const factory = () => createMcpServer(options.mcp);
+    const onerror = (error: Error) => log.debug("MCP handler: {Error}", { Error: error.message });
+    this.#modern = {
+      auto: createMcpHandler(factory, { legacy: "reject", responseMode: "auto", onerror }),
+      json: createMcpHandler(factory, { legacy: "reject", responseMode: "json", onerror }),
+      sse: createMcpHandler(factory, { legacy: "reject", responseMode: "sse", onerror }),
+    };
+  }
+
+  /**
+   * Handles one request of `principal` at the endpoint.
+   *
+   * @throws {HttpError} 415, 413/408/503 or 400 (-32700) for a POST's body; 400 for an
+   * `Mcp-Session-Id` in Stateless mode or a missing one in Stateful mode; 405 for GET or DELETE in
+   * Stateless mode (`Allow: POST`) and for any other method (`Allow: GET, POST, DELETE`); and what
+   * the sessions refuse.
+   */
+  async handle(req: Request, principal: Principal): Promise<Response> {
+    const mode = responseModeOf(req.headers.get("accept") ?? "");
+    const sessionId = req.headers.get("mcp-session-id");
+    const stateful = this.#options.mode === "Stateful";
+    if (req.method === "POST") {
+      requireJsonContent(req);
+      const body = await readJsonBody(
+        req,
+        this.#options.bodyBounds,
+        "Parse error: the request body is not JSON",
+      );
+      const bodiless = withoutBody(req);
+      // 2026-07-28 requests carry their protocol claim in `_meta`; only the rest needs the SDK's
+      // full classification (which validates the whole body, and the modern handler would again).
+      if (!claimsModernEra(body) && (await isLegacyRequest(bodiless, body))) {
+        const caller = { sessionId, principal };
+        if (stateful) return await this.#options.sessions.handle(bodiless, body, mode, caller);
+        return await this.#stateless(bodiless, body, mode, caller);
+      }
+      return await this.#modern[mode].fetch(bodiless, {
+        parsedBody: body,
+        authInfo: authInfoOf(principal),
+      });
+    }
+    if (req.method === "GET" || req.method === "DELETE") {
+      if (sessionId && stateful) {
+        return await this.#options.sessions.handle(req, undefined, mode, { sessionId, principal });
+      }
+      if (sessionId) {
+        throw new HttpError(400, "Bad Request: Mcp-Session-Id is not used in Stateless mode");
+      }
+      if (stateful) throw new HttpError(400, "Bad Request: Mcp-Session-Id header required");
+      throw new HttpError(
+        405,
+        `${req.method} needs a session (McpServer:HttpTransportMode=Stateful)`,
+        { headers: { allow: "POST" } },
+      );
+    }
+    throw new HttpError(405, `Method ${req.method} is not allowed`, {
+      headers: { allow: "GET, POST, DELETE" },
+    });
+  }
+
+  /** Tells clients of the 2026-07-28 handlers that the tool list changed. */
+  toolsChanged(): void {
+    for (const handler of Object.values(this.#modern)) handler.notify.toolsChanged?.();
+  }
+
+  /** Closes the 2026-07-28 handlers. */
+  async close(): Promise<void> {
+    for (const handler of Object.values(this.#modern)) await handler.close().catch(() => {});
+  }
+
+  /** An older-era request in Stateless mode: a transport and server of its own. */
+  async #stateless(
+    req: Request,
+    body: unknown,
+    mode: ResponseMode,
+    caller: { sessionId: string | null; principal: Principal },
+  ): Promise<Response> {
+    if (caller.sessionId) {
+      throw new HttpError(400, "Bad Request: Mcp-Session-Id is not used in Stateless mode");
+    }
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      // Auto answers in JSON (cheaper) unless the request wants progress, which only SSE can carry.
+      enableJsonResponse: mode === "json" || (mode === "auto" && !asksForProgress(body)),
+    });
+    const server = createMcpServer(this.#options.mcp);
+    await server.connect(transport);
+    const response = await transport.handleRequest(withBothAccepts(req), {
+      parsedBody: body,
+      authInfo: authInfoOf(caller.principal),
+    });
+    if (!response.headers.get("content-type")?.includes("text/event-stream")) {
+      void server.close().catch(() => {});
+    }
+    return response;
+  }
+}

@@ -1,0 +1,214 @@
+/** The MCP endpoint: dispatch by method, protocol era and session mode, without a socket. */
+import assert from "node:assert/strict";
+import { BodyBudget } from "../lib/http_body.ts";
+import { HttpError } from "../lib/http_errors.ts";
+import { McpEndpoint } from "../lib/http_mcp.ts";
+import { StatefulSessions } from "../lib/http_sessions.ts";
+import { StreamLimiter } from "../lib/http_streams.ts";
+import { arg, toolOf } from "./support/descriptors.ts";
+import {
+  ANONYMOUS_CALLER,
+  keyCaller,
+  mcpOptionsOf,
+  requestTo,
+  runnerOf,
+  settingsOf,
+} from "./support/http_front.ts";
+
+const INIT = (version: string) => ({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: {
+    protocolVersion: version,
+    capabilities: {},
+    clientInfo: { name: "unit", version: "1" },
+  },
+});
+const LIST = { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} };
+const JSON_ONLY = { accept: "application/json" };
+
+/** An endpoint in `mode` offering one tool; `using` closes it (and its sessions' sweep). */
+async function endpointOf(mode: "Stateless" | "Stateful") {
+  const settings = await settingsOf({
+    McpServer: { HttpTransportMode: mode, SessionIdPrefix: "replica1" },
+  });
+  const mcp = mcpOptionsOf(settings, runnerOf([toolOf("get_greeting", [arg("Name")])]));
+  const sessions = new StatefulSessions({
+    mcp,
+    idleSessionTimeoutMs: settings.http.idleSessionTimeoutMs,
+    sessionIdPrefix: settings.http.sessionIdPrefix,
+    streams: new StreamLimiter(settings.http.limits),
+  });
+  const endpoint = new McpEndpoint({
+    mcp,
+    mode,
+    sessions,
+    bodyBounds: { limit: 4096, timeoutMs: 5_000, budget: new BodyBudget(1 << 20) },
+  });
+  return {
+    endpoint,
+    sessions,
+    async [Symbol.asyncDispose]() {
+      await sessions.close();
+      await endpoint.close();
+    },
+  };
+}
+
+async function refusal(promise: Promise<unknown>): Promise<HttpError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof HttpError) return error;
+    throw error;
+  }
+  assert.fail("nothing was refused");
+}
+
+Deno.test("Stateless: a 2025-11-25 request is answered without a session, in the format Accept asks", async () => {
+  await using mcp = await endpointOf("Stateless");
+  const json = await mcp.endpoint.handle(
+    requestTo("/mcp", { body: INIT("2025-11-25"), headers: JSON_ONLY }),
+    ANONYMOUS_CALLER,
+  );
+  assert.equal(json.status, 200);
+  assert.match(json.headers.get("content-type")!, /application\/json/);
+  assert.equal(json.headers.get("mcp-session-id"), null);
+  assert.equal((await json.json()).result.protocolVersion, "2025-11-25");
+  const sse = await mcp.endpoint.handle(
+    requestTo("/mcp", { body: INIT("2025-11-25"), headers: { accept: "text/event-stream" } }),
+    ANONYMOUS_CALLER,
+  );
+  assert.match(sse.headers.get("content-type")!, /text\/event-stream/);
+  assert.match(await sse.text(), /"protocolVersion":"2025-11-25"/);
+  const list = await mcp.endpoint.handle(
+    requestTo("/mcp", {
+      body: LIST,
+      headers: { ...JSON_ONLY, "mcp-protocol-version": "2025-11-25" },
+    }),
+    ANONYMOUS_CALLER,
+  );
+  assert.deepEqual((await list.json()).result.tools.map((t: { name: string }) => t.name), [
+    "get_greeting",
+  ]);
+});
+
+Deno.test("Stateless: a 2026-07-28 request goes to the SDK's handler", async () => {
+  await using mcp = await endpointOf("Stateless");
+  const response = await mcp.endpoint.handle(
+    requestTo("/mcp", {
+      body: {
+        ...LIST,
+        params: {
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+          },
+        },
+      },
+      headers: { ...JSON_ONLY, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list" },
+    }),
+    ANONYMOUS_CALLER,
+  );
+  assert.equal(response.status, 200, await response.clone().text());
+  assert.deepEqual((await response.json()).result.tools.map((t: { name: string }) => t.name), [
+    "get_greeting",
+  ]);
+});
+
+Deno.test("Stateless: session ids, GET and DELETE are refused as before, with their Allow headers", async () => {
+  await using mcp = await endpointOf("Stateless");
+  const withId = await refusal(mcp.endpoint.handle(
+    requestTo("/mcp", {
+      body: LIST,
+      headers: { "mcp-protocol-version": "2025-11-25", "mcp-session-id": "x" },
+    }),
+    ANONYMOUS_CALLER,
+  ));
+  assert.deepEqual([withId.status, withId.message], [
+    400,
+    "Bad Request: Mcp-Session-Id is not used in Stateless mode",
+  ]);
+  for (const method of ["GET", "DELETE"]) {
+    const error = await refusal(
+      mcp.endpoint.handle(requestTo("/mcp", { method }), ANONYMOUS_CALLER),
+    );
+    assert.deepEqual([error.status, error.headers.allow], [405, "POST"], method);
+    assert.equal(error.message, `${method} needs a session (McpServer:HttpTransportMode=Stateful)`);
+    const named = await refusal(
+      mcp.endpoint.handle(
+        requestTo("/mcp", { method, headers: { "mcp-session-id": "x" } }),
+        ANONYMOUS_CALLER,
+      ),
+    );
+    assert.equal(named.status, 400);
+  }
+  const put = await refusal(
+    mcp.endpoint.handle(requestTo("/mcp", { method: "PUT", body: "{}" }), ANONYMOUS_CALLER),
+  );
+  assert.deepEqual([put.status, put.headers.allow], [405, "GET, POST, DELETE"]);
+});
+
+Deno.test("a POST body must be application/json and JSON", async () => {
+  await using mcp = await endpointOf("Stateless");
+  const text = await refusal(mcp.endpoint.handle(
+    requestTo("/mcp", { body: "{}", headers: { "content-type": "text/plain" } }),
+    ANONYMOUS_CALLER,
+  ));
+  assert.equal(text.status, 415);
+  const broken = await refusal(mcp.endpoint.handle(
+    requestTo("/mcp", { body: "{", headers: { "content-type": "application/json" } }),
+    ANONYMOUS_CALLER,
+  ));
+  assert.deepEqual([broken.status, broken.code, broken.message], [
+    400,
+    -32700,
+    "Parse error: the request body is not JSON",
+  ]);
+});
+
+Deno.test("Stateful: initialize opens a session its owner uses and ends; others get 403, unknown ids 404", async () => {
+  await using mcp = await endpointOf("Stateful");
+  const alice = keyCaller("alice");
+  const opened = await mcp.endpoint.handle(
+    requestTo("/mcp", { body: INIT("2025-11-25"), headers: JSON_ONLY }),
+    alice,
+  );
+  assert.equal(opened.status, 200);
+  const id = opened.headers.get("mcp-session-id")!;
+  assert.match(id, /^replica1\.[0-9a-f-]{36}$/);
+  await opened.body?.cancel();
+  assert.equal(mcp.sessions.size, 1);
+  const headers = { ...JSON_ONLY, "mcp-protocol-version": "2025-11-25", "mcp-session-id": id };
+  const list = await mcp.endpoint.handle(requestTo("/mcp", { body: LIST, headers }), alice);
+  assert.equal(list.status, 200);
+  assert.equal((await list.json()).result.tools.length, 1);
+  const bob = await refusal(
+    mcp.endpoint.handle(requestTo("/mcp", { body: LIST, headers }), keyCaller("bob")),
+  );
+  assert.deepEqual([bob.status, bob.message], [
+    403,
+    "Forbidden: the session belongs to another caller",
+  ]);
+  const noId = await refusal(mcp.endpoint.handle(
+    requestTo("/mcp", { body: LIST, headers: { "mcp-protocol-version": "2025-11-25" } }),
+    alice,
+  ));
+  assert.deepEqual([noId.status, noId.message], [
+    400,
+    "Bad Request: Mcp-Session-Id header required",
+  ]);
+  const getNoId = await refusal(mcp.endpoint.handle(requestTo("/mcp"), alice));
+  assert.equal(getNoId.status, 400);
+  const ended = await mcp.endpoint.handle(
+    requestTo("/mcp", { method: "DELETE", headers: { "mcp-session-id": id } }),
+    alice,
+  );
+  assert.equal(ended.status, 200);
+  assert.equal(mcp.sessions.size, 0);
+  const gone = await refusal(
+    mcp.endpoint.handle(requestTo("/mcp", { body: LIST, headers }), alice),
+  );
+  assert.deepEqual([gone.status, gone.code, gone.message], [404, -32001, "Session not found"]);
+});
