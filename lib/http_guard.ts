@@ -19,7 +19,7 @@ const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "[::1]"];
 const WILDCARDS = new Set(["0.0.0.0", "::", "[::]"]);
 
 /** Whether `host` (a bind address or Host name, IPv6 with or without brackets) is loopback. */
-export function isLoopback(host: string): boolean {
+function isLoopback(host: string): boolean {
   const h = host.toLowerCase().replace(/^\[(.*)\]$/, "$1");
   return h === "localhost" || h.endsWith(".localhost") || h === "::1" ||
     /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || /^::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
@@ -50,7 +50,7 @@ interface HostName {
 }
 
 /** Parses a Host header strictly (name or address, optional port); null when it is anything else. */
-export function parseHost(value: string | null): HostName | null {
+function parseHost(value: string | null): HostName | null {
   if (value === null) return null;
   const match = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?::(\d{1,5}))?$/
     .exec(value);

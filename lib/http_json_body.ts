@@ -10,8 +10,7 @@ import { type BodyBounds, BodyRefused, isJsonContentType, readBodyText } from ".
 import { HttpError, RpcCode } from "./http_errors.ts";
 
 /** The message of the 415 answer to a body that is not `application/json`. */
-export const UNSUPPORTED_MEDIA_TYPE =
-  "Unsupported Media Type: Content-Type must be application/json";
+const UNSUPPORTED_MEDIA_TYPE = "Unsupported Media Type: Content-Type must be application/json";
 
 /** @throws {HttpError} 415 unless `req`'s `Content-Type` is `application/json` (any parameters). */
 export function requireJsonContent(req: Request): void {

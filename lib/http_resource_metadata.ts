@@ -12,7 +12,7 @@ import { HttpError } from "./http_errors.ts";
 import { jsonResponse } from "./http_responses.ts";
 
 /** RFC 9728 §3: where protected resource metadata is served (plus the resource's path). */
-export const WELL_KNOWN_RESOURCE = "/.well-known/oauth-protected-resource";
+const WELL_KNOWN_RESOURCE = "/.well-known/oauth-protected-resource";
 
 /** True when `path` (trailing slashes removed) asks for protected resource metadata. */
 export function isResourceMetadataPath(path: string): boolean {

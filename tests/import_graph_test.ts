@@ -21,15 +21,6 @@ const lib = `${root}/lib`;
 const script = `${root}/scripts/import_graph.ts`;
 const relative = (file: string) => file.slice(root.length + 1);
 
-/**
- * Exports nothing imports, in modules other branches of issue 29 are rewriting; each is removed
- * there. The test fails on any other (remove the `export` or the code), not when one of these goes.
- */
-const PENDING = new Set([
-  "lib/http_guard.ts isLoopback",
-  "lib/http_guard.ts parseHost",
-]);
-
 async function run(dir: string): Promise<{ code: number; stdout: string }> {
   const output = await outputWithin(Deno.execPath(), {
     args: ["run", "--allow-read", script, dir],
@@ -57,8 +48,7 @@ Deno.test("only the pool and the HTTP transport import the pool", async () => {
 Deno.test("every export of lib/ is imported by another file", async () => {
   const users = ["lib", "tests", "scripts", "bench", "main.ts"].map((path) => `${root}/${path}`);
   const unused = (await unusedExports(lib, users))
-    .map(([file, name]) => `${relative(file)} ${name}`)
-    .filter((entry) => !PENDING.has(entry));
+    .map(([file, name]) => `${relative(file)} ${name}`);
   assert.deepEqual(unused, []);
 });
 

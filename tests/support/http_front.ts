@@ -9,7 +9,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { configure, type LogRecord, reset } from "@logtape/logtape";
 import type { Principal } from "../../lib/auth.ts";
-import type { ToolDescriptor } from "../../lib/catalog.ts";
+import type { ToolDescriptor } from "../../lib/tool_descriptor.ts";
 import { loadSettings, type Settings } from "../../lib/config.ts";
 import type { McpServerOptions, ToolRunner } from "../../lib/mcp.ts";
 
