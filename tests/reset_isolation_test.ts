@@ -343,6 +343,30 @@ Deno.test("process-wide: class statics and $PSStyle a call changes are back befo
   });
 });
 
+// A slot that starts while a sibling's call has changed the environment or the default culture must
+// not take that for its clean state: it would put the change back after each of its calls, for every
+// later caller of the process (18 of 30 later calls saw such a variable over HTTP before).
+Deno.test("process-wide: a slot started during a sibling's call does not keep that call's changes", async () => {
+  await using first = await startWorker({ runspacesPerProcess: 2 });
+  const read = "[string]$env:SVC_SLOT_PROBE; [cultureinfo]::CurrentCulture.Name; " +
+    "[string][cultureinfo]::DefaultThreadCurrentCulture";
+  const clean = await run(first, read);
+  const call = run(
+    first,
+    "$env:SVC_SLOT_PROBE = 'planted'; [cultureinfo]::DefaultThreadCurrentCulture = 'de-DE'; Start-Sleep -Seconds 6",
+  );
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await using sibling = await first.openSibling();
+  await sibling.startup({ modules: [], scriptPath: null, script: null }, 60_000);
+  await call;
+  assert.ok(!("retired" in await reset(first)));
+  // Each call of the sibling puts the process-wide state back as it ends, and resets it after.
+  await run(sibling, "1");
+  assert.ok(!("retired" in await reset(sibling)));
+  assert.deepEqual(await run(first, read), clean);
+  assert.deepEqual(await run(sibling, read), clean);
+});
+
 // Each runspace compiles a startup script's classes into an assembly of its own: a sibling's startup
 // is not a call's doing (it retired the process on main), while a class a call defines still is.
 Deno.test("reset: a sibling's startup-script classes keep the process; a class a call defines retires it", async () => {

@@ -42,11 +42,12 @@ namespace Svc.Host
         private readonly ModuleScopes _modules;
 
         /// <summary>
-        /// The state now of the worker whose global session state is <paramref name="state"/>. Call it
-        /// from the host's thread: the pipeline thread's culture is taken to be the host's. Throws
-        /// <see cref="MissingMemberException"/> when this engine build lacks one of the members.
+        /// The state now of the worker whose global session state is <paramref name="state"/>; the
+        /// pipeline thread's culture is taken to be the one <paramref name="process"/> recorded for the
+        /// process's threads (null: this thread's). Throws <see cref="MissingMemberException"/> when this
+        /// engine build lacks one of the members.
         /// </summary>
-        public EngineState(SessionState state)
+        public EngineState(SessionState state, ProcessState process)
         {
             _state = state;
             _invoke = state.InvokeCommand;
@@ -69,8 +70,10 @@ namespace Svc.Host
             _formats = Property(_context, "FormatDBManager").GetValue(_context);
             _formatDatabase = Property(_formats, "Database");
             _database = _formatDatabase.GetValue(_formats);
-            _culture = CultureInfo.CurrentCulture;
-            _uiCulture = CultureInfo.CurrentUICulture;
+            // Not this thread's culture as it is now: a sibling's running call may have set the default
+            // thread culture, which a thread that sets none reports as its own.
+            _culture = process != null ? process.ThreadCulture : CultureInfo.CurrentCulture;
+            _uiCulture = process != null ? process.ThreadUICulture : CultureInfo.CurrentUICulture;
             _modules = new ModuleScopes(state);
         }
 
