@@ -83,6 +83,40 @@ Deno.test("reset: command-lookup actions planted by a call are removed", async (
   assert.deepEqual(after, ["2026", 0]);
 });
 
+// A script block attached to the runspace's own .NET events and actions (not a PowerShell event
+// subscription) ran inside every later call of the worker, whoever made it, and inside the reset.
+Deno.test("reset: a location action and .NET handlers a call attached to the runspace are removed", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-handlers-" });
+  const marks = `${dir}/marks.txt`;
+  try {
+    await using worker = await startWorker();
+    const mark = (what: string) => `{ Add-Content -LiteralPath '${marks}' -Value '${what}' }`;
+    await run(
+      worker,
+      `$ExecutionContext.InvokeCommand.LocationChangedAction = ${mark("location")}; ` +
+        `[runspace]::DefaultRunspace.add_AvailabilityChanged(${mark("availability")}); ` +
+        `[runspace]::DefaultRunspace.Debugger.add_BreakpointUpdated(${mark("breakpoint")})`,
+    );
+    assert.ok(!("retired" in await reset(worker)));
+    // The planting call's own end may have run them; what counts is every later call.
+    await Deno.remove(marks).catch(() => {});
+    assert.deepEqual(
+      await run(
+        worker,
+        "Set-Location -LiteralPath ([IO.Path]::GetTempPath()); " +
+          "$null = Set-PSBreakpoint -Variable svcProbe -Mode Read; Get-PSBreakpoint | Remove-PSBreakpoint; " +
+          "$null -eq $ExecutionContext.InvokeCommand.LocationChangedAction",
+      ),
+      [true],
+    );
+    assert.ok(!("retired" in await reset(worker)));
+    const seen = await Deno.readTextFile(marks).catch(() => "");
+    assert.equal(seen, "", `planted handlers ran in a later call: ${seen}`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("reset: the pipeline thread's culture and the default cultures go back", async () => {
   const read = "Get-Date -Date 2026-11-26 -Format dddd; [cultureinfo]::CurrentUICulture.Name; " +
     "$null -eq [cultureinfo]::DefaultThreadCurrentCulture";

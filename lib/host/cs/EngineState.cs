@@ -1,7 +1,8 @@
 // svc worker, part of lib/host.ps1 (compiled by lib/host/assembly.ps1): the parts of one worker
 // runspace's engine state that the variable/function/module tables do not hold, as they were when
-// startup ended: command-lookup actions, the language mode, argument completers, type and format
-// data, and the culture of the runspace's pipeline thread. Both reset paths call Restore() first (the
+// startup ended: command-lookup and location actions and the runspace's other .NET event handlers
+// (EngineHandlers.cs), the language mode, argument completers, type and format data, and
+// the culture of the runspace's pipeline thread. Both reset paths call Restore() first (the
 // full path's script could not run under a ConstrainedLanguage a call left behind); type and format
 // data cannot be put back in place, so a change to them retires the process (docs/runspaces.md).
 using System;
@@ -11,6 +12,7 @@ using System.Diagnostics;
 using System.Globalization;
 using System.IO;
 using System.Management.Automation;
+using System.Management.Automation.Runspaces;
 using System.Reflection;
 
 namespace Svc.Host
@@ -20,10 +22,7 @@ namespace Svc.Host
     {
         private const BindingFlags Members = BindingFlags.NonPublic | BindingFlags.Public | BindingFlags.Instance;
         private readonly SessionState _state;
-        private readonly CommandInvocationIntrinsics _invoke;
-        private readonly EventHandler<CommandLookupEventArgs> _preLookup;
-        private readonly EventHandler<CommandLookupEventArgs> _postLookup;
-        private readonly EventHandler<CommandLookupEventArgs> _notFound;
+        private readonly EngineHandlers _handlers;
         private readonly PSLanguageMode _languageMode;
         private bool _languageModeChanged;
         private readonly object _context;
@@ -47,13 +46,10 @@ namespace Svc.Host
         /// process's threads (null: this thread's). Throws <see cref="MissingMemberException"/> when this
         /// engine build lacks one of the members.
         /// </summary>
-        public EngineState(SessionState state, ProcessState process)
+        public EngineState(Runspace worker, SessionState state, ProcessState process)
         {
             _state = state;
-            _invoke = state.InvokeCommand;
-            _preLookup = _invoke.PreCommandLookupAction;
-            _postLookup = _invoke.PostCommandLookupAction;
-            _notFound = _invoke.CommandNotFoundAction;
+            _handlers = new EngineHandlers(state.InvokeCommand, worker, worker.Debugger, worker.Events);
             _languageMode = state.LanguageMode;
             object internalState = Property(state, "Internal").GetValue(state);
             _context = Property(internalState, "ExecutionContext").GetValue(internalState);
@@ -95,7 +91,7 @@ namespace Svc.Host
             _modules.AddValuesTo(roots);
         }
 
-        /// <summary>Puts back the command-lookup actions, the language mode, the argument completers and the startup modules' variables.</summary>
+        /// <summary>Puts back the command-lookup and location actions and the runspace's other event handlers, the language mode, the argument completers and the startup modules' variables.</summary>
         public void Restore()
         {
             // Set back so that the full path's script can run, but the engine keeps the mode elsewhere
@@ -106,9 +102,7 @@ namespace Svc.Host
                 _state.LanguageMode = _languageMode;
                 _languageModeChanged = true;
             }
-            if (!ReferenceEquals(_invoke.PreCommandLookupAction, _preLookup)) _invoke.PreCommandLookupAction = _preLookup;
-            if (!ReferenceEquals(_invoke.PostCommandLookupAction, _postLookup)) _invoke.PostCommandLookupAction = _postLookup;
-            if (!ReferenceEquals(_invoke.CommandNotFoundAction, _notFound)) _invoke.CommandNotFoundAction = _notFound;
+            _handlers.Restore();
             RestoreCompleters(_customCompleters, _custom);
             RestoreCompleters(_nativeCompleters, _native);
             _modules.Restore();
