@@ -117,6 +117,23 @@ Deno.test("reset: a location action and .NET handlers a call attached to the run
   }
 });
 
+// A transcript belongs to the runspace: left running, it wrote the next call's command, arguments and
+// output (another caller's, once the process serves one) to the file the planting call chose.
+Deno.test("reset: a transcript a call started is stopped", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-transcript-" });
+  const file = `${dir}/transcript.txt`;
+  try {
+    await using worker = await startWorker();
+    await run(worker, `$null = Start-Transcript -LiteralPath '${file}'`);
+    assert.ok(!("retired" in await reset(worker)));
+    assert.deepEqual(await run(worker, "'victim-output-5e1'"), ["victim-output-5e1"]);
+    assert.ok(!("retired" in await reset(worker)));
+    assert.doesNotMatch(await Deno.readTextFile(file).catch(() => ""), /victim-output-5e1/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("reset: the pipeline thread's culture and the default cultures go back", async () => {
   const read = "Get-Date -Date 2026-11-26 -Format dddd; [cultureinfo]::CurrentUICulture.Name; " +
     "$null -eq [cultureinfo]::DefaultThreadCurrentCulture";

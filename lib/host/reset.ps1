@@ -101,7 +101,7 @@ function Save-ProcessState([bool]$KeepNativeProcesses) {
     try {
         $script:Loop.EngineState = [Svc.Host.EngineState]::new($script:Worker, $script:WorkerSessionState, $script:ProcessState)
     } catch {
-        Write-Diag "resets will not restore command-lookup actions, event handlers, language mode, completers or culture: $((Get-InnerException $_.Exception).Message)"
+        Write-Diag "resets will not restore command-lookup actions, event handlers, transcripts, language mode, completers or culture: $((Get-InnerException $_.Exception).Message)"
     }
 }
 

@@ -1,7 +1,7 @@
 // svc worker, part of lib/host.ps1 (compiled by lib/host/assembly.ps1): the parts of one worker
 // runspace's engine state that the variable/function/module tables do not hold, as they were when
 // startup ended: command-lookup and location actions and the runspace's other .NET event handlers
-// (EngineHandlers.cs), the language mode, argument completers, type and format data, and
+// (EngineHandlers.cs), transcripts, the language mode, argument completers, type and format data, and
 // the culture of the runspace's pipeline thread. Both reset paths call Restore() first (the
 // full path's script could not run under a ConstrainedLanguage a call left behind); type and format
 // data cannot be put back in place, so a change to them retires the process (docs/runspaces.md).
@@ -23,6 +23,9 @@ namespace Svc.Host
         private const BindingFlags Members = BindingFlags.NonPublic | BindingFlags.Public | BindingFlags.Instance;
         private readonly SessionState _state;
         private readonly EngineHandlers _handlers;
+        private readonly Runspace _worker;
+        private readonly PropertyInfo _transcription;
+        private readonly PropertyInfo _transcripts;
         private readonly PSLanguageMode _languageMode;
         private bool _languageModeChanged;
         private readonly object _context;
@@ -50,6 +53,9 @@ namespace Svc.Host
         {
             _state = state;
             _handlers = new EngineHandlers(state.InvokeCommand, worker, worker.Debugger, worker.Events);
+            _worker = worker;
+            _transcription = Property(worker, "TranscriptionData");
+            _transcripts = Property(_transcription.GetValue(worker), "Transcripts");
             _languageMode = state.LanguageMode;
             object internalState = Property(state, "Internal").GetValue(state);
             _context = Property(internalState, "ExecutionContext").GetValue(internalState);
@@ -103,9 +109,32 @@ namespace Svc.Host
                 _languageModeChanged = true;
             }
             _handlers.Restore();
+            StopTranscripts();
             RestoreCompleters(_customCompleters, _custom);
             RestoreCompleters(_nativeCompleters, _native);
             _modules.Restore();
+        }
+
+        // A transcript a call started (Start-Transcript) is the runspace's, not the call's: it would write
+        // every later call's commands, arguments and output to the file the call chose, whoever makes them.
+        private void StopTranscripts()
+        {
+            object data = _transcription.GetValue(_worker);
+            IList transcripts = data != null ? _transcripts.GetValue(data) as IList : null;
+            if (transcripts == null || transcripts.Count == 0) return;
+            foreach (object transcript in transcripts)
+            {
+                IDisposable file = transcript as IDisposable;
+                try
+                {
+                    if (file != null) file.Dispose();
+                }
+                catch (Exception)
+                {
+                    /* a file that cannot be written: the transcript ends all the same */
+                }
+            }
+            transcripts.Clear();
         }
 
         private void RestoreCompleters(PropertyInfo property, Dictionary<string, ScriptBlock> saved)
