@@ -10,6 +10,7 @@ import HOST_CS_CALL_LIMITS from "./host/cs/CallLimits.cs" with { type: "text" };
 import HOST_CS_CHANGE_COUNTERS from "./host/cs/ChangeCounters.cs" with { type: "text" };
 import HOST_CS_CLASS_STATICS from "./host/cs/ClassStatics.cs" with { type: "text" };
 import HOST_CS_ENVIRONMENT from "./host/cs/EnvironmentSnapshot.cs" with { type: "text" };
+import HOST_CS_ENGINE_HANDLERS from "./host/cs/EngineHandlers.cs" with { type: "text" };
 import HOST_CS_ENGINE_STATE from "./host/cs/EngineState.cs" with { type: "text" };
 import HOST_CS_ERROR_INFO from "./host/cs/ErrorInfo.cs" with { type: "text" };
 import HOST_CS_FAST_RESET from "./host/cs/FastReset.cs" with { type: "text" };
@@ -45,6 +46,7 @@ const HOST_FILES: Record<string, string> = {
   "host/cs/ChangeCounters.cs": HOST_CS_CHANGE_COUNTERS,
   "host/cs/ClassStatics.cs": HOST_CS_CLASS_STATICS,
   "host/cs/EnvironmentSnapshot.cs": HOST_CS_ENVIRONMENT,
+  "host/cs/EngineHandlers.cs": HOST_CS_ENGINE_HANDLERS,
   "host/cs/EngineState.cs": HOST_CS_ENGINE_STATE,
   "host/cs/ErrorInfo.cs": HOST_CS_ERROR_INFO,
   "host/cs/FastReset.cs": HOST_CS_FAST_RESET,

@@ -29,6 +29,7 @@ import {
   PoolError,
   type PoolStats,
   type PoolStatus,
+  poolStatus,
   type WorkerPoolOptions,
   type WorkerState,
 } from "./pool_contract.ts";
@@ -116,18 +117,9 @@ export class WorkerPool implements AsyncDisposable {
     };
   }
 
-  /**
-   * Health of the pool (SPEC §3.4): Healthy when warm + leased workers reach `MinPoolSize`, where a
-   * worker resetting after its call still counts as leased (its lease ends when the reset does; svc
-   * only sends the response earlier). Degraded while draining or while workers being created may
-   * close the gap; else Unhealthy.
-   */
+  /** Health of the pool (SPEC §3.4), as {@linkcode poolStatus} tells it from `s`. */
   status(s: PoolStats = this.stats()): PoolStatus {
-    if (s.draining) return "Degraded";
-    // Without the resetting workers, readiness would drop to 503 after every burst of calls on a
-    // real pwsh (a reset takes milliseconds there), taking a busy replica out of its load balancer.
-    if (s.warm + s.leased + s.resetting >= s.min) return "Healthy";
-    return s.creating > 0 ? "Degraded" : "Unhealthy";
+    return poolStatus(s);
   }
 
   /** True when the pool is Healthy: ready to serve (see {@linkcode WorkerPool.status}). */
@@ -251,32 +243,41 @@ export class WorkerPool implements AsyncDisposable {
    * it (so free processes stay free for others), never one in `held`. Dead ones found are evicted.
    */
   #takeWarm(tenant: string, held: Set<WorkerProcess>): PoolEntry | null {
-    let free = -1;
+    let found: PoolEntry | null = null;
+    let free: PoolEntry | null = null;
+    const stale: PoolEntry[] = [];
     // Most recently used first, so idle workers at the bottom age out and are reclaimed.
-    for (let i = this.#warm.length - 1; i >= 0; i--) {
-      const entry = this.#warm[i]!;
+    for (const entry of [...this.#warm].reverse()) {
       if (entry.state !== "warm" || !entry.worker?.alive) {
-        this.#warm.splice(i, 1);
+        this.#unwarm(entry);
         if (entry.state === "warm") void this.#evict(entry, "died");
         continue;
       }
       const process = entry.worker.process;
       if (held.has(process) || !this.#tenancy.mayServe(process, tenant)) continue;
-      if (this.#tenancy.tenantOf(process) === tenant) return this.#unwarm(i);
-      if (free < 0) free = i;
+      // Another tenant's call ran beside it since its reset: reset it again before anyone has it.
+      if (!this.#tenancy.cleanFor(entry.worker, tenant)) stale.push(entry);
+      else if (this.#tenancy.tenantOf(process) === tenant) {
+        found = entry;
+        break;
+      } else free ??= entry;
     }
-    return free < 0 ? null : this.#unwarm(free);
+    for (const entry of stale) void this.#reset(this.#unwarm(entry));
+    const taken = found ?? free;
+    return taken && this.#unwarm(taken);
   }
 
-  #unwarm(index: number): PoolEntry {
-    const [entry] = this.#warm.splice(index, 1);
-    return entry!;
+  #unwarm(entry: PoolEntry): PoolEntry {
+    this.#warm.splice(this.#warm.indexOf(entry), 1);
+    return entry;
   }
 
   #assign(entry: PoolEntry, tenant: string): void {
     entry.state = "leased";
     entry.tenant = tenant;
-    this.#tenancy.begin(entry.worker!.process, tenant);
+    const process = entry.worker!.process;
+    const others = [...this.#entries].filter((e) => e !== entry && e.worker?.process === process);
+    this.#tenancy.begin(process, tenant, others.map((e) => e.worker!));
   }
 
   /** The entry's call is over (reset done, or the entry is gone); true when that freed its process. */
@@ -339,7 +340,7 @@ export class WorkerPool implements AsyncDisposable {
       let coming = 0;
       for (const entry of this.#entries) {
         if (entry.state === "creating" && (entry.createdFor ?? tenant) === tenant) coming++;
-        if (entry.state === "resetting" && entry.tenant === tenant) coming++;
+        if (entry.state === "resetting" && (entry.tenant ?? tenant) === tenant) coming++;
       }
       while (count > coming && this.stats().creating < limit && this.#canGrowFor(tenant)) {
         if (this.#entries.size >= this.#options.pool.maxPoolSize && !this.#makeRoomFor(tenant)) {
@@ -505,6 +506,7 @@ export class WorkerPool implements AsyncDisposable {
   async #reset(entry: PoolEntry): Promise<void> {
     entry.state = "resetting";
     const worker = entry.worker!;
+    this.#tenancy.resetStarts(worker, worker.process, entry.tenant !== null);
     if (!worker.alive || this.#draining) {
       // A retiring process ends when its last worker is closed: idle siblings would keep it (and
       // the stuck call's native children) alive until their next lease, so they go now.

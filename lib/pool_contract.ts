@@ -42,6 +42,20 @@ export interface PoolStats {
 /** Health of the pool, as `/health` reports it. */
 export type PoolStatus = "Healthy" | "Degraded" | "Unhealthy";
 
+/**
+ * Health of a pool with counts `s` (SPEC §3.4): Healthy when warm + leased workers reach
+ * `MinPoolSize`, where a worker resetting after its call still counts as leased (its lease ends when
+ * the reset does; svc only sends the response earlier). Degraded while draining or while workers
+ * being created may close the gap; else Unhealthy.
+ */
+export function poolStatus(s: PoolStats): PoolStatus {
+  if (s.draining) return "Degraded";
+  // Without the resetting workers, readiness would drop to 503 after every burst of calls on a
+  // real pwsh (a reset takes milliseconds there), taking a busy replica out of its load balancer.
+  if (s.warm + s.leased + s.resetting >= s.min) return "Healthy";
+  return s.creating > 0 ? "Degraded" : "Unhealthy";
+}
+
 /** A leased worker. Call `release()` exactly once when the call's response has been sent. */
 export interface Lease {
   /** The worker serving this call. */

@@ -28,9 +28,17 @@ export function tenantOf(principal: Parameters<typeof ownerOf>[0]): string {
   return ownerOf(principal) ?? `unnamed-caller-${++unnamed}`;
 }
 
-/** The tenant each busy process serves and how many of its workers are busy for it. */
+/**
+ * The tenant each busy process serves and how many of its workers are busy for it, and which tenants'
+ * calls ran beside each worker since its last reset began. A call can reach an idle sibling runspace
+ * of its process (`Get-Runspace`, then `[powershell]::Create()` on it) and plant state there that only
+ * that sibling's next reset removes: before, another tenant's next call on the sibling met it. So a
+ * worker is given to a tenant only when no other tenant's call ran beside it since; else it is reset
+ * again first.
+ */
 export class Tenancy {
   readonly #served = new Map<WorkerProcess, { tenant: string; calls: number }>();
+  readonly #beside = new WeakMap<object, Set<string>>();
 
   /** The tenant `process` serves, or null when none of its workers is busy. */
   tenantOf(process: WorkerProcess): string | null {
@@ -43,12 +51,36 @@ export class Tenancy {
     return served === undefined || served.tenant === tenant;
   }
 
-  /** A worker of `process` starts a call of `tenant` (which {@linkcode Tenancy.mayServe} allowed). */
-  begin(process: WorkerProcess, tenant: string): void {
+  /**
+   * A worker of `process` starts a call of `tenant` (which {@linkcode Tenancy.mayServe} allowed),
+   * beside `others`, the other workers of the process. @default others: none
+   */
+  begin(process: WorkerProcess, tenant: string, others: Iterable<object> = []): void {
+    for (const worker of others) {
+      const tenants = this.#beside.get(worker) ?? new Set<string>();
+      this.#beside.set(worker, tenants.add(tenant));
+    }
     const served = this.#served.get(process);
     if (served === undefined) this.#served.set(process, { tenant, calls: 1 });
     else if (served.tenant === tenant) served.calls++;
     else throw new Error(`A worker process serving one tenant was given another tenant's call`);
+  }
+
+  /**
+   * A reset of `worker` (after a call of its own when `ownCall`) starts in `process`: it removes what
+   * earlier calls planted, but a call still running beside it may plant again.
+   */
+  resetStarts(worker: object, process: WorkerProcess, ownCall: boolean): void {
+    const served = this.#served.get(process);
+    if (served && served.calls > (ownCall ? 1 : 0)) {
+      this.#beside.set(worker, new Set([served.tenant]));
+    } else this.#beside.delete(worker);
+  }
+
+  /** True when no call of a tenant other than `tenant` ran beside `worker` since its last reset began. */
+  cleanFor(worker: object, tenant: string): boolean {
+    for (const other of this.#beside.get(worker) ?? []) if (other !== tenant) return false;
+    return true;
   }
 
   /** A worker of `process` is back from its call (reset or gone); true when the process is now free. */

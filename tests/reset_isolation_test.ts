@@ -83,6 +83,57 @@ Deno.test("reset: command-lookup actions planted by a call are removed", async (
   assert.deepEqual(after, ["2026", 0]);
 });
 
+// A script block attached to the runspace's own .NET events and actions (not a PowerShell event
+// subscription) ran inside every later call of the worker, whoever made it, and inside the reset.
+Deno.test("reset: a location action and .NET handlers a call attached to the runspace are removed", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-handlers-" });
+  const marks = `${dir}/marks.txt`;
+  try {
+    await using worker = await startWorker();
+    const mark = (what: string) => `{ Add-Content -LiteralPath '${marks}' -Value '${what}' }`;
+    await run(
+      worker,
+      `$ExecutionContext.InvokeCommand.LocationChangedAction = ${mark("location")}; ` +
+        `[runspace]::DefaultRunspace.add_AvailabilityChanged(${mark("availability")}); ` +
+        `[runspace]::DefaultRunspace.Debugger.add_BreakpointUpdated(${mark("breakpoint")})`,
+    );
+    assert.ok(!("retired" in await reset(worker)));
+    // The planting call's own end may have run them; what counts is every later call.
+    await Deno.remove(marks).catch(() => {});
+    assert.deepEqual(
+      await run(
+        worker,
+        "Set-Location -LiteralPath ([IO.Path]::GetTempPath()); " +
+          "$null = Set-PSBreakpoint -Variable svcProbe -Mode Read; Get-PSBreakpoint | Remove-PSBreakpoint; " +
+          "$null -eq $ExecutionContext.InvokeCommand.LocationChangedAction",
+      ),
+      [true],
+    );
+    assert.ok(!("retired" in await reset(worker)));
+    const seen = await Deno.readTextFile(marks).catch(() => "");
+    assert.equal(seen, "", `planted handlers ran in a later call: ${seen}`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+// A transcript belongs to the runspace: left running, it wrote the next call's command, arguments and
+// output (another caller's, once the process serves one) to the file the planting call chose.
+Deno.test("reset: a transcript a call started is stopped", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-transcript-" });
+  const file = `${dir}/transcript.txt`;
+  try {
+    await using worker = await startWorker();
+    await run(worker, `$null = Start-Transcript -LiteralPath '${file}'`);
+    assert.ok(!("retired" in await reset(worker)));
+    assert.deepEqual(await run(worker, "'victim-output-5e1'"), ["victim-output-5e1"]);
+    assert.ok(!("retired" in await reset(worker)));
+    assert.doesNotMatch(await Deno.readTextFile(file).catch(() => ""), /victim-output-5e1/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("reset: the pipeline thread's culture and the default cultures go back", async () => {
   const read = "Get-Date -Date 2026-11-26 -Format dddd; [cultureinfo]::CurrentUICulture.Name; " +
     "$null -eq [cultureinfo]::DefaultThreadCurrentCulture";
@@ -341,6 +392,30 @@ Deno.test("process-wide: class statics and $PSStyle a call changes are back befo
     assert.equal(before[0], "3/1/1/clean");
     assert.ok(!("retired" in await reset(first)));
   });
+});
+
+// A slot that starts while a sibling's call has changed the environment or the default culture must
+// not take that for its clean state: it would put the change back after each of its calls, for every
+// later caller of the process (18 of 30 later calls saw such a variable over HTTP before).
+Deno.test("process-wide: a slot started during a sibling's call does not keep that call's changes", async () => {
+  await using first = await startWorker({ runspacesPerProcess: 2 });
+  const read = "[string]$env:SVC_SLOT_PROBE; [cultureinfo]::CurrentCulture.Name; " +
+    "[string][cultureinfo]::DefaultThreadCurrentCulture";
+  const clean = await run(first, read);
+  const call = run(
+    first,
+    "$env:SVC_SLOT_PROBE = 'planted'; [cultureinfo]::DefaultThreadCurrentCulture = 'de-DE'; Start-Sleep -Seconds 6",
+  );
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await using sibling = await first.openSibling();
+  await sibling.startup({ modules: [], scriptPath: null, script: null }, 60_000);
+  await call;
+  assert.ok(!("retired" in await reset(first)));
+  // Each call of the sibling puts the process-wide state back as it ends, and resets it after.
+  await run(sibling, "1");
+  assert.ok(!("retired" in await reset(sibling)));
+  assert.deepEqual(await run(first, read), clean);
+  assert.deepEqual(await run(sibling, read), clean);
 });
 
 // Each runspace compiles a startup script's classes into an assembly of its own: a sibling's startup

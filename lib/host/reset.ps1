@@ -99,9 +99,9 @@ function Save-ProcessState([bool]$KeepNativeProcesses) {
     $script:Loop.ProcessState = $script:ProcessState
     $script:Loop.KeepChildren = $KeepNativeProcesses
     try {
-        $script:Loop.EngineState = [Svc.Host.EngineState]::new($script:WorkerSessionState)
+        $script:Loop.EngineState = [Svc.Host.EngineState]::new($script:Worker, $script:WorkerSessionState, $script:ProcessState)
     } catch {
-        Write-Diag "resets will not restore command-lookup actions, language mode, completers or culture: $((Get-InnerException $_.Exception).Message)"
+        Write-Diag "resets will not restore command-lookup actions, event handlers, transcripts, language mode, completers or culture: $((Get-InnerException $_.Exception).Message)"
     }
 }
 

@@ -153,6 +153,36 @@ Deno.test("tenants: a key's [Environment]::Exit never ends another key's running
   assert.equal(String(served.pid), (await Deno.readTextFile(mark)).trim());
 });
 
+// A call can reach an idle sibling runspace of its process and plant state there that only that
+// sibling's next reset removes; once the process is free, another key's call on the sibling met it
+// (3 of 4 calls before). Such a worker is reset again before another tenant has it.
+Deno.test("tenants: state a key plants in an idle sibling runspace never reaches another key's call", async () => {
+  await using svc = await startHttpSvc({
+    config: config({ auth: true, pool: { MinPoolSize: 4, EagerWarmCount: 4, MaxPoolSize: 4 } }),
+  });
+  // All four workers warm: the siblings are idle when A plants, and free again after A's reset.
+  const allWarm = () =>
+    eventually(async () => {
+      const health = await (await fetch(`${svc.url}/health`)).json();
+      return JSON.stringify(health).includes('"warm":4');
+    }, 30_000);
+  assert.ok(await allWarm(), "the pool never had four warm workers");
+  const plant = await call(svc.url, "set_sibling_plant", { Value: "alice-plant-3c" }, KEY_A);
+  assert.equal(plant.status, 200, plant.text);
+  const [pid, planted] = plant.text.match(/\d+/g)!.map(Number);
+  assert.ok(planted! > 0, `A planted in no sibling: ${plant.text}`);
+  // A's own worker is reset after its response: wait until the process is free for anyone.
+  assert.ok(await allWarm(), "A's worker was never reset");
+  const reads = await Promise.all(
+    Array.from({ length: 4 }, () => call(svc.url, "get_sibling_plant", { HoldMs: 500 }, KEY_B)),
+  );
+  for (const read of reads) {
+    assert.equal(read.status, 200, read.text);
+    assert.doesNotMatch(read.text, /alice-plant/, "B's call met A's planted state");
+  }
+  assert.ok(reads.some((read) => read.text.includes(String(pid))), "B never ran in A's process");
+});
+
 Deno.test("tenants: without authentication, concurrent calls share processes", async () => {
   await using svc = await startHttpSvc({
     config: config({ auth: false, pool: { MinPoolSize: 4, EagerWarmCount: 4 } }),

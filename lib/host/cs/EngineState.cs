@@ -1,7 +1,8 @@
 // svc worker, part of lib/host.ps1 (compiled by lib/host/assembly.ps1): the parts of one worker
 // runspace's engine state that the variable/function/module tables do not hold, as they were when
-// startup ended: command-lookup actions, the language mode, argument completers, type and format
-// data, and the culture of the runspace's pipeline thread. Both reset paths call Restore() first (the
+// startup ended: command-lookup and location actions and the runspace's other .NET event handlers
+// (EngineHandlers.cs), transcripts, the language mode, argument completers, type and format data, and
+// the culture of the runspace's pipeline thread. Both reset paths call Restore() first (the
 // full path's script could not run under a ConstrainedLanguage a call left behind); type and format
 // data cannot be put back in place, so a change to them retires the process (docs/runspaces.md).
 using System;
@@ -11,6 +12,7 @@ using System.Diagnostics;
 using System.Globalization;
 using System.IO;
 using System.Management.Automation;
+using System.Management.Automation.Runspaces;
 using System.Reflection;
 
 namespace Svc.Host
@@ -20,10 +22,10 @@ namespace Svc.Host
     {
         private const BindingFlags Members = BindingFlags.NonPublic | BindingFlags.Public | BindingFlags.Instance;
         private readonly SessionState _state;
-        private readonly CommandInvocationIntrinsics _invoke;
-        private readonly EventHandler<CommandLookupEventArgs> _preLookup;
-        private readonly EventHandler<CommandLookupEventArgs> _postLookup;
-        private readonly EventHandler<CommandLookupEventArgs> _notFound;
+        private readonly EngineHandlers _handlers;
+        private readonly Runspace _worker;
+        private readonly PropertyInfo _transcription;
+        private readonly PropertyInfo _transcripts;
         private readonly PSLanguageMode _languageMode;
         private bool _languageModeChanged;
         private readonly object _context;
@@ -42,17 +44,18 @@ namespace Svc.Host
         private readonly ModuleScopes _modules;
 
         /// <summary>
-        /// The state now of the worker whose global session state is <paramref name="state"/>. Call it
-        /// from the host's thread: the pipeline thread's culture is taken to be the host's. Throws
-        /// <see cref="MissingMemberException"/> when this engine build lacks one of the members.
+        /// The state now of the worker whose global session state is <paramref name="state"/>; the
+        /// pipeline thread's culture is taken to be the one <paramref name="process"/> recorded for the
+        /// process's threads (null: this thread's). Throws <see cref="MissingMemberException"/> when this
+        /// engine build lacks one of the members.
         /// </summary>
-        public EngineState(SessionState state)
+        public EngineState(Runspace worker, SessionState state, ProcessState process)
         {
             _state = state;
-            _invoke = state.InvokeCommand;
-            _preLookup = _invoke.PreCommandLookupAction;
-            _postLookup = _invoke.PostCommandLookupAction;
-            _notFound = _invoke.CommandNotFoundAction;
+            _handlers = new EngineHandlers(state.InvokeCommand, worker, worker.Debugger, worker.Events);
+            _worker = worker;
+            _transcription = Property(worker, "TranscriptionData");
+            _transcripts = Property(_transcription.GetValue(worker), "Transcripts");
             _languageMode = state.LanguageMode;
             object internalState = Property(state, "Internal").GetValue(state);
             _context = Property(internalState, "ExecutionContext").GetValue(internalState);
@@ -69,8 +72,10 @@ namespace Svc.Host
             _formats = Property(_context, "FormatDBManager").GetValue(_context);
             _formatDatabase = Property(_formats, "Database");
             _database = _formatDatabase.GetValue(_formats);
-            _culture = CultureInfo.CurrentCulture;
-            _uiCulture = CultureInfo.CurrentUICulture;
+            // Not this thread's culture as it is now: a sibling's running call may have set the default
+            // thread culture, which a thread that sets none reports as its own.
+            _culture = process != null ? process.ThreadCulture : CultureInfo.CurrentCulture;
+            _uiCulture = process != null ? process.ThreadUICulture : CultureInfo.CurrentUICulture;
             _modules = new ModuleScopes(state);
         }
 
@@ -92,7 +97,7 @@ namespace Svc.Host
             _modules.AddValuesTo(roots);
         }
 
-        /// <summary>Puts back the command-lookup actions, the language mode, the argument completers and the startup modules' variables.</summary>
+        /// <summary>Puts back the command-lookup and location actions and the runspace's other event handlers, the language mode, the argument completers and the startup modules' variables.</summary>
         public void Restore()
         {
             // Set back so that the full path's script can run, but the engine keeps the mode elsewhere
@@ -103,12 +108,33 @@ namespace Svc.Host
                 _state.LanguageMode = _languageMode;
                 _languageModeChanged = true;
             }
-            if (!ReferenceEquals(_invoke.PreCommandLookupAction, _preLookup)) _invoke.PreCommandLookupAction = _preLookup;
-            if (!ReferenceEquals(_invoke.PostCommandLookupAction, _postLookup)) _invoke.PostCommandLookupAction = _postLookup;
-            if (!ReferenceEquals(_invoke.CommandNotFoundAction, _notFound)) _invoke.CommandNotFoundAction = _notFound;
+            _handlers.Restore();
+            StopTranscripts();
             RestoreCompleters(_customCompleters, _custom);
             RestoreCompleters(_nativeCompleters, _native);
             _modules.Restore();
+        }
+
+        // A transcript a call started (Start-Transcript) is the runspace's, not the call's: it would write
+        // every later call's commands, arguments and output to the file the call chose, whoever makes them.
+        private void StopTranscripts()
+        {
+            object data = _transcription.GetValue(_worker);
+            IList transcripts = data != null ? _transcripts.GetValue(data) as IList : null;
+            if (transcripts == null || transcripts.Count == 0) return;
+            foreach (object transcript in transcripts)
+            {
+                IDisposable file = transcript as IDisposable;
+                try
+                {
+                    if (file != null) file.Dispose();
+                }
+                catch (Exception)
+                {
+                    /* a file that cannot be written: the transcript ends all the same */
+                }
+            }
+            transcripts.Clear();
         }
 
         private void RestoreCompleters(PropertyInfo property, Dictionary<string, ScriptBlock> saved)

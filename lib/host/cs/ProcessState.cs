@@ -1,5 +1,5 @@
 // svc worker, part of lib/host.ps1 (compiled by lib/host/assembly.ps1): what the slots of one process
-// share, as it was when a slot's startup ended. Restore() puts back what can be put back cheaply (the
+// share, as it was when the process's first slot's startup ended (before any call ran in it). Restore() puts back what can be put back cheaply (the
 // environment, the current directory, default cultures, AppContext data and switches, $PSStyle, the
 // static fields of PowerShell classes); the slot loop runs it before a call's response is sent, so
 // the next call (often on a sibling runspace) never sees a finished call's changes. RetireReason()
@@ -21,6 +21,8 @@ namespace Svc.Host
         private static readonly object RegistryGate = new object();
         // The host's own runspaces (each slot's and each worker's), in any slot of the process.
         private static readonly HashSet<Runspace> HostRunspaces = new HashSet<Runspace>();
+        // The first slot's state (under RegistryGate); its process-wide parts are every slot's.
+        private static ProcessState _first;
         private static readonly PropertyInfo RunspaceList = typeof(Runspace).GetProperty("RunspaceList", BindingFlags.NonPublic | BindingFlags.Static);
         private static readonly FieldInfo AppData = typeof(AppContext).GetField("s_dataStore", BindingFlags.NonPublic | BindingFlags.Static);
         private static readonly FieldInfo AppSwitches = typeof(AppContext).GetField("s_switches", BindingFlags.NonPublic | BindingFlags.Static);
@@ -40,19 +42,51 @@ namespace Svc.Host
 
         private ProcessState(string[] trusted, ClassStatics classes)
         {
-            _environment = EnvironmentSnapshot.Take();
-            _directory = Environment.CurrentDirectory;
-            _culture = CultureInfo.DefaultThreadCurrentCulture;
-            _uiCulture = CultureInfo.DefaultThreadCurrentUICulture;
-            _data = Copy(AppData);
-            _switches = Copy(AppSwitches);
+            // The process-wide values are the first slot's, taken before any call ran in the process: a
+            // slot that starts while a sibling's call has set $env:X (or a default culture) would
+            // otherwise take that for clean and put it back after every call, for every later caller.
+            ProcessState first;
+            lock (RegistryGate) first = _first;
+            if (first != null)
+            {
+                _environment = first._environment;
+                _directory = first._directory;
+                _culture = first._culture;
+                _uiCulture = first._uiCulture;
+                _data = first._data;
+                _switches = first._switches;
+                _knobs = first._knobs;
+                ThreadCulture = first.ThreadCulture;
+                ThreadUICulture = first.ThreadUICulture;
+            }
+            else
+            {
+                _environment = EnvironmentSnapshot.Take();
+                _directory = Environment.CurrentDirectory;
+                _culture = CultureInfo.DefaultThreadCurrentCulture;
+                _uiCulture = CultureInfo.DefaultThreadCurrentUICulture;
+                _data = Copy(AppData);
+                _switches = Copy(AppSwitches);
+                _knobs = new StaticKnobs();
+                ThreadCulture = CultureInfo.CurrentCulture;
+                ThreadUICulture = CultureInfo.CurrentUICulture;
+            }
             _trusted = trusted;
             foreach (Assembly assembly in AppDomain.CurrentDomain.GetAssemblies()) _assemblies.Add(assembly);
             foreach (Runspace runspace in OpenRunspaces()) _runspaces.Add(runspace);
-            _knobs = new StaticKnobs();
             _style = StyleState.Take();
             _classes = classes;
+            lock (RegistryGate)
+            {
+                if (_first == null) _first = this;
+            }
         }
+
+        /// <summary>The culture of a thread that sets none, as the first slot's thread had it: what each call's pipeline thread returns to.</summary>
+        public CultureInfo ThreadCulture { get; private set; }
+
+        /// <summary>The UI culture of a thread that sets none, as the first slot's thread had it.</summary>
+        public CultureInfo ThreadUICulture { get; private set; }
 
         /// <summary>
         /// The state now. Assemblies loaded later from under <paramref name="trusted"/> directories (the
