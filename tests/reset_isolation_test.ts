@@ -12,6 +12,7 @@ import {
   fixtureConfig,
   isAlive,
   post,
+  processesMatching,
   startHttpSvc,
   TEST_PWSH as pwsh,
 } from "./support/harness.ts";
@@ -496,6 +497,27 @@ Deno.test("a call's native processes end when the call ends, unless kept", async
     assert.deepEqual(kept.filter(isAlive), kept);
   } finally {
     for (const pid of kept) {
+      try {
+        Deno.kill(pid, "SIGKILL");
+      } catch { /* gone */ }
+    }
+  }
+});
+
+Deno.test("a call's native processes end with the call even when they left their parent (double fork, setsid)", async () => {
+  await using worker = await startWorker();
+  // Each shell forks a sleep and exits at once, so the sleep is no child of the worker any more.
+  // A fraction of a second no other process here will have on its command line.
+  const marker = `${Math.floor(Math.random() * 1e8)}`.padStart(8, "1");
+  await run(
+    worker,
+    `sh -c 'setsid sleep 301.${marker} >/dev/null 2>&1 &'; sh -c '(sleep 302.${marker} >/dev/null 2>&1 &)'; Start-Sleep -Milliseconds 300`,
+  );
+  const left = processesMatching(`.${marker}`);
+  try {
+    assert.deepEqual(left, [], "a native process the call left behind is still running");
+  } finally {
+    for (const pid of left) {
       try {
         Deno.kill(pid, "SIGKILL");
       } catch { /* gone */ }

@@ -98,6 +98,7 @@ function Save-ProcessState([bool]$KeepNativeProcesses) {
     $script:ProcessState = [Svc.Host.ProcessState]::Take($trusted.ToArray(), (Get-ClassStatic))
     $script:Loop.ProcessState = $script:ProcessState
     $script:Loop.KeepChildren = $KeepNativeProcesses
+    if (-not $KeepNativeProcesses) { [Svc.Host.EngineState]::AdoptOrphans() }
     try {
         $script:Loop.EngineState = [Svc.Host.EngineState]::new($script:Worker, $script:WorkerSessionState, $script:ProcessState)
     } catch {

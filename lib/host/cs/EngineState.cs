@@ -14,6 +14,7 @@ using System.IO;
 using System.Management.Automation;
 using System.Management.Automation.Runspaces;
 using System.Reflection;
+using System.Runtime.InteropServices;
 
 namespace Svc.Host
 {
@@ -166,18 +167,51 @@ namespace Svc.Host
             return _modules.RetireReason();
         }
 
+        [DllImport("libc", SetLastError = true)]
+        private static extern int prctl(int option, ulong arg2, ulong arg3, ulong arg4, ulong arg5);
+
+        [DllImport("libc", SetLastError = true)]
+        private static extern int waitpid(int pid, out int status, int options);
+
+        private const int WNOHANG = 1;
+
+        private const int PR_SET_CHILD_SUBREAPER = 36;
+        private static int _subreaper;
+
+        /// <summary>
+        /// Makes this process the reaper of its orphaned descendants (Linux), once: a native program a
+        /// call starts that forks and exits (a double fork, <c>setsid ... &amp;</c>) leaves its child to
+        /// this process, listed among its main thread's children, instead of to init, where no call
+        /// end could find it.
+        /// </summary>
+        public static void AdoptOrphans()
+        {
+            if (!OperatingSystem.IsLinux() || System.Threading.Interlocked.Exchange(ref _subreaper, 1) == 1) return;
+            try { prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); } catch (Exception) { /* no libc prctl: orphans go to init */ }
+        }
+
         /// <summary>
         /// Run on the pipeline thread as a call ends: puts the thread's culture back and, unless
         /// <paramref name="keepChildren"/>, ends the native processes the thread started (Linux, where
-        /// each thread's children are listed; their trees go too).
+        /// each thread's children are listed; their trees go too), and the orphans adopted by the
+        /// process (<see cref="AdoptOrphans"/>): the host starts no process of its own, so an orphan
+        /// is what some call's program left behind.
         /// </summary>
         public void EndCall(bool keepChildren)
         {
             if (!ReferenceEquals(CultureInfo.CurrentCulture, _culture)) CultureInfo.CurrentCulture = _culture;
             if (!ReferenceEquals(CultureInfo.CurrentUICulture, _uiCulture)) CultureInfo.CurrentUICulture = _uiCulture;
             if (keepChildren || !OperatingSystem.IsLinux()) return;
+            EndChildren("/proc/thread-self/children", false);
+            EndChildren("/proc/self/task/" + Environment.ProcessId + "/children", true);
+        }
+
+        // Ends each process of a children list with its tree. An adopted orphan is no child .NET
+        // started, so nothing else waits for it: it is reaped here, or it would stay a zombie.
+        private static void EndChildren(string list, bool reap)
+        {
             string children;
-            try { children = File.ReadAllText("/proc/thread-self/children"); } catch (Exception) { return; }
+            try { children = File.ReadAllText(list); } catch (Exception) { return; }
             foreach (string text in children.Split(' ', StringSplitOptions.RemoveEmptyEntries))
             {
                 int pid;
@@ -190,6 +224,17 @@ namespace Svc.Host
                 {
                     /* already gone */
                 }
+                if (reap) Reap(pid);
+            }
+        }
+
+        private static void Reap(int pid)
+        {
+            int status;
+            for (int tries = 0; tries < 50; tries++)
+            {
+                try { if (waitpid(pid, out status, WNOHANG) != 0) return; } catch (Exception) { return; }
+                System.Threading.Thread.Sleep(2);
             }
         }
 
