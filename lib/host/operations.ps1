@@ -10,6 +10,9 @@ function New-WorkerRunspace {
     # call 2.98 -> 2.15 ms on pwsh 7.6.5. A call that ignores Stop blocks that thread, but such a
     # worker is killed anyway.
     $runspace.ThreadOptions = [System.Management.Automation.Runspaces.PSThreadOptions]::ReuseThread
+    # Counted as the host's before it opens: a sibling slot's reset meanwhile would otherwise take it
+    # for a call's leftover runspace and retire the process (ProcessState.RetireReason).
+    [Svc.Host.ProcessState]::AddHostRunspace($runspace)
     $runspace.Open()
     # Verbose and debug records are kept only under Continue (nothing is printed without a host UI);
     # TypeScript decides what to show. Progress records are never reported, so do not store them.

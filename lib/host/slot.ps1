@@ -64,7 +64,6 @@ try {
     # The host's own runspaces are not a call's leftovers (ProcessState.RetireReason).
     [Svc.Host.ProcessState]::AddHostRunspace([runspace]::DefaultRunspace)
     $script:Worker = New-WorkerRunspace
-    [Svc.Host.ProcessState]::AddHostRunspace($script:Worker)
     Start-WorkerPreload
     $stream = Connect-Endpoint $Process['Endpoint']
     $utf8 = [System.Text.UTF8Encoding]::new($false)
