@@ -548,7 +548,9 @@ export class WorkerPool implements AsyncDisposable {
     this.#slots.delete(slot);
     if (this.#endCall(slot)) this.#dispatch();
     if (slot.worker) {
-      const closing = reason === "shutdown" || reason === "idle"
+      // An idle worker closes alone; kill() retires a shared process, ending its siblings' workers
+      // too, which is right for a broken worker but would make room for one tenant at another's cost.
+      const closing = reason === "shutdown" || reason === "idle" || reason === "rebalanced"
         ? slot.worker.close()
         : slot.worker.kill();
       this.#closing.add(closing);
