@@ -3,7 +3,8 @@
  * RunspacesPerProcess 8), `Start-Sleep 50 ms` through `POST /call`, closed loops at each
  * concurrency, with authentication off (one caller) or on (`--principals` API keys, default 2;
  * client i always calls with key i mod N, so the clients are spread round-robin over the
- * principals). Prints one markdown row per concurrency: calls/s, median, p95 and p99 latency, the
+ * principals). Each concurrency is measured after a warm-up that lets the pool grow to what it needs
+ * (see `warmUp`). Prints one markdown row per concurrency: calls/s, median, p95 and p99 latency, the
  * pwsh processes started during the measured seconds, and the RSS of the worker processes (total,
  * and per worker).
  *
@@ -146,12 +147,33 @@ print(
   `| auth | c | calls/s | median ms | p95 ms | p99 ms | pwsh started | pwsh processes | workers | worker RSS MB | MB per worker |`,
 );
 print(`|---|---|---|---|---|---|---|---|---|---|---|`);
-for (const c of values.concurrency.split(",").map(Number)) {
-  // Warm-up: let the pool grow to what this concurrency needs before measuring.
-  const warmEnd = performance.now() + 3_000;
-  await Promise.all(Array.from({ length: c }, async (_, i) => {
-    while (performance.now() < warmEnd) await call(keys[i % keys.length]);
+/**
+ * Warm-up: closed loops until the pool has grown to what this concurrency needs (no worker starting
+ * and the count unchanged for 2 s), at least 3 s and at most 60 s. A fixed 3 s measured the growth
+ * itself wherever it needs process starts (ProcessPool, or more principals than processes).
+ */
+async function warmUp(c: number): Promise<void> {
+  let warming = true;
+  const loops = Promise.all(Array.from({ length: c }, async (_, i) => {
+    while (warming) await call(keys[i % keys.length]);
   }));
+  const begin = performance.now();
+  let total = -1;
+  let stableSince = begin;
+  while (performance.now() - begin < 60_000) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const { pool } = await (await fetch(`${url}/health`)).json();
+    if (pool.total !== total || pool.creating > 0) {
+      [total, stableSince] = [pool.total, performance.now()];
+    }
+    if (performance.now() - begin >= 3_000 && performance.now() - stableSince >= 2_000) break;
+  }
+  warming = false;
+  await loops;
+}
+
+for (const c of values.concurrency.split(",").map(Number)) {
+  await warmUp(c);
   const latencies: number[] = [];
   // Processes started while measuring: pwsh pids sampled every 500 ms, less those already running
   // (a process start takes about a second, so none goes unseen).
