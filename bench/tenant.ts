@@ -1,14 +1,19 @@
 /**
  * Issue 28's cost of tenant isolation: svc over HTTP with the default pool (MaxPoolSize 16,
  * RunspacesPerProcess 8), `Start-Sleep 50 ms` through `POST /call`, closed loops at each
- * concurrency, with authentication off (one caller) or on (two API keys, clients alternating).
- * Prints one markdown row per concurrency: calls/s, median and p95 latency, and the RSS of the
- * worker processes (total, and per worker).
+ * concurrency, with authentication off (one caller) or on (`--principals` API keys, default 2;
+ * client i always calls with key i mod N, so the clients are spread round-robin over the
+ * principals). Each concurrency is measured after a warm-up that lets the pool grow to what it needs
+ * (see `warmUp`). Prints one markdown row per concurrency: calls/s, median, p95 and p99 latency, the
+ * pwsh processes started during the measured seconds, and the RSS of the worker processes (total,
+ * and per worker).
  *
- *   deno run -A bench/tenant.ts --pwsh <path> [--svc-root <checkout>] [--auth] [--seconds 10]
- *     [--concurrency 16,64]
+ *   deno run -A bench/tenant.ts --pwsh <path> [--svc-root <checkout>] [--auth [--principals 2]]
+ *     [--host-mode Pool|ProcessPool] [--seconds 10] [--concurrency 16,64]
  *
  * `--svc-root` runs another checkout's svc (e.g. an export of the commit before issue 28).
+ * `--host-mode` sets `McpServer:SubprocessHostMode`; without it the key is left out (svc's default,
+ * `Pool`), so checkouts older than the key still accept the configuration.
  *
  * @module
  */
@@ -21,21 +26,44 @@ const { values } = parseArgs({
     pwsh: { type: "string" },
     "svc-root": { type: "string" },
     auth: { type: "boolean", default: false },
+    principals: { type: "string" },
+    "host-mode": { type: "string" },
     seconds: { type: "string", default: "10" },
     concurrency: { type: "string", default: "16,64" },
   },
 });
 const root = values["svc-root"] ?? new URL("..", import.meta.url).pathname;
-const keys = values.auth ? ["bench-tenant-a-3f9", "bench-tenant-b-7c1"] : [undefined];
+const principals = Number(values.principals ?? 2);
+if (values.principals !== undefined && !values.auth) {
+  throw new Error(
+    `--principals ${values.principals} needs --auth (without it there is one caller)`,
+  );
+}
+if (!Number.isInteger(principals) || principals < 1) {
+  throw new Error(`--principals '${values.principals}' is not a whole number of at least 1`);
+}
+const hostMode = values["host-mode"];
+if (hostMode !== undefined && !["Pool", "ProcessPool"].includes(hostMode)) {
+  throw new Error(`--host-mode '${hostMode}' is neither Pool nor ProcessPool`);
+}
+const keys = values.auth
+  ? Array.from({ length: principals }, (_, i) => `bench-tenant-${i}-3f9c1e`)
+  : [undefined];
 const config = {
   ShellConfiguration: { Commands: ["Start-Sleep"] },
-  McpServer: { RunspacePool: { AcquisitionTimeout: "00:01:00" } },
+  McpServer: {
+    RunspacePool: { AcquisitionTimeout: "00:01:00" },
+    ...(hostMode ? { SubprocessHostMode: hostMode } : {}),
+  },
   ...(values.auth
     ? {
       Authentication: {
         Enabled: true,
         Schemes: {
-          keys: { Type: "ApiKey", Keys: { a: { Value: keys[0] }, b: { Value: keys[1] } } },
+          keys: {
+            Type: "ApiKey",
+            Keys: Object.fromEntries(keys.map((key, i) => [`p${i}`, { Value: key }])),
+          },
         },
       },
     }
@@ -89,15 +117,20 @@ async function call(key: string | undefined): Promise<number> {
   return performance.now() - started;
 }
 
-/** Worker RSS: every pwsh below svc, and the pool's worker count from /health. */
-async function workerMemory(): Promise<{ processes: number; workers: number; mb: number }> {
-  const pids = descendants(child.pid).filter((pid) => {
+/** The pwsh processes below svc now. */
+function pwshPids(): number[] {
+  return descendants(child.pid).filter((pid) => {
     try {
       return Deno.readTextFileSync(`/proc/${pid}/comm`).trim() === "pwsh";
     } catch {
       return false;
     }
   });
+}
+
+/** Worker RSS: every pwsh below svc, and the pool's worker count from /health. */
+async function workerMemory(): Promise<{ processes: number; workers: number; mb: number }> {
+  const pids = pwshPids();
   const health = await (await fetch(`${url}/health`)).json();
   const mb = pids.reduce((sum, pid) => sum + rssOf(pid), 0) / 1024 / 1024;
   return { processes: pids.length, workers: health.pool.total, mb };
@@ -109,29 +142,58 @@ function print(line: string): void {
 }
 
 const seconds = Number(values.seconds);
+const label = `${values.auth ? `on, ${principals} keys` : "off"}${hostMode ? `, ${hostMode}` : ""}`;
 print(
-  `| auth | c | calls/s | median ms | p95 ms | worker processes | workers | worker RSS MB | MB per worker |`,
+  `| auth | c | calls/s | median ms | p95 ms | p99 ms | pwsh started | pwsh processes | workers | worker RSS MB | MB per worker |`,
 );
-print(`|---|---|---|---|---|---|---|---|---|`);
-for (const c of values.concurrency.split(",").map(Number)) {
-  // Warm-up: let the pool grow to what this concurrency needs before measuring.
-  const warmEnd = performance.now() + 3_000;
-  await Promise.all(Array.from({ length: c }, async (_, i) => {
-    while (performance.now() < warmEnd) await call(keys[i % keys.length]);
+print(`|---|---|---|---|---|---|---|---|---|---|---|`);
+/**
+ * Warm-up: closed loops until the pool has grown to what this concurrency needs (no worker starting
+ * and the count unchanged for 2 s), at least 3 s and at most 60 s. A fixed 3 s measured the growth
+ * itself wherever it needs process starts (ProcessPool, or more principals than processes).
+ */
+async function warmUp(c: number): Promise<void> {
+  let warming = true;
+  const loops = Promise.all(Array.from({ length: c }, async (_, i) => {
+    while (warming) await call(keys[i % keys.length]);
   }));
+  const begin = performance.now();
+  let total = -1;
+  let stableSince = begin;
+  while (performance.now() - begin < 60_000) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const { pool } = await (await fetch(`${url}/health`)).json();
+    if (pool.total !== total || pool.creating > 0) {
+      [total, stableSince] = [pool.total, performance.now()];
+    }
+    if (performance.now() - begin >= 3_000 && performance.now() - stableSince >= 2_000) break;
+  }
+  warming = false;
+  await loops;
+}
+
+for (const c of values.concurrency.split(",").map(Number)) {
+  await warmUp(c);
   const latencies: number[] = [];
+  // Processes started while measuring: pwsh pids sampled every 500 ms, less those already running
+  // (a process start takes about a second, so none goes unseen).
+  const before = new Set(pwshPids());
+  const seen = new Set<number>();
+  const sampler = setInterval(() => pwshPids().forEach((pid) => seen.add(pid)), 500);
   const end = performance.now() + seconds * 1000;
   const begin = performance.now();
   await Promise.all(Array.from({ length: c }, async (_, i) => {
     while (performance.now() < end) latencies.push(await call(keys[i % keys.length]));
   }));
   const elapsed = (performance.now() - begin) / 1000;
+  clearInterval(sampler);
+  const started = [...seen].filter((pid) => !before.has(pid)).length;
   const s = summarize(latencies);
   const memory = await workerMemory();
   print(
-    `| ${values.auth ? "on, 2 keys" : "off"} | ${c} | ${
-      (latencies.length / elapsed).toFixed(1)
-    } | ${s.median.toFixed(0)} | ${s.p95.toFixed(0)} | ${memory.processes} | ${memory.workers} | ${
+    `| ${label} | ${c} | ${(latencies.length / elapsed).toFixed(1)} | ${s.median.toFixed(0)} | ${
+      s.p95.toFixed(0)
+    } | ${s.p99.toFixed(0)} | ${started} | ${memory.processes} | ${memory.workers} | ${
       memory.mb.toFixed(0)
     } | ${(memory.mb / memory.workers).toFixed(1)} |`,
   );

@@ -2,9 +2,8 @@
  * The worker pool of the HTTP transport. Each tool call leases exactly one warm worker and returns it;
  * the worker is reset to its post-startup snapshot after the response is sent and re-enters the pool
  * only when the reset succeeded. The pool warms `EagerWarmCount` workers at start, grows on demand up
- * to `MaxPoolSize`, replenishes below `MinPoolSize`, reclaims idle workers and drains on shutdown.
- *
- * States: creating → warm → leased → resetting → warm; any of them → evicted.
+ * to `MaxPoolSize`, replenishes below `MinPoolSize`, reclaims idle workers and drains on shutdown
+ * (states: creating → warm → leased → resetting → warm; any of them → evicted).
  *
  * Workers are runspaces; up to `RunspacesPerProcess` of them share one pwsh process. A new worker
  * opens in a process with room (a fraction of a second) before a new process is spawned (seconds).
@@ -556,7 +555,9 @@ export class WorkerPool implements AsyncDisposable {
     this.#entries.delete(entry);
     if (this.#endCall(entry)) this.#dispatch();
     if (entry.worker) {
-      const closing = reason === "shutdown" || reason === "idle"
+      // An idle worker closes alone; kill() retires a shared process, ending its siblings' workers
+      // too, which is right for a broken worker but would make room for one tenant at another's cost.
+      const closing = reason === "shutdown" || reason === "idle" || reason === "rebalanced"
         ? entry.worker.close()
         : entry.worker.kill();
       this.#closing.add(closing);

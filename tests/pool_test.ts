@@ -689,6 +689,37 @@ Deno.test("WorkerPool never gives one tenant a worker in a process serving anoth
   for (const lease of leases) lease.release();
 });
 
+// At MaxPoolSize a tenant gets room by closing an idle worker in another tenant's process. That
+// worker is closed alone: retiring its process would end the other tenant's workers there too, so
+// every such step cost a whole process (issue 28's tenant benchmark).
+Deno.test("WorkerPool at MaxPoolSize closes one idle worker of another tenant's process, not the process", async () => {
+  await using pool = await WorkerPool.start({
+    pwsh: TEST_PWSH,
+    pool: poolSettings({
+      maxPoolSize: 2,
+      minPoolSize: 2,
+      eagerWarmCount: 2,
+      runspacesPerProcess: 2,
+      // The second tenant waits for a process start: room for two busy cores.
+      acquisitionTimeoutMs: 30_000,
+    }),
+    shell,
+  });
+  // Both warm workers share one process: "a" takes it, so "b" needs the idle one's room.
+  const a = await pool.lease({ tenant: "a" });
+  const b = await pool.lease({ tenant: "b" });
+  assert.notEqual(b.worker.pid, a.worker.pid);
+  assert.ok(a.worker.alive && !a.worker.process.retiring, "making room retired a's process");
+  a.release();
+  b.release();
+  // Both reset and are warm again, a's in the process it had (a retired process would end with it).
+  assert.ok(
+    await eventually(() => pool.stats().warm === 2, 20_000),
+    "the workers did not come back",
+  );
+  assert.ok(a.worker.alive && isAlive(a.worker.pid), "a's process did not outlive the room made");
+});
+
 Deno.test("WorkerPool in Single mode serves a waiting tenant before newer calls of the tenant holding the process", async () => {
   await using pool = await WorkerPool.start({
     pwsh: TEST_PWSH,

@@ -240,6 +240,28 @@ Deno.test("reset: a runspace a call opened and left open retires the process", a
   );
 });
 
+// A sibling slot opens its worker runspace in the background; the reset of a slot that runs at the
+// same time must count it as the host's, not as a call's leftover (this retired a process whenever the
+// pool grew inside it while a call ended: issue 28's tenant benchmark saw one process start per growth).
+Deno.test("reset: a sibling worker opening meanwhile does not retire the process", async () => {
+  await using worker = await startWorker({ runspacesPerProcess: 8 });
+  const siblings: Worker[] = [];
+  try {
+    for (let i = 0; i < 3; i++) {
+      await run(worker, "$null = 1");
+      const opening = worker.openSibling(`sibling ${i}`);
+      const outcome = await reset(worker);
+      siblings.push(await opening);
+      assert.ok(
+        !("retired" in outcome),
+        `the reset retired the worker: ${JSON.stringify(outcome)}`,
+      );
+    }
+  } finally {
+    for (const sibling of siblings) await sibling.close();
+  }
+});
+
 /** A startup module whose exported function reports its script scope's state, in a temp directory. */
 async function withScopeModule(body: (module: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "svc-scope-" });
