@@ -374,9 +374,8 @@ export class WorkerPool implements AsyncDisposable {
   /** Closes an idle worker no call of `tenant` could use, so the pool can create one it can. */
   #makeRoomFor(tenant: string): boolean {
     const idle = this.#idleElsewhere(tenant);
-    if (!idle) return false;
-    void this.#evict(idle, "rebalanced");
-    return true;
+    if (idle) void this.#evict(idle, "rebalanced");
+    return idle !== null;
   }
 
   async #create(createdFor: string | null = null): Promise<void> {

@@ -245,7 +245,7 @@ Deno.test("reset: a runspace a call opened and left open retires the process", a
 // pool grew inside it while a call ended: issue 28's tenant benchmark saw one process start per growth).
 Deno.test("reset: a sibling worker opening meanwhile does not retire the process", async () => {
   await using worker = await startWorker({ runspacesPerProcess: 8 });
-  const siblings: Worker[] = [];
+  const siblings: RunspaceWorker[] = [];
   try {
     for (let i = 0; i < 3; i++) {
       await run(worker, "$null = 1");
