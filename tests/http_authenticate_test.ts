@@ -8,6 +8,7 @@ import {
   BASE,
   keyCaller,
   logsOf,
+  refusal,
   requestTo,
   settingsOf,
 } from "./support/http_front.ts";
@@ -36,16 +37,6 @@ async function authOf(config: Record<string, unknown>): Promise<Authenticator> {
 }
 
 const where = { path: "/tools", metadataUrl: `${BASE}/.well-known/oauth-protected-resource` };
-
-async function refusal(promise: Promise<unknown>): Promise<HttpError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof HttpError) return error;
-    throw error;
-  }
-  assert.fail("nothing was refused");
-}
 
 Deno.test("authenticateRequest() returns the key's principal, and the anonymous one when authentication is off", async () => {
   const auth = await authOf(KEYS);

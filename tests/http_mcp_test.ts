@@ -1,7 +1,6 @@
 /** The MCP endpoint: dispatch by method, protocol era and session mode, without a socket. */
 import assert from "node:assert/strict";
 import { BodyBudget } from "../lib/http_body.ts";
-import { HttpError } from "../lib/http_errors.ts";
 import { McpEndpoint } from "../lib/http_mcp.ts";
 import { StatefulSessions } from "../lib/http_sessions.ts";
 import { StreamLimiter } from "../lib/http_streams.ts";
@@ -10,6 +9,7 @@ import {
   ANONYMOUS_CALLER,
   keyCaller,
   mcpOptionsOf,
+  refusal,
   requestTo,
   runnerOf,
   settingsOf,
@@ -54,16 +54,6 @@ async function endpointOf(mode: "Stateless" | "Stateful") {
       await endpoint.close();
     },
   };
-}
-
-async function refusal(promise: Promise<unknown>): Promise<HttpError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof HttpError) return error;
-    throw error;
-  }
-  assert.fail("nothing was refused");
 }
 
 Deno.test("Stateless: a 2025-11-25 request is answered without a session, in the format Accept asks", async () => {

@@ -2,7 +2,6 @@
 import assert from "node:assert/strict";
 import type { Principal } from "../lib/auth.ts";
 import { BodyBudget } from "../lib/http_body.ts";
-import { HttpError } from "../lib/http_errors.ts";
 import { listTools, postCall, type RestOptions } from "../lib/http_rest.ts";
 import { PoolError } from "../lib/pool_contract.ts";
 import { arg, toolOf } from "./support/descriptors.ts";
@@ -10,6 +9,7 @@ import {
   ANONYMOUS_CALLER,
   keyCaller,
   mcpOptionsOf,
+  refusal,
   requestTo,
   runnerOf,
   settingsOf,
@@ -29,16 +29,6 @@ function restOf(withWorker?: Parameters<typeof runnerOf>[1], limit = 4096): Rest
     ),
     bodyBounds: { limit, timeoutMs: 5_000, budget: new BodyBudget(1 << 20) },
   };
-}
-
-async function refusal(promise: Promise<unknown>): Promise<HttpError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof HttpError) return error;
-    throw error;
-  }
-  assert.fail("nothing was refused");
 }
 
 const call = (body: unknown, principal: Principal = ANONYMOUS_CALLER, rest = restOf()) =>

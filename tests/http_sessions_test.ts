@@ -1,10 +1,9 @@
 /** Stateful sessions: owners, the GET stream's slots, idle expiry. */
 import assert from "node:assert/strict";
 import type { Principal } from "../lib/auth.ts";
-import { HttpError } from "../lib/http_errors.ts";
 import { StatefulSessions } from "../lib/http_sessions.ts";
 import { StreamLimiter } from "../lib/http_streams.ts";
-import { keyCaller, mcpOptionsOf, requestTo, settingsOf } from "./support/http_front.ts";
+import { keyCaller, mcpOptionsOf, refusal, requestTo, settingsOf } from "./support/http_front.ts";
 
 const INIT = {
   jsonrpc: "2.0",
@@ -57,16 +56,6 @@ async function sessionsOf(idleSessionTimeoutMs: number, maxStreamsPerCaller = 16
     },
     [Symbol.asyncDispose]: () => sessions.close(),
   };
-}
-
-async function refusal(promise: Promise<unknown>): Promise<HttpError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof HttpError) return error;
-    throw error;
-  }
-  assert.fail("nothing was refused");
 }
 
 Deno.test("a caller without an identity can neither open nor use a session", async () => {

@@ -12,6 +12,7 @@ import type { Principal } from "../../lib/auth.ts";
 import type { ToolDescriptor } from "../../lib/tool_descriptor.ts";
 import { loadSettings, type Settings } from "../../lib/config.ts";
 import type { McpServerOptions, ToolRunner } from "../../lib/mcp.ts";
+import { HttpError } from "../../lib/http_errors.ts";
 
 /** Settings from `config` as an `appsettings.json`, with an empty environment. */
 export async function settingsOf(config: Record<string, unknown> = {}): Promise<Settings> {
@@ -132,4 +133,15 @@ export async function logsOf(
     level: record.level,
     properties: record.properties,
   }));
+}
+
+/** The `HttpError` `promise` rejects with; fails the test when it resolves or rejects otherwise. */
+export async function refusal(promise: Promise<unknown>): Promise<HttpError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof HttpError) return error;
+    throw error;
+  }
+  throw new Error("nothing was refused");
 }
