@@ -14,6 +14,18 @@ import { ConfigError } from "./errors.ts";
  * @throws {ConfigError} `UNREADABLE_FILE` naming the file and the reason when it cannot be written.
  */
 export async function writeFileAtomically(path: string, text: string): Promise<void> {
+  try {
+    await replaceFile(path, text);
+  } catch (error) {
+    throw cannotWrite(path, error);
+  }
+}
+
+/**
+ * Writes `text` to `path` atomically, throwing the system's error as it is (a cache, where a failed
+ * write is only logged, has no configuration error to report).
+ */
+export async function replaceFile(path: string, text: string): Promise<void> {
   let target = path;
   let mode: number | null = null;
   try {
@@ -27,7 +39,7 @@ export async function writeFileAtomically(path: string, text: string): Promise<v
     await Deno.rename(temp, target);
   } catch (error) {
     await Deno.remove(temp).catch(() => {});
-    throw cannotWrite(path, error);
+    throw error;
   }
 }
 

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { replaceFile } from "./atomic_write.ts";
 import { createHash } from "node:crypto";
 import { defaultCacheDirectory } from "./cache_directory.ts";
 import { buildTools, candidateQuery, type Catalog, selectCommands } from "./catalog.ts";
@@ -80,7 +81,7 @@ export async function readCachedCatalog(
   }
 }
 
-/** Writes a catalog to the cache atomically (temp file, then rename). */
+/** Writes a catalog to the cache atomically (`replaceFile`: temp file, then rename). */
 export async function writeCachedCatalog(
   key: string,
   catalog: Catalog,
@@ -88,9 +89,7 @@ export async function writeCachedCatalog(
 ): Promise<void> {
   await Deno.mkdir(options.directory, { recursive: true });
   const path = `${options.directory}/catalog-${key}.json`;
-  const temp = `${path}.${crypto.randomUUID()}.tmp`;
-  await Deno.writeTextFile(temp, JSON.stringify({ format: CACHE_FORMAT, catalog }));
-  await Deno.rename(temp, path);
+  await replaceFile(path, JSON.stringify({ format: CACHE_FORMAT, catalog }));
 }
 
 /** True when a cached catalog was built by the same PowerShell and module versions as a live worker. */
