@@ -9,8 +9,12 @@
 import { RemoteError, WorkerError } from "./errors.ts";
 import { logger } from "./log.ts";
 import { callFrameBytes, callLimits, DISCOVERY_FRAME_BYTES } from "./output_limits.ts";
-import type { WorkerEnvironmentRules } from "./worker_env.ts";
-import { delay, type SlotConnection, WorkerProcess } from "./worker_process.ts";
+import {
+  delay,
+  type SlotConnection,
+  WorkerProcess,
+  type WorkerProcessOptions,
+} from "./worker_process.ts";
 import { type CommandRun, invokeRequest } from "./worker_request.ts";
 import type {
   CallLimits,
@@ -34,22 +38,11 @@ const log = logger("worker");
 /** Requests whose answers are sized by the configured modules, not by a caller (see output_limits.ts). */
 const DISCOVERY_OPS = new Set(["startup", "commands", "describe"]);
 
-/** Options of {@linkcode RunspaceWorker.start}. */
-export interface WorkerOptions {
-  /** Absolute path of the pwsh executable (see `resolvePwsh` in `lib/pwsh_path.ts`). */
-  pwsh: string;
-  /** Time for the process to connect and say hello, in ms. @default 30000 */
-  helloTimeoutMs?: number;
-  /** Grace period after a stop or exit request before the process tree is killed, in ms. @default 5000 (`McpServer:RunspacePool:StopTimeout`) */
-  stopTimeoutMs?: number;
-  /** Most workers (runspaces) the process may serve; more are added with {@linkcode RunspaceWorker.openSibling}. @default 1 */
-  runspacesPerProcess?: number;
-  /** Label used in log lines. @default "worker" */
-  label?: string;
-  /** Where the compiled half of the host is kept between starts; null keeps none. @default the user cache directory */
-  cacheDirectory?: string | null | undefined;
-  /** Which of svc's variables the worker gets (`lib/worker_env.ts`). @default none of svc's settings */
-  environment?: WorkerEnvironmentRules;
+/**
+ * Options of {@linkcode RunspaceWorker.start}: those of the process it starts (`pwsh`, timeouts,
+ * `runspacesPerProcess`, label, cache directory, environment), and the worker's own limits.
+ */
+export interface WorkerOptions extends WorkerProcessOptions {
   /**
    * Working set in MB above which a reset retires the worker's process (`McpServer:RunspacePool:MaxWorkerMemoryMB`).
    * @default null (no ceiling)

@@ -76,7 +76,10 @@ export interface WorkerProcessOptions {
   pwsh: string;
   /** Time for a slot to connect and say hello, in ms. @default 30000 */
   helloTimeoutMs?: number;
-  /** Grace period for a process whose last slot has closed to exit before its tree is killed, in ms. @default 5000 */
+  /**
+   * Grace period, in ms, for a stopped call or a process whose last slot has closed before the tree is
+   * killed. @default 5000 (`McpServer:RunspacePool:StopTimeout`)
+   */
   stopTimeoutMs?: number;
   /** Most slots (workers) the process serves at once (`RunspacesPerProcess`). @default 1 */
   runspacesPerProcess?: number;
