@@ -1,26 +1,14 @@
 /** JSON bodies of the POST endpoints: the content type first, then the body within its bounds. */
 import assert from "node:assert/strict";
 import { type BodyBounds, BodyBudget } from "../lib/http_body.ts";
-import { HttpError } from "../lib/http_errors.ts";
 import { readJsonBody, requireJsonContent } from "../lib/http_json_body.ts";
-import { requestTo } from "./support/http_front.ts";
+import { refusal, requestTo } from "./support/http_front.ts";
 
 const bounds = (limit = 1024): BodyBounds => ({
   limit,
   timeoutMs: 5_000,
   budget: new BodyBudget(1 << 20),
 });
-
-/** The HttpError `fn` throws, or fails. */
-async function refusal(fn: () => unknown): Promise<HttpError> {
-  try {
-    await fn();
-  } catch (error) {
-    if (error instanceof HttpError) return error;
-    throw error;
-  }
-  assert.fail("nothing was refused");
-}
 
 Deno.test("requireJsonContent() takes application/json with parameters and refuses anything else with 415", async () => {
   requireJsonContent(

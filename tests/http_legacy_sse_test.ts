@@ -2,13 +2,13 @@
 import assert from "node:assert/strict";
 import type { Principal } from "../lib/auth.ts";
 import { BodyBudget } from "../lib/http_body.ts";
-import { HttpError } from "../lib/http_errors.ts";
 import { LegacySse } from "../lib/http_legacy_sse.ts";
 import { StreamLimiter } from "../lib/http_streams.ts";
 import {
   ANONYMOUS_CALLER,
   keyCaller,
   mcpOptionsOf,
+  refusal,
   requestTo,
   settingsOf,
 } from "./support/http_front.ts";
@@ -38,16 +38,6 @@ async function nextEvent(
     if (done) assert.fail(`the stream ended before a '${name}' event: ${text}`);
     text += decoder.decode(value, { stream: true });
   }
-}
-
-async function refusal(fn: () => unknown): Promise<HttpError> {
-  try {
-    await fn();
-  } catch (error) {
-    if (error instanceof HttpError) return error;
-    throw error;
-  }
-  assert.fail("nothing was refused");
 }
 
 const INIT = {

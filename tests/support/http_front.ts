@@ -135,10 +135,13 @@ export async function logsOf(
   }));
 }
 
-/** The `HttpError` `promise` rejects with; fails the test when it resolves or rejects otherwise. */
-export async function refusal(promise: Promise<unknown>): Promise<HttpError> {
+/**
+ * The `HttpError` that `work` (a promise, or a function, which may also throw at once) ends with;
+ * fails the test when it succeeds or fails otherwise.
+ */
+export async function refusal(work: Promise<unknown> | (() => unknown)): Promise<HttpError> {
   try {
-    await promise;
+    await (typeof work === "function" ? work() : work);
   } catch (error) {
     if (error instanceof HttpError) return error;
     throw error;
