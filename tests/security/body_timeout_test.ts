@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { within } from "../support/deadline.ts";
+import { rawRequest } from "./raw_http.ts";
 import { fixtureConfig, post, processMemory, startHttpSvc } from "../support/harness.ts";
 
 const LIGHT_POOL = { MinPoolSize: 1, EagerWarmCount: 1, StopTimeout: "00:00:02" };
@@ -13,37 +14,21 @@ const TIMEOUT_MS = 2_000;
 
 /** Sends the head of a POST to `path` promising 1000 bytes and 10 of them; returns what comes back. */
 async function stalledPost(url: string, path: string) {
-  const { hostname, port } = new URL(url);
-  const conn = await Deno.connect({ hostname, port: Number(port) });
-  const head = [
-    `POST ${path} HTTP/1.1`,
-    `Host: ${hostname}:${port}`,
-    "Content-Type: application/json",
-    "Accept: application/json, text/event-stream",
-    "Content-Length: 1000",
-  ].join("\r\n");
   const started = performance.now();
-  await conn.write(new TextEncoder().encode(`${head}\r\n\r\n{"tool": "`));
-  let raw = "";
-  const decoder = new TextDecoder();
-  // Reads until svc closes the connection or the whole answer is in.
-  await within(
-    (async () => {
-      try {
-        for await (const chunk of conn.readable) {
-          raw += decoder.decode(chunk, { stream: true });
-          // A whole JSON body, or the last chunk of a chunked one.
-          if (/\r\n\r\n[\s\S]*(\}\s*|\r\n0\r\n\r\n)$/.test(raw)) break;
-        }
-      } catch { /* closed */ }
-    })(),
-    `the answer to a stalled POST ${path}`,
-  );
-  const elapsedMs = performance.now() - started;
-  try {
-    conn.close();
-  } catch { /* already closed */ }
-  return { status: Number(raw.split(" ")[1]), raw, elapsedMs };
+  const reply = await rawRequest(url, {
+    method: "POST",
+    path,
+    headers: {
+      Host: new URL(url).host,
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+    },
+    body: '{"tool": "',
+    contentLength: 1000,
+    // A whole JSON body, or the last chunk of a chunked one.
+    until: /\r\n\r\n[\s\S]*(\}\s*|\r\n0\r\n\r\n)$/,
+  });
+  return { ...reply, elapsedMs: performance.now() - started };
 }
 
 Deno.test("a body that stalls gets 408 after McpServer:BodyReadTimeout, on /call and /mcp", async () => {
@@ -54,8 +39,8 @@ Deno.test("a body that stalls gets 408 after McpServer:BodyReadTimeout, on /call
   await using svc = await startHttpSvc({ config });
   for (const path of ["/call", "/mcp"]) {
     const reply = await stalledPost(svc.url, path);
-    assert.equal(reply.status, 408, reply.raw);
-    assert.match(reply.raw, /McpServer:BodyReadTimeout \(2 s\)/);
+    assert.equal(reply.status, 408, `${reply.status} ${reply.body}`);
+    assert.match(`${reply.status} ${reply.body}`, /McpServer:BodyReadTimeout \(2 s\)/);
     // Not before the timeout; the upper bound is `within`'s, generous for two busy cores.
     assert.ok(reply.elapsedMs >= TIMEOUT_MS - 100, `${path} answered after ${reply.elapsedMs} ms`);
   }

@@ -24,6 +24,8 @@ export async function rawRequest(
     path: string;
     headers: Record<string, string>;
     body?: string;
+    /** The `Content-Length` to declare. @default the body's size (less leaves svc waiting for the rest) */
+    contentLength?: number;
     until?: RegExp;
   },
 ): Promise<RawResponse> {
@@ -33,7 +35,7 @@ export async function rawRequest(
   const lines = [`${request.method} ${request.path} HTTP/1.1`];
   for (const [name, value] of Object.entries(request.headers)) lines.push(`${name}: ${value}`);
   if (body !== "" || request.method === "POST") {
-    lines.push(`Content-Length: ${new TextEncoder().encode(body).length}`);
+    lines.push(`Content-Length: ${request.contentLength ?? new TextEncoder().encode(body).length}`);
   }
   lines.push("Connection: close");
   await conn.write(new TextEncoder().encode(`${lines.join("\r\n")}\r\n\r\n${body}`));
