@@ -32,7 +32,7 @@ import { LegacySse, MESSAGES_PATH } from "./http_legacy_sse.ts";
 import { McpEndpoint } from "./http_mcp.ts";
 import { routePath } from "./http_message.ts";
 import { RequestLimiter } from "./http_admission.ts";
-import { checkCanListen, listen, type Listener } from "./http_listen.ts";
+import { listen } from "./http_listen.ts";
 import { isResourceMetadataPath, metadataUrl, resourceMetadata } from "./http_resource_metadata.ts";
 import { withHeader } from "./http_responses.ts";
 import { listTools, postCall, type RestOptions } from "./http_rest.ts";
@@ -186,10 +186,16 @@ export class HttpFront {
 export async function serveHttp(options: HttpOptions): Promise<void> {
   const { settings, pwsh, version, shutdown } = options;
   checkAnonymousExposure(settings.http, settings.auth);
-  // Fail on a taken port before starting workers, which would take seconds and then be wasted.
-  if (settings.http.port !== 0) checkCanListen(settings.http.host, settings.http.port);
-  const pool = await WorkerPool.start({ pwsh, pool: settings.pool, shell: settings.shell });
+  const auth = new Authenticator({ auth: settings.auth, shell: settings.shell });
+  const http = settings.http;
   let front: HttpFront | null = null;
+  const limiter = new RequestLimiter(http.limits.maxConcurrentRequests);
+  // Listening comes first, so a taken port fails before any worker starts. Requests are handled
+  // only once the accept loop runs, after `front` is set below in this same turn.
+  const server = listen(http, (req) => limiter.handle(req, (admitted) => front!.handle(admitted)));
+  // The pool warms while svc listens: a client's handshake and `tools/list` (from the catalog cache)
+  // overlap the process start, and `/health/ready` answers 503 until `MinPoolSize` workers are warm.
+  const pool = WorkerPool.create({ pwsh, pool: settings.pool, shell: settings.shell });
   const catalog = new CatalogStore({
     shell: settings.shell,
     pwsh,
@@ -217,7 +223,6 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
       }
     },
   };
-  const auth = new Authenticator({ auth: settings.auth, shell: settings.shell });
   const mcp: McpServerOptions = {
     runner,
     shell: settings.shell,
@@ -225,17 +230,17 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     authorize: (principal, tool) => auth.mayCall(principal, tool),
     logArguments: settings.auth.logArguments,
   };
-  front = new HttpFront({ http: settings.http, pool, mcp, auth });
-  const http = settings.http;
-  let server: Listener;
+  front = new HttpFront({ http, pool, mcp, auth });
+  // Only a defect rejects `started` (a worker that fails to start is logged and evicted); it ends
+  // svc as a failed start would.
+  const failed = pool.started.then(() => new Promise<never>(() => {}));
   try {
-    const limiter = new RequestLimiter(http.limits.maxConcurrentRequests);
-    server = listen(http, (req) => limiter.handle(req, (admitted) => front!.handle(admitted)));
+    await Promise.race([shutdown, failed]);
   } catch (error) {
+    await server.shutdown();
     await pool.drain();
     throw error;
   }
-  await shutdown;
   log.info("Shutting down: no new requests; draining in-flight calls.");
   await front.closeStreams();
   const drained = server.shutdown();

@@ -27,15 +27,6 @@ const MAX_BACKOFF_MS = 2_000;
  */
 const HEALTH_ONLY_CONNECTIONS = 16;
 
-/** Throws the startup error for `host:port` when it cannot be bound now (checked before workers start). */
-export function checkCanListen(host: string, port: number): void {
-  try {
-    Deno.listen({ hostname: host, port }).close();
-  } catch (error) {
-    throw cannotListen(host, port, error);
-  }
-}
-
 /** The served listener: {@linkcode listen}'s result, stopped with `shutdown`. */
 export interface Listener {
   /** Stops accepting, closes idle connections, then resolves once the others have answered. */

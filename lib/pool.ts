@@ -73,30 +73,53 @@ export class WorkerPool implements AsyncDisposable {
 
   private constructor(options: WorkerPoolOptions) {
     this.#options = options;
+    this.started = this.#warmUp();
   }
 
-  /** Starts the pool: warms `EagerWarmCount` workers in parallel, then starts the background checks. */
-  static async start(options: WorkerPoolOptions): Promise<WorkerPool> {
-    const pool = new WorkerPool(options);
-    const { minPoolSize: min, maxPoolSize: max, eagerWarmCount: eager } = options.pool;
+  async #warmUp(): Promise<void> {
+    const { minPoolSize: min, maxPoolSize: max, eagerWarmCount: eager } = this.#options.pool;
     log.info("Starting StatelessRunspacePool: min={Min}, max={Max}, eager={Eager}.", {
       Min: min,
       Max: max,
       Eager: eager,
     });
-    await Promise.all(Array.from({ length: eager }, () => pool.#create()));
-    log.info("Startup complete: {Warm}/{Eager} workers initialized.", {
-      Warm: pool.#warm.length,
+    await Promise.all(Array.from({ length: eager }, () => this.#create()));
+    if (this.#draining) return;
+    // Calls may already hold some of them: svc listens during the warm-up.
+    const { warm, leased, resetting } = this.stats();
+    log.info("Startup complete: {Started}/{Eager} workers initialized.", {
+      Started: warm + leased + resetting,
       Eager: eager,
     });
-    pool.#unobserve = observePoolWorkers(() => {
-      const { creating, warm, leased, resetting } = pool.stats();
+    this.#unobserve = observePoolWorkers(() => {
+      const { creating, warm, leased, resetting } = this.stats();
       return { creating, warm, leased, resetting };
     });
-    const { replenishCheckIntervalMs, sweepIntervalMs } = options.pool;
-    pool.#timers.push(setInterval(() => pool.#replenish(), replenishCheckIntervalMs));
-    pool.#timers.push(setInterval(() => pool.#sweep(), sweepIntervalMs));
-    pool.#replenish();
+    const { replenishCheckIntervalMs, sweepIntervalMs } = this.#options.pool;
+    this.#timers.push(setInterval(() => this.#replenish(), replenishCheckIntervalMs));
+    this.#timers.push(setInterval(() => this.#sweep(), sweepIntervalMs));
+    this.#replenish();
+  }
+
+  /**
+   * Resolves once the workers warmed at start (`EagerWarmCount`) have started or failed to; the pool
+   * takes leases before that, which wait for the first of them.
+   */
+  readonly started: Promise<void>;
+
+  /**
+   * Creates the pool and begins warming `EagerWarmCount` workers in parallel (see
+   * {@linkcode WorkerPool.started}); the background checks start once they are up. The HTTP front
+   * listens meanwhile, so a client's handshake and `tools/list` overlap the seconds a process takes.
+   */
+  static create(options: WorkerPoolOptions): WorkerPool {
+    return new WorkerPool(options);
+  }
+
+  /** {@linkcode WorkerPool.create}, resolved once {@linkcode WorkerPool.started} has. */
+  static async start(options: WorkerPoolOptions): Promise<WorkerPool> {
+    const pool = WorkerPool.create(options);
+    await pool.started;
     return pool;
   }
 

@@ -463,6 +463,11 @@ export interface StartHttpSvcOptions {
    * `["prlimit", "--nofile=256:256", "--"]` for a lower open-files limit. @default none
    */
   wrapper?: string[];
+  /**
+   * Whether to wait for the pool's warm-up too ("Startup complete" logged), as tests that start
+   * from a warm pool need; false returns as soon as svc listens. @default true
+   */
+  warm?: boolean;
 }
 
 /** A running `svc serve --transport http`. */
@@ -479,9 +484,9 @@ export interface HttpSvc extends AsyncDisposable {
   dir: string;
 }
 
-/** Starts svc over HTTP on a free port and waits until it listens. */
+/** Starts svc over HTTP on a free port and waits until it listens (and its pool has warmed). */
 export async function startHttpSvc(options: StartHttpSvcOptions = {}): Promise<HttpSvc> {
-  const { config = fixtureConfig(), env = {}, args = [], pwsh = TEST_PWSH } = options;
+  const { config = fixtureConfig(), env = {}, args = [], pwsh = TEST_PWSH, warm = true } = options;
   const [command = Deno.execPath(), ...before] = [...(options.wrapper ?? []), Deno.execPath()];
   const dir = await Deno.makeTempDir({ prefix: "svc-http-" });
   await Deno.writeTextFile(`${dir}/appsettings.json`, JSON.stringify(config, null, 2));
@@ -521,8 +526,12 @@ export async function startHttpSvc(options: StartHttpSvcOptions = {}): Promise<H
     const decoder = new TextDecoder();
     for await (const chunk of child.stderr) {
       log += decoder.decode(chunk, { stream: true });
+      // svc listens while its pool warms; tests start from a warmed pool (or one whose warm-up
+      // has failed), as a load balancer would by waiting for /health/ready.
       const match = /listening on (http:\/\/\S+):(\d+)/.exec(log);
-      if (match) resolveUrl(`${match[1]}:${match[2]}`);
+      if (match && (!warm || /Startup complete: \d+\/\d+ workers initialized/.test(log))) {
+        resolveUrl(`${match[1]}:${match[2]}`);
+      }
     }
   })().catch(() => {});
   const exited = child.status;
