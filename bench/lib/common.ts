@@ -103,7 +103,7 @@ const HELP = `Options (perf.ts and faults.ts):
   --pwsh <path>           PowerShell for svc (default: what bin/pwsh locates: SVC_TEST_PWSH, SVC_PWSH,
                           pwsh on PATH, else 7.6.9 installed from NuGet into .tools/ on first use)
   --tool <role>=<name>    tool to use for a role (date, sleepMs, sleepS, large, echo, exit, stuck,
-                          slowReset)
+                          slowReset) on every target that lists it; the others find theirs as usual
   --full                  the issue's counts (P1 N=10, P3 1000 calls, P4 30 s per level, ...)
   --only P3,P4            run only these scenarios
   --iterations <n>        measured iterations (P2/P3) override

@@ -589,7 +589,7 @@ function snake(command: string): string {
 }
 
 /**
- * The tool that plays `role`: an explicit `--tool role=name`, else the first listed tool whose title
+ * The tool that plays `role`: an explicit `--tool role=name` if the server lists it, else the first listed tool whose title
  * (or snake-case name) is the role's command, that accepts the role's parameters and requires no
  * others (so `Get-Date`'s default parameter set wins over the sets that require `-UFormat`).
  */
@@ -598,8 +598,10 @@ export function resolveTool(
   role: RoleName,
   overrides: Record<string, string> = {},
 ): string | null {
+  // An override names another server's tool: where that tool is absent (svc, when --tool names
+  // PoshMcp's), the role is looked up as usual, so one command line serves every target.
   const explicit = overrides[role];
-  if (explicit) return tools.some((t) => t.name === explicit) ? explicit : null;
+  if (explicit && tools.some((t) => t.name === explicit)) return explicit;
   const { command, params } = ROLES[role];
   const base = snake(command);
   const fits = (tool: ToolInfo) => {
