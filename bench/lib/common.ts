@@ -9,12 +9,15 @@
 import { parseArgs } from "node:util";
 import { summarize, type Summary, throughput } from "./stats.ts";
 import { ProcessTracker, sleep } from "./proc.ts";
+import { Comparison } from "./compare.ts";
 import {
   benchConfig,
   chooseWorker,
   cleanupTempDirs,
+  type CommandProcess,
   connectHttp,
   connectStdio,
+  connectWhenListing,
   type Era,
   floorStdioCommand,
   type HttpProcess,
@@ -22,6 +25,7 @@ import {
   REPO_ROOT,
   resolveTool,
   type RoleName,
+  spawnCommand,
   splitCommandLine,
   startFloorHttp,
   startSvcHttp,
@@ -39,7 +43,8 @@ export type TargetDef =
   | { kind: "svc"; label: "svc" }
   | { kind: "floor"; label: "floor" }
   | { kind: "url"; label: string; url: string; pid: number | null; health: string | null }
-  | { kind: "stdio"; label: string; argv: string[] };
+  | { kind: "stdio"; label: string; argv: string[] }
+  | { kind: "command"; label: string; argv: string[] };
 
 /** Parsed command line. */
 export interface Options {
@@ -73,6 +78,12 @@ export interface Options {
   sampleSeconds: number;
   /** Compare with the SDK floor. */
   floor: boolean;
+  /** MCP path of `--http-command` servers. @default "/mcp" */
+  httpPath: string;
+  /** P3: seconds of warm-up calls per endpoint after the 50 warm-up calls. @default 30 with --full, else 0 */
+  warmupSeconds: number;
+  /** P6: seconds to let a server settle before an idle sample. @default 5 with --full, else 3 */
+  settleSeconds: number;
 }
 
 const HELP = `Options (perf.ts and faults.ts):
@@ -81,15 +92,25 @@ const HELP = `Options (perf.ts and faults.ts):
   --pid <n>               with --url: the server's pid, for RSS/fd/thread sampling
   --health <url>          with --url: a health URL to probe (svc: <base>/health)
   --stdio "<command>"     measure any MCP server over stdio (spawned per connection); repeatable
+  --http-command "<command with {port}>"
+                          measure any MCP server over Streamable HTTP that the harness spawns itself
+                          (P1 cold start, P6 process-tree RSS): {port} is replaced by a free port, the
+                          server is ready when a new client's tools/list is answered at
+                          http://127.0.0.1:{port}<--http-path>, and its process tree is killed after;
+                          e.g. "/work/poshmcp/run-http.sh {port}"; repeatable
+  --http-path <path>      MCP path of --http-command servers (default /mcp)
   --transport http|stdio|both   transports for svc and floor (default both)
   --pwsh <path>           PowerShell for svc (default: what bin/pwsh locates: SVC_TEST_PWSH, SVC_PWSH,
                           pwsh on PATH, else 7.6.9 installed from NuGet into .tools/ on first use)
   --tool <role>=<name>    tool to use for a role (date, sleepMs, sleepS, large, echo, exit, stuck,
-                          slowReset)
+                          slowReset) on every target that lists it; the others find theirs as usual
   --full                  the issue's counts (P1 N=10, P3 1000 calls, P4 30 s per level, ...)
   --only P3,P4            run only these scenarios
   --iterations <n>        measured iterations (P2/P3) override
-  --seconds <s>           seconds per throughput level (P4) override
+  --seconds <s>           seconds per throughput level (P4, and P6's Start-Sleep loop) override
+  --warmup-seconds <s>    P3: keep calling for this long after the 50 warm-up calls before measuring
+                          (default 30 with --full, else 0; issue 30 measured after 30 s)
+  --settle-seconds <s>    P6: quiet seconds before an idle sample (default 3, 5 with --full)
   --levels 1,4,16,64      throughput concurrency levels (P4)
   --minutes <n>           F4 soak length (faults.ts; opt-in)
   --sample-seconds <s>    F4 sample interval (default 30)
@@ -112,6 +133,10 @@ export function parseOptions(argv: string[], { alwaysSvc = false } = {}): Option
       pid: { type: "string" },
       health: { type: "string" },
       stdio: { type: "string", multiple: true },
+      "http-command": { type: "string", multiple: true },
+      "http-path": { type: "string", default: "/mcp" },
+      "warmup-seconds": { type: "string" },
+      "settle-seconds": { type: "string" },
       transport: { type: "string", default: "both" },
       pwsh: { type: "string" },
       tool: { type: "string", multiple: true },
@@ -153,7 +178,25 @@ export function parseOptions(argv: string[], { alwaysSvc = false } = {}): Option
     if (argv.length === 0) throw new Error("--stdio needs a command line");
     targets.push({ kind: "stdio", label: `stdio ${argv[0]!.split("/").pop()}`, argv });
   }
+  for (const line of values["http-command"] ?? []) {
+    const argv = splitCommandLine(line);
+    if (!argv.some((word) => word.includes("{port}"))) {
+      throw new Error(`--http-command needs {port} where the port goes, got '${line}'`);
+    }
+    targets.push({ kind: "command", label: `http ${argv[0]!.split("/").pop()}`, argv });
+  }
   if (targets.length === 0) targets.push({ kind: "svc", label: "svc" });
+  const httpPath = values["http-path"];
+  if (!httpPath.startsWith("/")) {
+    throw new Error(`--http-path must start with /, got '${httpPath}'`);
+  }
+  const seconds = (name: string, text: string | undefined, fallback: number) => {
+    const value = text === undefined ? fallback : Number(text);
+    if (!Number.isFinite(value) || value < 0) {
+      throw new Error(`--${name} wants a number of seconds ≥ 0, got '${text}'`);
+    }
+    return value;
+  };
   const transport = values.transport;
   if (!["http", "stdio", "both"].includes(transport)) {
     throw new Error(`--transport must be http, stdio or both, got '${transport}'`);
@@ -181,6 +224,9 @@ export function parseOptions(argv: string[], { alwaysSvc = false } = {}): Option
     minutes: values.minutes ? Number(values.minutes) : 0,
     sampleSeconds: values["sample-seconds"] ? Number(values["sample-seconds"]) : 30,
     floor: !values["no-floor"],
+    httpPath,
+    warmupSeconds: seconds("warmup-seconds", values["warmup-seconds"], values.full ? 30 : 0),
+    settleSeconds: seconds("settle-seconds", values["settle-seconds"], values.full ? 5 : 3),
   };
 }
 
@@ -245,8 +291,10 @@ export class Bench {
   readonly tracker = new ProcessTracker();
   readonly tables: Table[] = [];
   readonly raw: Record<string, unknown> = {};
-  readonly #http = new Map<string, HttpProcess>();
-  readonly #running = new Set<HttpProcess>();
+  /** Figures for the side-by-side summary (issue 30). */
+  readonly comparison = new Comparison();
+  readonly #http = new Map<string, HttpProcess | CommandProcess>();
+  readonly #running = new Set<HttpProcess | CommandProcess>();
   readonly #started = performance.now();
   #svcCache: string | null = null;
   readonly #name: string;
@@ -304,8 +352,52 @@ export class Bench {
     return proc;
   }
 
+  /**
+   * Spawns an `--http-command` server and waits until a new client's `tools/list` is answered (the
+   * client is returned open, with the moment of the answer). Tracked; stopped by
+   * {@linkcode stopHttp} or at the end.
+   */
+  async startCommand(
+    target: Extract<TargetDef, { kind: "command" }>,
+    era: Era = "2025-11-25",
+  ): Promise<{ proc: CommandProcess; client: McpClient; tools: ToolInfo[]; listedAt: number }> {
+    const proc = spawnCommand(target.argv, this.options.httpPath, this.tracker);
+    this.#running.add(proc);
+    try {
+      const { client, tools } = await connectWhenListing(proc.mcpUrl, era, {
+        exited: proc.exited,
+        pid: proc.pid,
+      });
+      const listedAt = performance.now();
+      this.tracker.addTree(proc.pid);
+      return { proc, client, tools, listedAt };
+    } catch (error) {
+      await this.stopHttp(proc);
+      throw new Error(
+        `${target.label}: ${(error as Error).message}\n${proc.stderr().slice(-2000)}`,
+      );
+    }
+  }
+
+  /** The shared instance of an `--http-command` target for P3–P5. */
+  async sharedCommand(target: Extract<TargetDef, { kind: "command" }>): Promise<CommandProcess> {
+    let proc = this.#http.get(target.label) as CommandProcess | undefined;
+    if (!proc) {
+      const started = await this.startCommand(target);
+      await started.client.close();
+      proc = started.proc;
+      this.#http.set(target.label, proc);
+    }
+    return proc;
+  }
+
+  /** Stops the shared instances (P6 measures fresh ones, and the shared ones would add load). */
+  async stopShared(): Promise<void> {
+    for (const proc of [...this.#http.values()]) await this.stopHttp(proc);
+  }
+
   /** Stops an HTTP server the harness started, remembering its workers first. */
-  async stopHttp(proc: HttpProcess): Promise<number> {
+  async stopHttp(proc: HttpProcess | CommandProcess): Promise<number> {
     this.tracker.addTree(proc.pid);
     for (const [key, value] of this.#http) if (value === proc) this.#http.delete(key);
     this.#running.delete(proc);
@@ -314,7 +406,7 @@ export class Bench {
 
   /** The shared svc HTTP instance for P2–P5 (default pool, 4 MiB result cap). */
   async sharedSvc(): Promise<HttpProcess> {
-    let proc = this.#http.get("svc");
+    let proc = this.#http.get("svc") as HttpProcess | undefined;
     if (!proc) {
       proc = await this.startSvc(
         this.svcOptions({ MaxResultBytes: 4 * 1024 * 1024 }, {}, {
@@ -328,7 +420,7 @@ export class Bench {
 
   /** The shared floor HTTP instance. */
   async sharedFloor(): Promise<HttpProcess> {
-    let proc = this.#http.get("floor");
+    let proc = this.#http.get("floor") as HttpProcess | undefined;
     if (!proc) {
       proc = await startFloorHttp(this.tracker);
       this.#http.set("floor", proc);
@@ -389,6 +481,20 @@ export class Bench {
           });
         }
       }
+    } else if (target.kind === "command") {
+      const proc = await this.sharedCommand(target);
+      for (const era of eras) {
+        out.push({
+          target,
+          label: `${target.label} ${era}`,
+          transport: "http",
+          era,
+          connect: () => connectHttp(proc.mcpUrl, era, proc.pid),
+          base: proc.base,
+          health: null,
+          pid: proc.pid,
+        });
+      }
     } else if (target.kind === "url") {
       for (const era of eras) {
         out.push({
@@ -445,6 +551,7 @@ export class Bench {
       }`;
     say(`\nProcess check: ${note}.`);
     this.raw.orphansAtEnd = orphans;
+    this.raw.comparison = this.comparison.toJSON();
     await this.write(note);
     await cleanupTempDirs();
     return { orphans };

@@ -229,3 +229,92 @@ export async function waitFor(
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
+
+/** The process table, read without blocking the event loop (the load drivers keep running). */
+async function processTableAsync(): Promise<ProcessRow[]> {
+  const out = await new Deno.Command("ps", {
+    args: ["-A", "-o", "pid=,ppid=,args="],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const rows: ProcessRow[] = [];
+  for (const line of decoder.decode(out.stdout).split("\n")) {
+    const match = /^\s*(\d+)\s+(\d+)\s?(.*)$/.exec(line);
+    if (match) rows.push({ pid: Number(match[1]), ppid: Number(match[2]), args: match[3] ?? "" });
+  }
+  return rows;
+}
+
+/** {@linkcode treeMemory} with the `ps` snapshot taken asynchronously. */
+export async function treeMemoryAsync(pid: number): Promise<TreeMemory> {
+  const table = await processTableAsync();
+  const server = rssOf(pid);
+  const children = descendants(pid, table).map((child) => ({
+    pid: child,
+    rss: rssOf(child),
+    args: table.find((row) => row.pid === child)?.args ?? "",
+  }));
+  return { total: server + children.reduce((s, c) => s + c.rss, 0), server, children };
+}
+
+/** The largest tree RSS seen while sampling, with the number of processes at that moment. */
+export interface PeakMemory {
+  /** Largest sum of VmRSS over the tree, bytes (0 when no sample was taken). */
+  peak: number;
+  /** Processes in the tree (the root included) at the peak. */
+  processes: number;
+  /** The root's own RSS at the peak, bytes. */
+  server: number;
+  /** Samples taken. */
+  samples: number;
+}
+
+/**
+ * Samples the RSS of `pid`'s process tree every `everyMs` (default 250) until `stop()` resolves with
+ * the peak. Sampling is asynchronous so that a closed loop running meanwhile is not held up by `ps`.
+ */
+export function samplePeakMemory(pid: number, everyMs = 250): { stop(): Promise<PeakMemory> } {
+  const found: PeakMemory = { peak: 0, processes: 0, server: 0, samples: 0 };
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const tree = await treeMemoryAsync(pid);
+      found.samples++;
+      if (tree.total > found.peak) {
+        found.peak = tree.total;
+        found.server = tree.server;
+        found.processes = 1 + tree.children.filter((c) => c.rss > 0).length;
+      }
+      await sleep(everyMs);
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return found;
+    },
+  };
+}
+
+/**
+ * Stops a process tree the harness started: SIGTERM to `pid`, then, if it has not exited within
+ * `graceMs` (default 10 s), SIGKILL to it and to every descendant seen before or after the SIGTERM
+ * that is still alive. A server that ends its own children on SIGTERM (svc, PoshMcp) is left to do
+ * so; the snapshot catches the ones a launcher script would leave behind.
+ */
+export async function stopTree(
+  pid: number,
+  exited: Promise<unknown>,
+  graceMs = 10_000,
+): Promise<void> {
+  const before = descendants(pid);
+  signal(pid, "SIGTERM");
+  const done = await Promise.race([exited.then(() => true), sleep(graceMs).then(() => false)]);
+  if (!done) signal(pid, "SIGKILL");
+  await exited;
+  // Children that outlived the root are re-parented and no longer below it: use the snapshot.
+  if (!(await waitFor(() => before.every((child) => !isAlive(child)), done ? 2_000 : 0))) {
+    for (const child of before) if (isAlive(child)) signal(child, "SIGKILL");
+  }
+}

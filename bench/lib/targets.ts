@@ -11,7 +11,7 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { defaultCacheDirectory } from "../../lib/cache_directory.ts";
-import { isAlive, type ProcessTracker, signal, sleep, waitFor } from "./proc.ts";
+import { isAlive, type ProcessTracker, signal, sleep, stopTree, waitFor } from "./proc.ts";
 
 /** Repository root (this file is bench/lib/targets.ts). */
 export const REPO_ROOT: string = new URL("../../", import.meta.url).pathname;
@@ -311,6 +311,114 @@ export async function spawnHttp(
   };
 }
 
+/** A loopback TCP port that was free a moment ago (bound, then released for the server to take). */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+/** A server started from `--http-command`: a command line the harness knows nothing else about. */
+export interface CommandProcess {
+  /** Base URL, `http://127.0.0.1:<port>`. */
+  base: string;
+  /** The MCP endpoint (base + `--http-path`). */
+  mcpUrl: string;
+  /** Pid of the spawned process (the root of the tree whose RSS is measured). */
+  pid: number;
+  /** performance.now() at spawn. */
+  spawnedAt: number;
+  /** Resolves with the exit code when the process ends. */
+  exited: Promise<number>;
+  /** The server's stderr (tail). */
+  stderr(): string;
+  /** SIGTERM, then SIGKILL to the whole tree after `graceMs`; resolves with the exit code. */
+  stop(graceMs?: number): Promise<number>;
+}
+
+/**
+ * Spawns an HTTP server from a command line in which `{port}` stands for a free port the harness
+ * picked, without waiting for anything (see {@linkcode connectWhenListing}). stdout is discarded
+ * and stderr kept (tail). Throws when no word contains `{port}`.
+ */
+export function spawnCommand(
+  template: string[],
+  path: string,
+  tracker?: ProcessTracker,
+): CommandProcess {
+  if (!template.some((word) => word.includes("{port}"))) {
+    throw new Error(`--http-command needs {port} where the port goes, got '${template.join(" ")}'`);
+  }
+  const port = freePort();
+  const argv = template.map((word) => word.replaceAll("{port}", String(port)));
+  const spawnedAt = performance.now();
+  const child = new Deno.Command(argv[0]!, {
+    args: argv.slice(1),
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  tracker?.add(child.pid, argv.join(" "));
+  const tail = new Tail();
+  (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of child.stderr) tail.push(decoder.decode(chunk, { stream: true }));
+  })().catch(() => {});
+  const exited = child.status.then((s) => s.code);
+  const base = `http://127.0.0.1:${port}`;
+  let stopped: Promise<number> | null = null;
+  return {
+    base,
+    mcpUrl: `${base}${path}`,
+    pid: child.pid,
+    spawnedAt,
+    exited,
+    stderr: () => tail.text,
+    stop: (graceMs = 10_000) => {
+      stopped ??= (async () => {
+        await stopTree(child.pid, exited, graceMs);
+        return await exited;
+      })();
+      return stopped;
+    },
+  };
+}
+
+/**
+ * Connects to `mcpUrl` and lists the tools, retrying every `everyMs` (default 10) until a new
+ * client's `tools/list` is answered: the first moment the server can serve a client. Throws after
+ * `timeoutMs` (default 60 s), or at once when `exited` resolves first.
+ */
+export async function connectWhenListing(
+  mcpUrl: string,
+  era: Era,
+  { timeoutMs = 60_000, everyMs = 10, exited, pid = null }: {
+    timeoutMs?: number;
+    everyMs?: number;
+    exited?: Promise<number>;
+    pid?: number | null;
+  } = {},
+): Promise<{ client: McpClient; tools: ToolInfo[] }> {
+  const end = performance.now() + timeoutMs;
+  let gone: number | null = null;
+  exited?.then((code) => (gone = code));
+  let last = "";
+  while (performance.now() < end) {
+    if (gone !== null) throw new Error(`exited with ${gone} before answering tools/list`);
+    let client: McpClient | null = null;
+    try {
+      client = await connectHttp(mcpUrl, era, pid);
+      return { client, tools: await client.listTools() };
+    } catch (error) {
+      last = (error as Error).message;
+      await client?.close().catch(() => {});
+      await sleep(everyMs);
+    }
+  }
+  throw new Error(`${mcpUrl} did not answer tools/list within ${timeoutMs} ms: ${last}`);
+}
+
 /** Options for starting svc. */
 export interface SvcOptions {
   /** Configuration (written to a temp file). */
@@ -319,6 +427,11 @@ export interface SvcOptions {
   worker: WorkerChoice;
   /** Catalog cache directory (a fresh temp dir when omitted). */
   cacheDir?: string;
+  /**
+   * Where workers keep the compiled host. @default the user cache directory, which stays warm from
+   * run to run as it does for a user's later starts; a fresh directory measures a first run.
+   */
+  hostCacheDir?: string;
   /** Extra environment. */
   env?: Record<string, string>;
   /** svc checkout to run (default: this repository). */
@@ -392,7 +505,11 @@ export async function svcCommand(
     SVC_CACHE_DIR: options.cacheDir ?? `${dir}/cache`,
     // Each run's catalog cache starts empty; the compiled host, which depends on no configuration,
     // stays in the user cache as it does for a user's later starts.
-    ...(defaultCacheDirectory() ? { SVC_HOST_CACHE_DIR: defaultCacheDirectory()! } : {}),
+    ...(options.hostCacheDir
+      ? { SVC_HOST_CACHE_DIR: options.hostCacheDir }
+      : defaultCacheDirectory()
+      ? { SVC_HOST_CACHE_DIR: defaultCacheDirectory()! }
+      : {}),
     SVC_LOG_LEVEL: options.logLevel ?? "Information",
     ...options.env,
   };
@@ -472,7 +589,7 @@ function snake(command: string): string {
 }
 
 /**
- * The tool that plays `role`: an explicit `--tool role=name`, else the first listed tool whose title
+ * The tool that plays `role`: an explicit `--tool role=name` if the server lists it, else the first listed tool whose title
  * (or snake-case name) is the role's command, that accepts the role's parameters and requires no
  * others (so `Get-Date`'s default parameter set wins over the sets that require `-UFormat`).
  */
@@ -481,8 +598,10 @@ export function resolveTool(
   role: RoleName,
   overrides: Record<string, string> = {},
 ): string | null {
+  // An override names another server's tool: where that tool is absent (svc, when --tool names
+  // PoshMcp's), the role is looked up as usual, so one command line serves every target.
   const explicit = overrides[role];
-  if (explicit) return tools.some((t) => t.name === explicit) ? explicit : null;
+  if (explicit && tools.some((t) => t.name === explicit)) return explicit;
   const { command, params } = ROLES[role];
   const base = snake(command);
   const fits = (tool: ToolInfo) => {
