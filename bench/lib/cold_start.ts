@@ -106,7 +106,10 @@ async function svcCases(b: Bench): Promise<StartCase[]> {
         transport: "http",
         variant: variant.name,
         once: async () => {
-          const proc = await b.startSvc(b.svcOptions(variant.shell, {}, await caches()));
+          // Timed from the spawn: the client connects as soon as svc listens, pool warm or not.
+          const proc = await b.startSvc(b.svcOptions(variant.shell, {}, await caches()), {
+            warm: false,
+          });
           try {
             const { client, tools } = await connectWhenListing(`${proc.base}/mcp`, "2025-11-25");
             const list = performance.now() - proc.spawnedAt;

@@ -8,7 +8,7 @@
  */
 import { parseArgs } from "node:util";
 import { summarize, type Summary, throughput } from "./stats.ts";
-import { ProcessTracker, sleep } from "./proc.ts";
+import { ProcessTracker, sleep, waitFor } from "./proc.ts";
 import { Comparison } from "./compare.ts";
 import {
   benchConfig,
@@ -337,11 +337,27 @@ export class Bench {
     };
   }
 
-  /** Starts svc over HTTP (tracked; stopped by {@linkcode stopHttp} or at the end). */
-  async startSvc(options: SvcOptions): Promise<HttpProcess> {
+  /**
+   * Starts svc over HTTP (tracked; stopped by {@linkcode stopHttp} or at the end). svc listens while
+   * its pool warms, so unless `warm` is false this waits for `/health/ready` 200 as a load balancer
+   * would: scenarios then start from a warm pool. @default warm true
+   */
+  async startSvc(
+    options: SvcOptions,
+    { warm = true }: { warm?: boolean } = {},
+  ): Promise<HttpProcess> {
     const proc = await startSvcHttp(options, this.tracker);
     this.tracker.addTree(proc.pid);
     this.#running.add(proc);
+    if (
+      warm && !await waitFor(
+        async () => (await healthOnce(`${proc.base}/health/ready`)).status === 200,
+        60_000,
+        10,
+      )
+    ) {
+      throw new Error(`svc did not become ready within 60 s: ${proc.stderr()}`);
+    }
     return proc;
   }
 
