@@ -93,6 +93,11 @@ export interface WorkerProcessOptions {
   cacheDirectory?: string | null | undefined;
   /** Which of svc's variables the worker gets (`lib/worker_env.ts`). @default none of svc's settings */
   environment?: WorkerEnvironmentRules;
+  /**
+   * Called once pwsh has been spawned, before its hello: a caller with start work of its own (the
+   * stdio transport loading the MCP SDK) does it then, while the process starts. @default none
+   */
+  onSpawn?: () => void;
 }
 
 /** A slot's connection, after its hello was checked. */
@@ -163,6 +168,7 @@ export class WorkerProcess {
       ...options,
       runspacesPerProcess: options.runspacesPerProcess ?? 1,
       environment: options.environment ?? DEFAULT_WORKER_ENVIRONMENT,
+      onSpawn: options.onSpawn ?? (() => {}),
       cacheDirectory: options.cacheDirectory === undefined
         ? defaultCacheDirectory()
         : options.cacheDirectory,
@@ -213,6 +219,7 @@ export class WorkerProcess {
       }
       process = new WorkerProcess(child, dir, token, listener, settings);
       process.#reserved = 1;
+      settings.onSpawn();
       const first = await process.#awaitSlot(0, "connect");
       return { process, first };
     } catch (error) {

@@ -48,6 +48,8 @@ export interface StartWorkerOptions {
    * when it has one. @default a new process (`spawn()`)
    */
   place?: (spawn: () => Promise<RunspaceWorker>) => Promise<RunspaceWorker>;
+  /** Called once a new process has been spawned, before its hello. @default none */
+  onSpawn?: () => void;
 }
 
 /** A worker that has run its startup. */
@@ -97,6 +99,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<ReadyWor
       label: options.label ?? "worker",
       cacheDirectory: hostCacheDirectory(shell),
       environment: shell.workerEnvironment,
+      ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
     });
   let worker: RunspaceWorker;
   try {
