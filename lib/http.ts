@@ -1,44 +1,21 @@
 /**
- * The HTTP transport: MCP Streamable HTTP for many users, backed by the worker pool. This module
- * only composes the front's parts, in the order a request meets them, and runs the server; each
- * part is a module of its own with a unit test that needs no socket:
- *
- * 1. the correlation id, and the error funnel (`http_errors.ts`): every refusal is an `HttpError`
- *    answered in one JSON shape, anything else a 500 naming the correlation id;
- * 2. `/health` and `/health/ready` (`http_health.ts`), before the Host check and authentication;
- * 3. the request guard (`http_guard.ts`): Host, then Origin; CORS headers on every answer;
- * 4. RFC 9728 resource metadata (`http_resource_metadata.ts`), without authentication;
- * 5. authentication (`http_authenticate.ts`), then the caller's route: the MCP endpoint
- *    (`http_mcp.ts`, sessions in `http_sessions.ts`), `/tools` and `/call` (`http_rest.ts`), the
- *    legacy SSE routes (`http_legacy_sse.ts`).
- *
- * Below the front, `http_admission.ts` caps the requests in flight and `http_listen.ts` serves
- * HTTP/1.1. On shutdown, sessions and streams are closed and in-flight calls drain.
+ * The HTTP transport: MCP Streamable HTTP for many users, backed by the worker pool. It listens
+ * first (`http_listen.ts` serves HTTP/1.1; `http_admission.ts` caps the requests in flight), then
+ * starts the pool, then loads the front (`http_front.ts`, which brings the MCP SDK) while the
+ * first worker process starts. On shutdown, sessions and streams are closed and in-flight calls
+ * drain.
  *
  * @module
  */
-import { withContext } from "@logtape/logtape";
-import { Authenticator, type Principal } from "./auth.ts";
-import type { HttpSettings, Settings } from "./config.ts";
+import { Authenticator } from "./auth.ts";
+import type { Settings } from "./config.ts";
 import { CatalogStore } from "./discovery.ts";
-import { correlationIdFor } from "./correlation.ts";
 import { logger } from "./log.ts";
-import { asCaller, authenticateRequest } from "./http_authenticate.ts";
-import { type BodyBounds, BodyBudget } from "./http_body.ts";
-import { answerErrors, HttpError } from "./http_errors.ts";
-import { checkAnonymousExposure, RequestGuard, requestUrl } from "./http_guard.ts";
-import { health, isHealthCheck, type PoolHealth } from "./http_health.ts";
-import { LegacySse, MESSAGES_PATH } from "./http_legacy_sse.ts";
-import { McpEndpoint } from "./http_mcp.ts";
-import { routePath } from "./http_message.ts";
+import type { HttpFront } from "./http_front.ts";
+import { checkAnonymousExposure } from "./http_guard.ts";
 import { RequestLimiter } from "./http_admission.ts";
 import { listen } from "./http_listen.ts";
-import { isResourceMetadataPath, metadataUrl, resourceMetadata } from "./http_resource_metadata.ts";
-import { withHeader } from "./http_responses.ts";
-import { listTools, postCall, type RestOptions } from "./http_rest.ts";
-import { StatefulSessions } from "./http_sessions.ts";
-import { StreamLimiter } from "./http_streams.ts";
-import { type McpServerOptions, type ToolRunner, withRequestSignal } from "./mcp.ts";
+import type { McpServerOptions, ToolRunner } from "./mcp.ts";
 import { WorkerPool } from "./pool.ts";
 import { tenantOf } from "./pool_tenancy.ts";
 
@@ -56,132 +33,6 @@ export interface HttpOptions {
   shutdown: Promise<void>;
 }
 
-/** A route behind authentication: answers `req` for the authenticated `principal`. */
-type Route = (req: Request, principal: Principal) => Promise<Response> | Response;
-
-/** What {@linkcode HttpFront} serves with. */
-export interface HttpFrontOptions {
-  /** The HTTP settings (`McpServer`, `Authentication:Cors`). */
-  http: HttpSettings;
-  /** What `/health` reads; the pool in svc. */
-  pool: PoolHealth;
-  /** Tools, calls and authorization, shared by MCP and the REST routes. */
-  mcp: McpServerOptions;
-  /** Authenticates requests and serves resource metadata. */
-  auth: Authenticator;
-}
-
-/**
- * The HTTP front of svc, one per process: composes its parts (see the module documentation).
- * {@linkcode HttpFront.handle} answers a `Request` without a socket, which is how it is tested.
- */
-export class HttpFront {
-  readonly #pool: PoolHealth;
-  readonly #auth: Authenticator;
-  readonly #guard: RequestGuard;
-  readonly #mcpPaths: ReadonlySet<string>;
-  readonly #sessions: StatefulSessions;
-  readonly #mcp: McpEndpoint;
-  readonly #sse: LegacySse;
-  readonly #routes: ReadonlyMap<string, Route>;
-
-  /** Builds every part once; requests share them. */
-  constructor(options: HttpFrontOptions) {
-    const { http, mcp } = options;
-    this.#pool = options.pool;
-    this.#auth = options.auth;
-    this.#guard = new RequestGuard(http);
-    this.#mcpPaths = new Set(http.mcpPath ? [http.mcpPath] : ["/", "/mcp"]);
-    const streams = new StreamLimiter(http.limits);
-    const bodyBounds: BodyBounds = {
-      limit: http.maxRequestBodyBytes,
-      timeoutMs: http.limits.bodyReadTimeoutMs,
-      budget: new BodyBudget(http.limits.maxBufferedBodyBytes),
-    };
-    this.#sessions = new StatefulSessions({
-      mcp,
-      idleSessionTimeoutMs: http.idleSessionTimeoutMs,
-      sessionIdPrefix: http.sessionIdPrefix,
-      streams,
-    });
-    this.#mcp = new McpEndpoint({ mcp, mode: http.mode, sessions: this.#sessions, bodyBounds });
-    this.#sse = new LegacySse({ mcp, streams, bodyBounds });
-    const rest: RestOptions = { mcp, bodyBounds };
-    const routes = new Map<string, Route>([
-      ["/tools", (req, principal) => listTools(req, principal, rest)],
-      ["/call", (req, principal) => postCall(req, principal, rest)],
-    ]);
-    if (http.enableLegacySse) {
-      routes.set("/sse", (req, principal) => {
-        if (req.method === "GET") return this.#sse.open(principal);
-        throw new HttpError(405, `Method ${req.method} is not allowed on /sse`);
-      });
-      routes.set(MESSAGES_PATH, (req, principal) => {
-        if (req.method === "POST") return this.#sse.post(req, principal);
-        throw new HttpError(405, `Method ${req.method} is not allowed on ${MESSAGES_PATH}`);
-      });
-    }
-    // Set last: a dedicated MCP path wins over any other route it names.
-    for (const path of this.#mcpPaths) {
-      routes.set(path, (req, principal) => this.#mcp.handle(req, principal));
-    }
-    this.#routes = routes;
-  }
-
-  /** Notifies connected clients that the tool list changed. */
-  toolsChanged(): void {
-    this.#mcp.toolsChanged();
-    this.#sessions.toolsChanged();
-  }
-
-  /**
-   * Answers one request, tagging it (and its log lines) with a correlation id: the caller's
-   * `X-Correlation-ID` when usable, else a new one. Never throws: every error is answered.
-   */
-  handle(req: Request): Promise<Response> {
-    const correlationId = correlationIdFor(req.headers.get("x-correlation-id"));
-    return withContext({ CorrelationId: correlationId }, async () => {
-      const answer = await answerErrors(
-        req,
-        correlationId,
-        () => withRequestSignal(req.signal, () => this.#route(req)),
-      );
-      const response = withHeader(answer, "x-correlation-id", correlationId);
-      // A request whose Host makes no URL gets no CORS headers: there is no origin to compare.
-      if (URL.canParse(req.url)) this.#guard.addCors(req, response.headers);
-      return response;
-    });
-  }
-
-  /** Closes sessions and SSE streams so in-flight HTTP requests can finish. */
-  async closeStreams(): Promise<void> {
-    await this.#sessions.close();
-    await this.#sse.close();
-    await this.#mcp.close();
-  }
-
-  async #route(req: Request): Promise<Response> {
-    const url = requestUrl(req);
-    if (isHealthCheck(url)) return health(req, this.#pool);
-    const host = this.#guard.admit(req);
-    if (req.method === "OPTIONS") return new Response(null, { status: 204 });
-    const path = routePath(url);
-    // Only a Host that passed the guard (a bare name or address and port) goes into a URL.
-    const base = `${url.protocol}//${host}`;
-    if (isResourceMetadataPath(path)) {
-      return resourceMetadata(this.#auth, this.#mcpPaths, base, path);
-    }
-    const route = this.#routes.get(path);
-    if (!route) throw new HttpError(404, `Not found: ${req.method} ${path}`);
-    const endpoint = this.#mcpPaths.has(path) ? path : null;
-    const principal = await authenticateRequest(this.#auth, req, {
-      path,
-      metadataUrl: metadataUrl(base, endpoint),
-    });
-    return await asCaller(principal, async () => await route(req, principal));
-  }
-}
-
 /** Serves MCP over HTTP until shutdown, then drains in-flight calls and closes every worker. */
 export async function serveHttp(options: HttpOptions): Promise<void> {
   const { settings, pwsh, version, shutdown } = options;
@@ -189,13 +40,22 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
   const auth = new Authenticator({ auth: settings.auth, shell: settings.shell });
   const http = settings.http;
   let front: HttpFront | null = null;
+  let loaded!: (front: HttpFront) => void;
+  const frontLoaded = new Promise<HttpFront>((resolve) => (loaded = resolve));
   const limiter = new RequestLimiter(http.limits.maxConcurrentRequests);
-  // Listening comes first, so a taken port fails before any worker starts. Requests are handled
-  // only once the accept loop runs, after `front` is set below in this same turn.
-  const server = listen(http, (req) => limiter.handle(req, (admitted) => front!.handle(admitted)));
+  // Listening comes first, so a taken port fails before any worker starts. A request that comes
+  // before the front has loaded (a few tens of ms) waits for it.
+  const server = listen(
+    http,
+    (req) => limiter.handle(req, async (admitted) => (front ?? await frontLoaded).handle(admitted)),
+  );
   // The pool warms while svc listens: a client's handshake and `tools/list` (from the catalog cache)
   // overlap the process start, and `/health/ready` answers 503 until `MinPoolSize` workers are warm.
-  const pool = WorkerPool.create({ pwsh, pool: settings.pool, shell: settings.shell });
+  const pool = new WorkerPool({ pwsh, pool: settings.pool, shell: settings.shell });
+  // The front brings the MCP SDK (about 50 ms of CPU): loaded once the first pwsh is spawned, it no
+  // longer delays that spawn.
+  await pool.spawned;
+  const { HttpFront } = await import("./http_front.ts");
   const catalog = new CatalogStore({
     shell: settings.shell,
     pwsh,
@@ -231,6 +91,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     logArguments: settings.auth.logArguments,
   };
   front = new HttpFront({ http, pool, mcp, auth });
+  loaded(front);
   // Only a defect rejects `started` (a worker that fails to start is logged and evicted); it ends
   // svc as a failed start would.
   const failed = pool.started.then(() => new Promise<never>(() => {}));

@@ -22,7 +22,9 @@ import { startWorker, WorkerStartError } from "./worker_start.ts";
 import type { WorkerProcess } from "./worker_process.ts";
 import { SHARED_TENANT, Tenancy } from "./pool_tenancy.ts";
 import { CreationClock } from "./creation_clock.ts";
+import { type Waiter, waitInLine } from "./pool_wait.ts";
 import {
+  exhausted,
   type Lease,
   type LeaseOptions,
   PoolError,
@@ -48,12 +50,6 @@ interface PoolEntry {
   createdFor: string | null;
 }
 
-interface Waiter {
-  tenant: string;
-  resolve: (entry: PoolEntry) => void;
-  reject: (error: Error) => void;
-}
-
 /** The HTTP worker pool (see the module documentation). */
 export class WorkerPool implements AsyncDisposable {
   readonly #options: WorkerPoolOptions;
@@ -61,19 +57,43 @@ export class WorkerPool implements AsyncDisposable {
   // Workers being closed or killed; drain() waits for them, so shutdown leaves no process behind.
   readonly #closing = new Set<Promise<void>>();
   readonly #warm: PoolEntry[] = [];
-  readonly #waiters: Waiter[] = [];
+  readonly #waiters: Waiter<PoolEntry>[] = [];
   readonly #timers: ReturnType<typeof setInterval>[] = [];
   readonly #tenancy = new Tenancy();
   readonly #clock = new CreationClock();
   #unobserve = () => {};
   #nextId = 0;
   #draining = false;
+  #warming = true;
   /** A process being spawned that will have room for more workers once it has said hello. */
   #spawning: Promise<RunspaceWorker> | null = null;
 
-  private constructor(options: WorkerPoolOptions) {
+  /**
+   * Creates the pool and begins warming `EagerWarmCount` workers in parallel (see
+   * {@linkcode WorkerPool.started}); the background checks start once they are up. The HTTP front
+   * listens meanwhile, so a client's handshake and `tools/list` overlap the seconds a process takes.
+   */
+  constructor(options: WorkerPoolOptions) {
     this.#options = options;
+    this.spawned = new Promise((resolve) => (this.#markSpawned = resolve));
     this.started = this.#warmUp();
+    this.started.then(() => this.#markSpawned(), () => this.#markSpawned());
+  }
+
+  /** Resolves once the workers warmed at start have started or failed to; leases wait meanwhile. */
+  readonly started: Promise<void>;
+  /**
+   * Resolves once the first worker process has been spawned (before its hello), or once `started`
+   * has settled if none was: start work of svc's own can follow it without delaying the process.
+   */
+  readonly spawned: Promise<void>;
+  #markSpawned!: () => void;
+
+  /** A new pool, resolved once {@linkcode WorkerPool.started} has. */
+  static async start(options: WorkerPoolOptions): Promise<WorkerPool> {
+    const pool = new WorkerPool(options);
+    await pool.started;
+    return pool;
   }
 
   async #warmUp(): Promise<void> {
@@ -84,6 +104,7 @@ export class WorkerPool implements AsyncDisposable {
       Eager: eager,
     });
     await Promise.all(Array.from({ length: eager }, () => this.#create()));
+    this.#warming = false;
     if (this.#draining) return;
     // Calls may already hold some of them: svc listens during the warm-up.
     const { warm, leased, resetting } = this.stats();
@@ -91,36 +112,11 @@ export class WorkerPool implements AsyncDisposable {
       Started: warm + leased + resetting,
       Eager: eager,
     });
-    this.#unobserve = observePoolWorkers(() => {
-      const { creating, warm, leased, resetting } = this.stats();
-      return { creating, warm, leased, resetting };
-    });
+    this.#unobserve = observePoolWorkers(() => this.stats());
     const { replenishCheckIntervalMs, sweepIntervalMs } = this.#options.pool;
     this.#timers.push(setInterval(() => this.#replenish(), replenishCheckIntervalMs));
     this.#timers.push(setInterval(() => this.#sweep(), sweepIntervalMs));
     this.#replenish();
-  }
-
-  /**
-   * Resolves once the workers warmed at start (`EagerWarmCount`) have started or failed to; the pool
-   * takes leases before that, which wait for the first of them.
-   */
-  readonly started: Promise<void>;
-
-  /**
-   * Creates the pool and begins warming `EagerWarmCount` workers in parallel (see
-   * {@linkcode WorkerPool.started}); the background checks start once they are up. The HTTP front
-   * listens meanwhile, so a client's handshake and `tools/list` overlap the seconds a process takes.
-   */
-  static create(options: WorkerPoolOptions): WorkerPool {
-    return new WorkerPool(options);
-  }
-
-  /** {@linkcode WorkerPool.create}, resolved once {@linkcode WorkerPool.started} has. */
-  static async start(options: WorkerPoolOptions): Promise<WorkerPool> {
-    const pool = WorkerPool.create(options);
-    await pool.started;
-    return pool;
   }
 
   /** Counts of workers by state. */
@@ -155,6 +151,8 @@ export class WorkerPool implements AsyncDisposable {
    */
   lease(options: LeaseOptions = {}): Promise<Lease> {
     const { signal, tenant = SHARED_TENANT } = options;
+    // A call that comes while the first workers start waits for them, not for AcquisitionTimeout.
+    if (this.#warming) return this.started.then(() => this.lease(options));
     if (this.#draining) {
       poolTelemetry.acquisitions.add(1, { outcome: "draining" });
       return Promise.reject(
@@ -174,45 +172,22 @@ export class WorkerPool implements AsyncDisposable {
       return Promise.resolve(this.#leaseOf(entry));
     }
     const { acquisitionTimeoutMs } = this.#options.pool;
-    return new Promise<Lease>((resolve, reject) => {
-      const timer = { id: undefined as ReturnType<typeof setTimeout> | undefined };
-      const onAbort = () => finish(new Error("The call was cancelled while waiting for a worker"));
-      const waiter: Waiter = {
-        tenant,
-        resolve: (s) => {
-          cleanup();
-          waited("ok");
-          resolve(this.#leaseOf(s));
-        },
-        reject: (error) => finish(error),
-      };
-      const cleanup = () => {
-        clearTimeout(timer.id);
-        signal?.removeEventListener("abort", onAbort);
-        const i = this.#waiters.indexOf(waiter);
-        if (i >= 0) this.#waiters.splice(i, 1);
-      };
-      const finish = (error: Error) => {
-        cleanup();
-        waited(error instanceof PoolError ? error.code.toLowerCase() : "cancelled");
-        reject(error);
-      };
-      timer.id = setTimeout(() => {
-        const s = this.stats();
-        finish(
-          new PoolError(
-            "EXHAUSTED",
-            `No PowerShell worker became free within ${
-              acquisitionTimeoutMs / 1000
-            } s: ${s.leased} busy, ${s.total} of at most ${s.max} workers (McpServer:RunspacePool:MaxPoolSize)`,
-            Math.max(1, Math.ceil(acquisitionTimeoutMs / 1000)),
-          ),
-        );
-      }, acquisitionTimeoutMs);
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.#waiters.push(waiter);
-      this.#dispatch();
+    const waiting = waitInLine(this.#waiters, {
+      tenant,
+      signal,
+      timeoutMs: acquisitionTimeoutMs,
+      timedOut: () => exhausted(this.stats(), acquisitionTimeoutMs),
+      settled: (error) =>
+        waited(
+          error === null
+            ? "ok"
+            : error instanceof PoolError
+            ? error.code.toLowerCase()
+            : "cancelled",
+        ),
     });
+    this.#dispatch();
+    return waiting.then((entry) => this.#leaseOf(entry));
   }
 
   /**
@@ -425,6 +400,7 @@ export class WorkerPool implements AsyncDisposable {
         maxWorkerMemoryMB: pool.maxWorkerMemoryMB || null,
         label,
         place: (spawn) => this.#place(entry, label, spawn),
+        onSpawn: () => this.#markSpawned(),
       });
       entry.worker = ready.worker;
       entry.startup = ready.startup;

@@ -27,6 +27,17 @@ export class PoolError extends WorkerUnavailableError {
   }
 }
 
+/** The `EXHAUSTED` error of a lease that waited `timeoutMs` in a pool counted by `s`. */
+export function exhausted(s: PoolStats, timeoutMs: number): PoolError {
+  return new PoolError(
+    "EXHAUSTED",
+    `No PowerShell worker became free within ${
+      timeoutMs / 1000
+    } s: ${s.leased} busy, ${s.total} of at most ${s.max} workers (McpServer:RunspacePool:MaxPoolSize)`,
+    Math.max(1, Math.ceil(timeoutMs / 1000)),
+  );
+}
+
 /** Counts of workers by state, for health and logs. */
 export interface PoolStats {
   warm: number;

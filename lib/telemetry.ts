@@ -75,14 +75,21 @@ export const poolTelemetry: {
   }) ?? NONE,
 };
 
+/** The worker states the `svc.pool.workers` gauge reports, one series each. */
+const WORKER_STATES = ["creating", "warm", "leased", "resetting"] as const;
+
+/** Workers by state (the pool's stats carry more; only these are reported). */
+type WorkerCounts = Record<typeof WORKER_STATES[number], number>;
+
 /**
  * Reports `counts()` (workers by state) as the `svc.pool.workers` gauge at each export, until the
  * returned function is called.
  */
-export function observePoolWorkers(counts: () => Record<string, number>): () => void {
+export function observePoolWorkers(counts: () => WorkerCounts): () => void {
   if (!workersGauge) return () => {};
   const observe = (result: ObservableResult) => {
-    for (const [state, count] of Object.entries(counts())) result.observe(count, { state });
+    const now = counts();
+    for (const state of WORKER_STATES) result.observe(now[state], { state });
   };
   workersGauge.addCallback(observe);
   return () => workersGauge.removeCallback(observe);

@@ -1,7 +1,7 @@
 /** The front composed: the order a request meets its parts, answered without a socket. */
 import assert from "node:assert/strict";
 import { Authenticator } from "../lib/auth.ts";
-import { HttpFront } from "../lib/http.ts";
+import { HttpFront } from "../lib/http_front.ts";
 import type { PoolHealth } from "../lib/http_health.ts";
 import { withHeader } from "../lib/http_responses.ts";
 import type { ToolRunner } from "../lib/mcp.ts";
