@@ -103,6 +103,28 @@ Deno.test("WorkerPool.start() warms EagerWarmCount workers before it resolves", 
   assert.ok(pool.ready());
 });
 
+Deno.test("a lease made while the pool warms waits for the first workers, not for AcquisitionTimeout", async () => {
+  // The startup script outlasts the acquisition timeout several times over.
+  await using pool = new WorkerPool({
+    pwsh: TEST_PWSH,
+    shell: { ...shell, startupScript: "Start-Sleep -Milliseconds 1500" },
+    pool: poolSettings({ eagerWarmCount: 1, maxPoolSize: 1, acquisitionTimeoutMs: 200 }),
+  });
+  let spawnedFirst = false;
+  const spawned = pool.spawned.then(() => (spawnedFirst = !pool.ready()));
+  assert.equal(pool.stats().warm, 0);
+  const lease = await pool.lease();
+  try {
+    await spawned;
+    assert.ok(spawnedFirst, "spawned resolves once the process is spawned, before it is warm");
+    assert.equal(pool.stats().leased, 1);
+  } finally {
+    lease.release();
+  }
+  const aborted = pool.lease({ signal: AbortSignal.abort() });
+  await assert.rejects(aborted, /cancelled while waiting for a worker/);
+});
+
 Deno.test("WorkerPool.lease() grows to MaxPoolSize under load", async () => {
   // Growth must finish within the acquisition timeout: it starts one worker after another on two
   // cores, about a second each, more when the cores are busy.
