@@ -72,6 +72,30 @@ const HOST_FILES: Record<string, string> = {
   "host/slot_runs.ps1": HOST_SLOT_RUNS,
 };
 
+let sourceDigest: Promise<string> | undefined;
+
+/**
+ * The digest of the compiled half's sources (`host/cs/*.cs`), as `lib/host/assembly.ps1` computes it
+ * when it is not given one: SHA-256 over each file's name, a newline, its text and a newline, in
+ * ordinal order of name, as 32 lowercase hex digits (the first 16 bytes). Computed once per svc
+ * process and passed to every worker (`-SourceDigest`), which then need not read and hash the
+ * sources at each start (about 40 ms of a start's CPU).
+ */
+export function hostSourceDigest(): Promise<string> {
+  sourceDigest ??= (async () => {
+    const sources = Object.keys(HOST_FILES)
+      .filter((path) => path.startsWith("host/cs/") && path.endsWith(".cs"))
+      .map((path) => path.slice("host/cs/".length))
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const text = sources.map((name) => `${name}\n${HOST_FILES[`host/cs/${name}`]}\n`).join("");
+    const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+    return [...new Uint8Array(digest).subarray(0, 16)]
+      .map((byte) => byte.toString(16).padStart(2, "0"))
+      .join("");
+  })();
+  return sourceDigest;
+}
+
 /** Writes `host.ps1` and its parts into `dir` (a worker's private directory). */
 export async function writeHostFiles(dir: string): Promise<void> {
   await Deno.mkdir(`${dir}/host/cs`, { recursive: true });

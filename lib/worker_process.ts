@@ -9,7 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { defaultCacheDirectory } from "./cache_directory.ts";
 import { WorkerError } from "./errors.ts";
-import { writeHostFiles } from "./host_files.ts";
+import { hostSourceDigest, writeHostFiles } from "./host_files.ts";
 import { logger } from "./log.ts";
 import { killTree } from "./process_tree.ts";
 import { acceptHello } from "./worker_hello.ts";
@@ -193,7 +193,14 @@ export class WorkerProcess {
       const args = ["-NoLogo", "-NoProfile", "-NonInteractive"];
       if (IS_WINDOWS) args.push("-ExecutionPolicy", "Bypass");
       args.push("-File", `${dir}/host.ps1`, "-Endpoint", endpoint);
-      if (settings.cacheDirectory) args.push("-AssemblyCache", settings.cacheDirectory);
+      if (settings.cacheDirectory) {
+        args.push(
+          "-AssemblyCache",
+          settings.cacheDirectory,
+          "-SourceDigest",
+          await hostSourceDigest(),
+        );
+      }
       args.push("-RemoveScriptDirectory");
       let child: Deno.ChildProcess;
       try {

@@ -4,6 +4,7 @@
  * cache cannot be written.
  */
 import assert from "node:assert/strict";
+import { hostSourceDigest } from "../lib/host_files.ts";
 import { RunspaceWorker } from "../lib/worker.ts";
 import { TEST_PWSH as pwsh } from "./support/harness.ts";
 
@@ -31,7 +32,7 @@ Deno.test({
       await callGetDate(cache);
       const first = await entries(cache);
       assert.equal(first.length, 1, `one file and no staging leftovers, got ${first.join(", ")}`);
-      assert.match(first[0]!, /^svc-host-[0-9a-f]{32}\.dll$/);
+      assert.match(first[0]!, /^svc-host-[0-9a-f]{32}-[0-9a-f]{32}\.dll$/);
       if (Deno.build.os !== "windows") {
         assert.equal(
           (await Deno.stat(cache)).mode! & 0o777,
@@ -94,5 +95,24 @@ Deno.test({
     } finally {
       await Deno.remove(root, { recursive: true });
     }
+  },
+});
+
+Deno.test({
+  name: "compiled host: the source digest svc passes is the one the host computes without it",
+  async fn() {
+    const host = new URL("../lib/host/", import.meta.url).pathname;
+    const script = `. '${host}assembly.ps1'
+      $sources = [System.IO.Directory]::GetFiles('${host}cs', '*.cs')
+      [System.Array]::Sort($sources, [System.StringComparer]::Ordinal)
+      Get-SourceDigest $sources`;
+    const { stdout, success } = await new Deno.Command(pwsh, {
+      args: ["-NoLogo", "-NoProfile", "-NonInteractive", "-Command", script],
+      stderr: "inherit",
+    }).output();
+    assert.ok(success);
+    const digest = await hostSourceDigest();
+    assert.match(digest, /^[0-9a-f]{32}$/);
+    assert.equal(new TextDecoder().decode(stdout).trim(), digest);
   },
 });

@@ -3,20 +3,29 @@
 # is kept in svc's cache directory under a name derived from its sources and the engine build, and
 # every later process start only loads it (about 10 ms).
 
-# The file the assembly is kept in: a digest of the sources and of the engine it was compiled for.
-function Get-HostAssemblyName([string[]]$Sources) {
+# The digest of the sources: SHA-256 over each file's name, a newline, its text and a newline, in
+# ordinal order, as 32 lowercase hex digits. svc computes the same (hostSourceDigest in
+# lib/host_files.ts) once and passes it, which saves each start reading and hashing the sources.
+function Get-SourceDigest([string[]]$Sources) {
     $sha = [System.Security.Cryptography.SHA256]::Create()
     try {
         $text = [System.Text.StringBuilder]::new()
-        $null = $text.Append([string][psobject].Assembly.ManifestModule.ModuleVersionId).Append("`n")
         foreach ($source in $Sources) {
             $null = $text.Append([System.IO.Path]::GetFileName($source)).Append("`n").Append([System.IO.File]::ReadAllText($source)).Append("`n")
         }
         $digest = $sha.ComputeHash([System.Text.Encoding]::UTF8.GetBytes($text.ToString()))
-        return 'svc-host-' + [System.Convert]::ToHexString($digest, 0, 16).ToLowerInvariant() + '.dll'
+        return [System.Convert]::ToHexString($digest, 0, 16).ToLowerInvariant()
     } finally {
         $sha.Dispose()
     }
+}
+
+# The file the assembly is kept in: the digest of the sources ($SourceDigest when it has the form
+# svc gives, else computed here) and the engine build it was compiled for (the module version id of
+# System.Management.Automation), so an upgrade of either compiles anew.
+function Get-HostAssemblyName([string[]]$Sources, [string]$SourceDigest) {
+    if ($SourceDigest -cnotmatch '^[0-9a-f]{32}$') { $SourceDigest = Get-SourceDigest $Sources }
+    return 'svc-host-' + $SourceDigest + '-' + [psobject].Assembly.ManifestModule.ModuleVersionId.ToString('N') + '.dll'
 }
 
 # Compiles the sources to $Path, or into memory (and loads them) when $Path is empty.
@@ -64,11 +73,11 @@ function Save-HostAssembly([string[]]$Sources, [string]$CacheDirectory, [string]
 # Loads the compiled half: from the cache when it holds this build, else compiled into it first.
 # A cache that cannot be written, that other users can write, or whose file does not load leaves
 # the host compiling into memory at every start instead (said on stderr).
-function Import-HostAssembly([string]$HostDirectory, [string]$CacheDirectory) {
+function Import-HostAssembly([string]$HostDirectory, [string]$CacheDirectory, [string]$SourceDigest) {
     $sources = [System.IO.Directory]::GetFiles([System.IO.Path]::Combine($HostDirectory, 'cs'), '*.cs')
     [System.Array]::Sort($sources, [System.StringComparer]::Ordinal)
     if ($CacheDirectory) {
-        $name = Get-HostAssemblyName $sources
+        $name = Get-HostAssemblyName $sources $SourceDigest
         $path = [System.IO.Path]::Combine($CacheDirectory, $name)
         try {
             if (-not [System.IO.File]::Exists($path)) { Save-HostAssembly $sources $CacheDirectory $name }

@@ -1,36 +1,5 @@
 # svc worker, part of lib/host.ps1 (dot-sourced by it): the worker runspace and the operations on it (startup, invoke, stop, frames).
 
-function New-WorkerRunspace {
-    # CreateDefault2 is what the console host uses: only Core is loaded, the rest autoloads, so built-in
-    # commands report the same Module/Version as in an interactive pwsh. No host is passed: the runspace
-    # gets DefaultHost, whose prompts (Read-Host, Get-Credential, confirmations) fail at once.
-    $iss = [System.Management.Automation.Runspaces.InitialSessionState]::CreateDefault2()
-    $runspace = [System.Management.Automation.Runspaces.RunspaceFactory]::CreateRunspace($iss)
-    # One pipeline thread for the runspace's life rather than a new thread per invocation: a no-op
-    # call 2.98 -> 2.15 ms on pwsh 7.6.5. A call that ignores Stop blocks that thread, but such a
-    # worker is killed anyway.
-    $runspace.ThreadOptions = [System.Management.Automation.Runspaces.PSThreadOptions]::ReuseThread
-    # Counted as the host's before it opens: a sibling's reset that ran between the two would take
-    # it for a runspace a call left open and retire the process (every reset did, while the pool grew).
-    [Svc.Host.ProcessState]::AddHostRunspace($runspace)
-    $runspace.Open()
-    # Verbose and debug records are kept only under Continue (nothing is printed without a host UI);
-    # TypeScript decides what to show. Progress records are never reported, so do not store them.
-    $runspace.SessionStateProxy.SetVariable('VerbosePreference', [System.Management.Automation.ActionPreference]::Continue)
-    $runspace.SessionStateProxy.SetVariable('DebugPreference', [System.Management.Automation.ActionPreference]::Continue)
-    $runspace.SessionStateProxy.SetVariable('ProgressPreference', [System.Management.Automation.ActionPreference]::SilentlyContinue)
-    return $runspace
-}
-
-# Loading Utility and Management takes about 200 ms in a new runspace, and every worker needs them
-# (the snapshot uses them, as do most calls). Started here, it runs while the host connects and
-# says hello, which loads Utility in the host runspace at the same time.
-function Start-WorkerPreload {
-    $ps = [powershell]::Create($script:Worker)
-    $null = $ps.AddCommand('Microsoft.PowerShell.Core\Import-Module').AddParameter('Name', [string[]]@('Microsoft.PowerShell.Utility', 'Microsoft.PowerShell.Management'))
-    $script:Preload = [pscustomobject]@{ PowerShell = $ps; Result = $ps.BeginInvoke() }
-}
-
 # Waits for the preload: the runspace runs one pipeline at a time. A failed preload only costs the
 # autoload later.
 function Complete-WorkerPreload {
@@ -140,7 +109,8 @@ function Invoke-Startup($Id, [hashtable]$Params) {
     Save-StartupObject
     Save-CleanFingerprint
     $spans['fingerprint'] = $watch.Elapsed.TotalMilliseconds
-    Send-Response $Id ([ordered]@{ modules = $modules; durationMs = $watch.ElapsedMilliseconds; spans = $spans })
+    # Encoded by the compiled half, like the hello (slot.ps1): strings, numbers and booleans only.
+    Send-Frame ([Svc.Host.JsonValue]::SuccessFrame($Id, [ordered]@{ modules = $modules; durationMs = $watch.ElapsedMilliseconds; spans = $spans }))
 }
 
 # Starts another slot of this process (lib/host/slot.ps1) in a runspace of its own; it connects and

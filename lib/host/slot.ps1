@@ -5,7 +5,11 @@
 param(
     # What the slots of this process share: Endpoint, Token, SlotScript, Slots and Stuck (see host.ps1).
     [Parameter(Mandatory)][hashtable]$Process,
-    [Parameter(Mandatory)][int]$Slot
+    [Parameter(Mandatory)][int]$Slot,
+    # The slot's worker runspace and its preload (Start-WorkerPreload), when host.ps1 started them
+    # ahead (slot 0); otherwise the slot starts its own.
+    [runspace]$Worker,
+    [object]$Preload
 )
 
 Set-StrictMode -Version 3.0
@@ -63,8 +67,13 @@ $Process['Live'][$Slot] = $true
 try {
     # The host's own runspaces are not a call's leftovers (ProcessState.RetireReason).
     [Svc.Host.ProcessState]::AddHostRunspace([runspace]::DefaultRunspace)
-    $script:Worker = New-WorkerRunspace
-    Start-WorkerPreload
+    if ($null -ne $Worker) {
+        $script:Worker = $Worker
+        $script:Preload = $Preload
+    } else {
+        $script:Worker = New-WorkerRunspace
+        $script:Preload = Start-WorkerPreload $script:Worker
+    }
     $stream = Connect-Endpoint $Process['Endpoint']
     $utf8 = [System.Text.UTF8Encoding]::new($false)
     # Full-arity constructors: each matches one overload with no optional parameters to fill in.
@@ -73,7 +82,9 @@ try {
     $script:Writer.NewLine = "`n"
     $script:Writer.AutoFlush = $true
 
-    Send-Frame (ConvertTo-Json -Compress -InputObject ([ordered]@{
+    # Encoded by the compiled half: ConvertTo-Json would load the Utility module into this runspace
+    # (about 90 ms at a process's start) for this one frame.
+    Send-Frame ([Svc.Host.JsonValue]::Serialize([ordered]@{
                 type      = 'hello'
                 token     = $Process['Token']
                 protocol  = 1

@@ -1,5 +1,56 @@
-# svc worker, part of lib/host.ps1 (dot-sourced by it and by lib/host/slot.ps1): the slots a process
-# opened, kept in the shared Runs table, and how each is taken out of it and ended.
+# svc worker, part of lib/host.ps1 (dot-sourced by it and by lib/host/slot.ps1): how a slot's worker
+# runspace is started, and the slots a process opened, kept in the shared Runs table, and how each is
+# taken out of it and ended.
+
+# A slot's worker runspace, open. With -Unregistered it is not yet counted as the host's
+# (ProcessState.AddHostRunspace): host.ps1 opens slot 0's before the compiled half is loaded, and
+# counts it once it is, before any slot can run a reset that would look for it.
+function New-WorkerRunspace([switch]$Unregistered) {
+    # CreateDefault2 is what the console host uses: only Core is loaded, the rest autoloads, so built-in
+    # commands report the same Module/Version as in an interactive pwsh. No host is passed: the runspace
+    # gets DefaultHost, whose prompts (Read-Host, Get-Credential, confirmations) fail at once.
+    $iss = [System.Management.Automation.Runspaces.InitialSessionState]::CreateDefault2()
+    $runspace = [System.Management.Automation.Runspaces.RunspaceFactory]::CreateRunspace($iss)
+    # One pipeline thread for the runspace's life rather than a new thread per invocation: a no-op
+    # call 2.98 -> 2.15 ms on pwsh 7.6.5. A call that ignores Stop blocks that thread, but such a
+    # worker is killed anyway.
+    $runspace.ThreadOptions = [System.Management.Automation.Runspaces.PSThreadOptions]::ReuseThread
+    # Counted as the host's before it opens: a sibling's reset that ran between the two would take
+    # it for a runspace a call left open and retire the process (every reset did, while the pool grew).
+    if (-not $Unregistered) { [Svc.Host.ProcessState]::AddHostRunspace($runspace) }
+    $runspace.Open()
+    # Verbose and debug records are kept only under Continue (nothing is printed without a host UI);
+    # TypeScript decides what to show. Progress records are never reported, so do not store them.
+    $runspace.SessionStateProxy.SetVariable('VerbosePreference', [System.Management.Automation.ActionPreference]::Continue)
+    $runspace.SessionStateProxy.SetVariable('DebugPreference', [System.Management.Automation.ActionPreference]::Continue)
+    $runspace.SessionStateProxy.SetVariable('ProgressPreference', [System.Management.Automation.ActionPreference]::SilentlyContinue)
+    return $runspace
+}
+
+# What a new worker runspace runs before its first request: Utility and Management, which every
+# worker needs (the snapshot uses them, as do most calls) and which take about 200 ms to load in a new
+# runspace; then, once, the commands the startup snapshot runs (runspace_state.ps1), whose first run in
+# a process costs more than the snapshot itself. All of it read-only, in a local scope, errors
+# ignored: it leaves nothing in the runspace that startup would record.
+$PreloadScript = {
+    Microsoft.PowerShell.Core\Import-Module -Name @('Microsoft.PowerShell.Utility', 'Microsoft.PowerShell.Management') -ErrorAction Ignore
+    $null = Microsoft.PowerShell.Utility\Get-Variable -Scope Global -ErrorAction Ignore
+    $null = Microsoft.PowerShell.Management\Get-ChildItem -Path Function: -ErrorAction Ignore
+    $null = Microsoft.PowerShell.Management\Get-PSDrive -ErrorAction Ignore
+    $null = Microsoft.PowerShell.Management\Get-Location -ErrorAction Ignore
+    $null = Microsoft.PowerShell.Core\Get-Job -ErrorAction Ignore
+    $null = Microsoft.PowerShell.Utility\Get-EventSubscriber -Force -ErrorAction Ignore
+    $null = Microsoft.PowerShell.Utility\Get-PSBreakpoint -ErrorAction Ignore
+    $null = Microsoft.PowerShell.Core\Get-Module -ErrorAction Ignore
+}
+
+# Starts $PreloadScript in the worker runspace: it runs on the runspace's own thread while the host
+# goes on starting; Complete-WorkerPreload (operations.ps1) waits for it.
+function Start-WorkerPreload([runspace]$Worker) {
+    $ps = [powershell]::Create($Worker)
+    $null = $ps.AddScript($PreloadScript.ToString(), $true)
+    return [pscustomobject]@{ PowerShell = $ps; Result = $ps.BeginInvoke() }
+}
 
 # Takes slot $Slot's run out of $Runs, waits for it to end, and frees its pipeline and runspace. With
 # -Ended a run still going is left in place. The take-out is under the table's lock: host.ps1 and
