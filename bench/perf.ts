@@ -1,6 +1,6 @@
 /**
- * Performance scenarios P1–P6 of issue 7: cold start, floors, warm latency against the SDK floor,
- * the throughput curve, payload sizes and memory. Run with `deno task bench` (quick counts; `--full`
+ * Performance scenarios P1–P7 (P1–P6 of issue 7: cold start, floors, warm latency against the SDK floor,
+ * the throughput curve, payload sizes and memory; P7 of issue 30: per-principal isolation). Run with `deno task bench` (quick counts; `--full`
  * for the issue's counts); see bench/README.md. Results: markdown tables on stdout, plus
  * `bench/results/perf-<time>.md` and `.json`.
  *
@@ -31,6 +31,7 @@ import { RunspaceWorker } from "../lib/worker.ts";
 import { counts, sleepCeiling, statCells, STATS } from "./lib/scenario.ts";
 import { p1 } from "./lib/cold_start.ts";
 import { p6 } from "./lib/memory.ts";
+import { p7 } from "./lib/isolation.ts";
 
 /**
  * Keeps calling for `seconds` (P3's `--warmup-seconds`, after its 50 warm-up calls): .NET and V8
@@ -743,6 +744,7 @@ await main("perf", async (b) => {
   if (b.wants("P5")) await p5(b);
   if (b.wants("P4")) await p4(b);
   if (b.wants("P6")) await p6(b);
+  if (b.wants("P7")) await p7(b);
   const summary = b.comparison.table();
   if (summary) b.add(summary);
 }, (o) => (o.full ? 90 : 20));

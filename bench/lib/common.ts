@@ -84,6 +84,14 @@ export interface Options {
   warmupSeconds: number;
   /** P6: seconds to let a server settle before an idle sample. @default 5 with --full, else 3 */
   settleSeconds: number;
+  /** P7: numbers of principals calling at once. @default [1, 2, 4, 8] */
+  principals: number[];
+  /** P7: closed-loop clients per principal. @default 2 */
+  clientsPerPrincipal: number;
+  /** P7: `RunspacesPerProcess` values to compare, the first also for P7's latency parts. @default [8] */
+  runspacesPerProcess: number[];
+  /** P7: other svc checkouts whose load rows alternate with this one's. @default none */
+  compareRoots: string[];
 }
 
 const HELP = `Options (perf.ts and faults.ts):
@@ -112,6 +120,10 @@ const HELP = `Options (perf.ts and faults.ts):
                           (default 30 with --full, else 0; issue 30 measured after 30 s)
   --settle-seconds <s>    P6: quiet seconds before an idle sample (default 3, 5 with --full)
   --levels 1,4,16,64      throughput concurrency levels (P4)
+  --principals 1,2,4,8    P7: numbers of API-key principals calling at once
+  --clients-per-principal <n>   P7: closed-loop clients per principal (default 2)
+  --runspaces-per-process 8[,2,1]  P7: RunspacesPerProcess values to compare (default 8, svc's)
+  --compare-root <dir>    P7: another svc checkout measured in the same run, row by row; repeatable
   --minutes <n>           F4 soak length (faults.ts; opt-in)
   --sample-seconds <s>    F4 sample interval (default 30)
   --no-floor              do not run the SDK floor as a reference
@@ -145,6 +157,10 @@ export function parseOptions(argv: string[], { alwaysSvc = false } = {}): Option
       iterations: { type: "string" },
       seconds: { type: "string" },
       levels: { type: "string" },
+      principals: { type: "string" },
+      "clients-per-principal": { type: "string" },
+      "runspaces-per-process": { type: "string" },
+      "compare-root": { type: "string", multiple: true },
       minutes: { type: "string" },
       "sample-seconds": { type: "string" },
       "no-floor": { type: "boolean", default: false },
@@ -197,6 +213,14 @@ export function parseOptions(argv: string[], { alwaysSvc = false } = {}): Option
     }
     return value;
   };
+  const counts = (name: string, text: string | undefined, fallback: number[]) => {
+    if (text === undefined) return fallback;
+    const list = text.split(",").map(Number);
+    if (list.some((n) => !Number.isInteger(n) || n < 1)) {
+      throw new Error(`--${name} wants whole numbers ≥ 1 separated by commas, got '${text}'`);
+    }
+    return list;
+  };
   const transport = values.transport;
   if (!["http", "stdio", "both"].includes(transport)) {
     throw new Error(`--transport must be http, stdio or both, got '${transport}'`);
@@ -227,6 +251,10 @@ export function parseOptions(argv: string[], { alwaysSvc = false } = {}): Option
     httpPath,
     warmupSeconds: seconds("warmup-seconds", values["warmup-seconds"], values.full ? 30 : 0),
     settleSeconds: seconds("settle-seconds", values["settle-seconds"], values.full ? 5 : 3),
+    principals: counts("principals", values.principals, [1, 2, 4, 8]),
+    clientsPerPrincipal: counts("clients-per-principal", values["clients-per-principal"], [2])[0]!,
+    runspacesPerProcess: counts("runspaces-per-process", values["runspaces-per-process"], [8]),
+    compareRoots: (values["compare-root"] ?? []).map((dir) => `${Deno.realPathSync(dir)}/`),
   };
 }
 

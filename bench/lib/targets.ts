@@ -109,14 +109,20 @@ function wrap(client: Client, pid: () => number | null, era: Era): McpClient {
   };
 }
 
-/** Connects an SDK v2 client over Streamable HTTP. */
+/**
+ * Connects an SDK v2 client over Streamable HTTP; `headers` go with every request (P7's API keys).
+ * @default headers none
+ */
 export async function connectHttp(
   mcpUrl: string,
   era: Era,
   pid: number | null = null,
+  headers: Record<string, string> = {},
 ): Promise<McpClient> {
   const client = newClient(era);
-  await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl)));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers } }),
+  );
   return wrap(client, () => pid, era);
 }
 
