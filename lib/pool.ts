@@ -22,8 +22,9 @@ import { startWorker, WorkerStartError } from "./worker_start.ts";
 import type { WorkerProcess } from "./worker_process.ts";
 import { SHARED_TENANT, Tenancy } from "./pool_tenancy.ts";
 import { CreationClock } from "./creation_clock.ts";
-import { type Waiter, waitInLine } from "./pool_wait.ts";
+import { GrowthHoldBack, pollWhile, type Waiter, waitInLine } from "./pool_wait.ts";
 import {
+  acquisitionOutcome,
   exhausted,
   type Lease,
   type LeaseOptions,
@@ -65,6 +66,10 @@ export class WorkerPool implements AsyncDisposable {
   #nextId = 0;
   #draining = false;
   #warming = true;
+  readonly #holdBack = new GrowthHoldBack({
+    recheck: () => this.#grow(),
+    waiting: (tenant) => this.#waiters.some((waiter) => waiter.tenant === tenant),
+  });
   /** A process being spawned that will have room for more workers once it has said hello. */
   #spawning: Promise<RunspaceWorker> | null = null;
 
@@ -97,21 +102,19 @@ export class WorkerPool implements AsyncDisposable {
   }
 
   async #warmUp(): Promise<void> {
-    const { minPoolSize: min, maxPoolSize: max, eagerWarmCount: eager } = this.#options.pool;
+    const { minPoolSize: Min, maxPoolSize: Max, eagerWarmCount: Eager } = this.#options.pool;
     log.info("Starting StatelessRunspacePool: min={Min}, max={Max}, eager={Eager}.", {
-      Min: min,
-      Max: max,
-      Eager: eager,
+      Min,
+      Max,
+      Eager,
     });
-    await Promise.all(Array.from({ length: eager }, () => this.#create()));
+    await Promise.all(Array.from({ length: Eager }, () => this.#create()));
     this.#warming = false;
     if (this.#draining) return;
     // Calls may already hold some of them: svc listens during the warm-up.
     const { warm, leased, resetting } = this.stats();
-    log.info("Startup complete: {Started}/{Eager} workers initialized.", {
-      Started: warm + leased + resetting,
-      Eager: eager,
-    });
+    const Started = warm + leased + resetting;
+    log.info("Startup complete: {Started}/{Eager} workers initialized.", { Started, Eager });
     this.#unobserve = observePoolWorkers(() => this.stats());
     const { replenishCheckIntervalMs, sweepIntervalMs } = this.#options.pool;
     this.#timers.push(setInterval(() => this.#replenish(), replenishCheckIntervalMs));
@@ -121,13 +124,11 @@ export class WorkerPool implements AsyncDisposable {
 
   /** Counts of workers by state. */
   stats(): PoolStats {
-    const count = (state: WorkerState) =>
-      [...this.#entries].filter((s) => s.state === state).length;
     return {
-      warm: count("warm"),
-      leased: count("leased"),
-      resetting: count("resetting"),
-      creating: count("creating"),
+      warm: this.#count("warm"),
+      leased: this.#count("leased"),
+      resetting: this.#count("resetting"),
+      creating: this.#count("creating"),
       total: this.#entries.size,
       min: this.#options.pool.minPoolSize,
       max: this.#options.pool.maxPoolSize,
@@ -177,14 +178,7 @@ export class WorkerPool implements AsyncDisposable {
       signal,
       timeoutMs: acquisitionTimeoutMs,
       timedOut: () => exhausted(this.stats(), acquisitionTimeoutMs),
-      settled: (error) =>
-        waited(
-          error === null
-            ? "ok"
-            : error instanceof PoolError
-            ? error.code.toLowerCase()
-            : "cancelled",
-        ),
+      settled: (error) => waited(acquisitionOutcome(error)),
     });
     this.#dispatch();
     return waiting.then((entry) => this.#leaseOf(entry));
@@ -199,20 +193,16 @@ export class WorkerPool implements AsyncDisposable {
     this.#draining = true;
     this.#unobserve();
     for (const timer of this.#timers) clearInterval(timer);
+    this.#holdBack.clear();
     for (const waiter of this.#waiters.splice(0)) {
       waiter.reject(
         new PoolError("DRAINING", "The worker pool is shutting down and accepts no new calls"),
       );
     }
     log.info("Pool draining: stopping new acquisitions.");
-    const deadline = Date.now() + this.#options.pool.shutdownDrainTimeoutMs;
-    while (
-      Date.now() < deadline &&
-      [...this.#entries].some((s) => s.state === "leased" || s.state === "resetting")
-    ) {
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    const remaining = [...this.#entries].filter((s) => s.state === "leased").length;
+    const busy = () => this.#count("leased") + this.#count("resetting") > 0;
+    await pollWhile(busy, Date.now() + this.#options.pool.shutdownDrainTimeoutMs);
+    const remaining = this.#count("leased");
     if (remaining > 0) {
       log.warning("Drain timed out; force-closing {Count} busy worker(s).", { Count: remaining });
     }
@@ -223,11 +213,15 @@ export class WorkerPool implements AsyncDisposable {
         this.#evict(s, "shutdown")
       ),
     );
-    while ([...this.#entries].some((s) => s.state === "creating")) {
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await pollWhile(() => this.#count("creating") > 0);
     await Promise.all(this.#closing);
     log.info("RunspacePool disposed.");
+  }
+
+  #count(state: WorkerState): number {
+    let n = 0;
+    for (const entry of this.#entries) if (entry.state === state) n++;
+    return n;
   }
 
   /** Drains the pool (see {@linkcode WorkerPool.drain}). */
@@ -334,6 +328,7 @@ export class WorkerPool implements AsyncDisposable {
       waiting.set(waiter.tenant, (waiting.get(waiter.tenant) ?? 0) + 1);
     }
     for (const [tenant, count] of waiting) {
+      if (this.#holdBack.holds(tenant, () => this.#needsProcess(tenant))) continue;
       let coming = 0;
       for (const entry of this.#entries) {
         if (entry.state === "creating" && (entry.createdFor ?? tenant) === tenant) coming++;
@@ -347,6 +342,12 @@ export class WorkerPool implements AsyncDisposable {
         coming++;
       }
     }
+  }
+
+  /** True when a worker for `tenant` could only open in a new process, other tenants holding the rest. */
+  #needsProcess(tenant: string): boolean {
+    return this.#options.pool.hostMode !== "Single" && this.#workerWithRoom(tenant) === null &&
+      this.#processes().some((process) => !this.#tenancy.mayServe(process, tenant));
   }
 
   /** True when a worker `tenant` may have can still be created (see {@linkcode WorkerPool.#grow}). */

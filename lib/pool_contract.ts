@@ -27,6 +27,12 @@ export class PoolError extends WorkerUnavailableError {
   }
 }
 
+/** The `outcome` of a lease that waited, for telemetry: ok, the pool's error code, or cancelled. */
+export function acquisitionOutcome(error: Error | null): string {
+  if (error === null) return "ok";
+  return error instanceof PoolError ? error.code.toLowerCase() : "cancelled";
+}
+
 /** The `EXHAUSTED` error of a lease that waited `timeoutMs` in a pool counted by `s`. */
 export function exhausted(s: PoolStats, timeoutMs: number): PoolError {
   return new PoolError(

@@ -8,6 +8,7 @@ import { existsSync } from "node:fs";
 import type { ShellSettings } from "../lib/config.ts";
 import type { PoolSettings } from "../lib/config_pool.ts";
 import { WorkerPool } from "../lib/pool.ts";
+import { GROWTH_HOLD_BACK_MS } from "../lib/pool_wait.ts";
 import { type Lease, PoolError } from "../lib/pool_contract.ts";
 import type { InvokeOptions, RunspaceWorker } from "../lib/worker.ts";
 import {
@@ -709,6 +710,33 @@ Deno.test("WorkerPool never gives one tenant a worker in a process serving anoth
   assert.deepEqual([...a].filter((pid) => b.has(pid)), [], "a process served both tenants");
   assert.equal(pool.stats().total, 4);
   for (const lease of leases) lease.release();
+});
+
+Deno.test("WorkerPool holds back a new process while another tenant's short call ends, and spawns one for a long call", async () => {
+  await using pool = await WorkerPool.start({
+    pwsh: TEST_PWSH,
+    pool: poolSettings({
+      maxPoolSize: 4,
+      minPoolSize: 1,
+      eagerWarmCount: 1,
+      runspacesPerProcess: 4,
+      acquisitionTimeoutMs: 30_000,
+    }),
+    shell,
+  });
+  // "a" holds the only process for less than the hold-back: "b" gets that process afterwards.
+  const a = await pool.lease({ tenant: "a" });
+  const waiting = pool.lease({ tenant: "b" });
+  await new Promise((r) => setTimeout(r, GROWTH_HOLD_BACK_MS / 3));
+  a.release();
+  const b = await waiting;
+  assert.equal(b.worker.pid, a.worker.pid, "b waited for a's process instead of a new one");
+  assert.equal(pool.stats().creating, 0);
+  // "b" now holds it for longer than the hold-back: "a" gets a process of its own.
+  const later = await pool.lease({ tenant: "a" });
+  assert.notEqual(later.worker.pid, b.worker.pid);
+  b.release();
+  later.release();
 });
 
 // At MaxPoolSize a tenant gets room by closing an idle worker in another tenant's process. That
