@@ -17,7 +17,7 @@
  * @module
  */
 import { createHash, timingSafeEqual } from "node:crypto";
-import { errors as joseErrors, type JWTPayload, jwtVerify } from "jose";
+import type { errors as JoseErrors, JWTPayload } from "jose";
 import type { ToolDescriptor } from "./tool_descriptor.ts";
 import type {
   ApiKeySchemeSettings,
@@ -26,7 +26,7 @@ import type {
   ShellSettings,
 } from "./config.ts";
 import { overrideOf } from "./config_overrides.ts";
-import { IdentityProvider } from "./identity_provider.ts";
+import { IdentityProvider, jose } from "./identity_provider.ts";
 import { logger } from "./log.ts";
 
 const log = logger("auth");
@@ -281,6 +281,7 @@ export class Authenticator {
     let provider = this.#providers.get(name);
     if (!provider) this.#providers.set(name, provider = new IdentityProvider(scheme));
     const { issuer, jwks } = await provider.discovery();
+    const { errors, jwtVerify } = await jose();
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(match[1]!, jwks, {
@@ -291,8 +292,11 @@ export class Authenticator {
       }));
     } catch (error) {
       // The key set could not be fetched: not the token's fault, and logged as such by the caller.
-      if (!(error instanceof joseErrors.JOSEError)) throw error;
-      throw new AuthError("INVALID", `The bearer token is not valid: ${describeJoseError(error)}`);
+      if (!(error instanceof errors.JOSEError)) throw error;
+      throw new AuthError(
+        "INVALID",
+        `The bearer token is not valid: ${describeJoseError(error, errors)}`,
+      );
     }
     return {
       name: claimName(payload, scheme.nameClaim),
@@ -311,16 +315,16 @@ function quoted(value: string): string {
   return `"${printable.replace(/[\\"]/g, "\\$&")}"`;
 }
 
-function describeJoseError(error: unknown): string {
-  if (error instanceof joseErrors.JWTExpired) return "it has expired";
-  if (error instanceof joseErrors.JWTClaimValidationFailed) {
+function describeJoseError(error: unknown, errors: typeof JoseErrors): string {
+  if (error instanceof errors.JWTExpired) return "it has expired";
+  if (error instanceof errors.JWTClaimValidationFailed) {
     return `claim '${error.claim}' is not accepted`;
   }
-  if (error instanceof joseErrors.JWKSNoMatchingKey) return "no signing key matches its 'kid'";
-  if (error instanceof joseErrors.JWSSignatureVerificationFailed) {
+  if (error instanceof errors.JWKSNoMatchingKey) return "no signing key matches its 'kid'";
+  if (error instanceof errors.JWSSignatureVerificationFailed) {
     return "its signature does not verify";
   }
-  if (error instanceof joseErrors.JOSEError) return error.code;
+  if (error instanceof errors.JOSEError) return error.code;
   return "it could not be parsed";
 }
 
