@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { JsonSchema, ToolDescriptor } from "./tool_descriptor.ts";
+import type { JsonSchema, ToolDescriptor, ToolParameter } from "./tool_descriptor.ts";
 
 /** Arguments accepted for a call, ready for the worker. */
 export interface BoundArguments {
@@ -20,13 +20,25 @@ export interface BoundArguments {
 /** The outcome of {@linkcode bindArguments}: bound arguments, or the reason they were refused. */
 export type BindResult = { ok: true; value: BoundArguments } | { ok: false; message: string };
 
+// A tool's parameters by lower-case name, built once per descriptor (descriptors are not changed).
+const byNameOf = new WeakMap<ToolDescriptor, Map<string, ToolParameter>>();
+
+function parametersByName(tool: ToolDescriptor): Map<string, ToolParameter> {
+  let byName = byNameOf.get(tool);
+  if (!byName) {
+    byName = new Map(tool.parameters.map((p) => [p.name.toLowerCase(), p]));
+    byNameOf.set(tool, byName);
+  }
+  return byName;
+}
+
 /** Validates `args` for `tool` and converts them; never throws. */
 export function bindArguments(tool: ToolDescriptor, args: unknown): BindResult {
   if (args !== undefined && args !== null && (typeof args !== "object" || Array.isArray(args))) {
     return { ok: false, message: `Arguments for tool '${tool.name}' must be a JSON object` };
   }
   const given = (args ?? {}) as Record<string, unknown>;
-  const byName = new Map(tool.parameters.map((p) => [p.name.toLowerCase(), p]));
+  const byName = parametersByName(tool);
   const parameters: Record<string, unknown> = {};
   const credentials: string[] = [];
   const shaping: Record<string, unknown> = {};

@@ -75,9 +75,12 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     withWorker: async ({ signal, principal }, use) => {
       // Callers told apart by authentication never share a process (lib/pool_tenancy.ts).
       const lease = await pool.lease({ signal, tenant: tenantOf(principal) });
+      // A call's lease runs that one call: the worker starts the lease's reset once it has answered.
+      lease.worker.chainResets = true;
       try {
         return await use(lease.worker);
       } finally {
+        lease.worker.chainResets = false;
         // The reset runs in the background: the response does not wait for it.
         lease.release();
       }

@@ -82,15 +82,17 @@ export class McpEndpoint {
         this.#options.bodyBounds,
         "Parse error: the request body is not JSON",
       );
-      const bodiless = withoutBody(req);
       // 2026-07-28 requests carry their protocol claim in `_meta`; only the rest needs the SDK's
       // full classification (which validates the whole body, and the modern handler would again).
-      if (!claimsModernEra(body) && (await isLegacyRequest(bodiless, body))) {
+      if (!claimsModernEra(body) && (await isLegacyRequest(withoutBody(req), body))) {
+        const bodiless = withoutBody(req);
         const caller = { sessionId, principal };
         if (stateful) return await this.#options.sessions.handle(bodiless, body, mode, caller);
         return await this.#stateless(bodiless, body, mode, caller);
       }
-      return await this.#modern[mode].fetch(bodiless, {
+      // Given the parsed body, the modern handler never reads the (consumed) body of `req`: no copy
+      // of the request is made (its headers cost more to copy than the rest of the routing).
+      return await this.#modern[mode].fetch(req, {
         parsedBody: body,
         authInfo: authInfoOf(principal),
       });

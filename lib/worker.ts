@@ -15,13 +15,18 @@ import {
   WorkerProcess,
   type WorkerProcessOptions,
 } from "./worker_process.ts";
-import { type CommandRun, invokeRequest } from "./worker_request.ts";
+import {
+  type CommandRun,
+  interruptionOf,
+  type InvokeOptions,
+  invokeRequest,
+  retireReason,
+} from "./worker_request.ts";
 import type {
   CallLimits,
   CommandsResult,
   DescribeResult,
   ErrorInfo,
-  Interruption,
   InvokeOutcome,
   InvokeResult,
   ResetResult,
@@ -32,7 +37,7 @@ import type {
 } from "./worker_protocol.ts";
 
 // What a caller gives a worker and reads from it, so callers need not know the protocol module.
-export type { CommandRun, InvokeOutcome, StartupResult, WorkerInfo, WorkerProgress };
+export type { CommandRun, InvokeOptions, InvokeOutcome, StartupResult, WorkerInfo, WorkerProgress };
 
 const log = logger("worker");
 /** Requests whose answers are sized by the configured modules, not by a caller (see output_limits.ts). */
@@ -56,23 +61,18 @@ export interface WorkerOptions extends WorkerProcessOptions {
   maxResultBytes?: number | null;
 }
 
-/** Options of {@linkcode RunspaceWorker.invoke}. */
-export interface InvokeOptions {
-  /** Cancels the call: the pipeline is stopped (then the tree killed after the stop timeout). */
-  signal?: AbortSignal;
-  /** Time limit of the call in ms. @default no limit */
-  timeoutMs?: number;
-  /** Receives the call's progress records; without it the worker sends none. @default none */
-  onProgress?: (progress: WorkerProgress) => void;
-}
-
 interface Pending {
   id: number;
   op: string;
   resolve: (result: unknown) => void;
   reject: (error: Error) => void;
   onProgress?: (progress: WorkerProgress) => void;
+  /** The reset the worker runs after answering this invoke (`thenReset`): pending from then on. */
+  then?: Pending;
 }
+
+/** Failures of an invoke refused before it ran, which no chained reset follows. */
+const REFUSED = new Set(["protocol", "busy"]);
 
 /**
  * A running PowerShell worker. Requests run one at a time; `invoke` can be stopped by time limit or
@@ -91,11 +91,20 @@ export class RunspaceWorker implements AsyncDisposable {
   readonly #limits: CallLimits | null;
   readonly #ended: Promise<void>;
   #pending: Pending | null = null;
+  /** The answer of the reset chained to the last invoke, until `reset()` or the next request takes it. */
+  #chained: Promise<unknown> | null = null;
   #queue: Promise<unknown> = Promise.resolve();
   #nextId = 0;
   #closing = false;
   #disconnected = false;
   #released = false;
+  /**
+   * Each invoke asks the worker to reset itself once it has answered (`thenReset`, protocol §4.4), so
+   * the reset costs no frame of its own; `reset()` then takes its answer. Set by the HTTP transport
+   * while a lease runs its one call; a caller that runs several calls between resets must not set it.
+   * @default false (stdio keeps the worker's state between calls)
+   */
+  chainResets = false;
 
   private constructor(
     process: WorkerProcess,
@@ -199,17 +208,13 @@ export class RunspaceWorker implements AsyncDisposable {
    * calls or workers and ends when its last worker closes) and a `RETIRED` WorkerError says why.
    */
   async reset(): Promise<ResetResult> {
-    const result = await this.#request("reset", {}, this.#stopTimeoutMs * 6) as ResetResult;
-    let why: string | null = null;
-    if (result.path === "retire") why = result.retire ?? "the reset cannot restore its state";
-    else if (
-      this.#maxWorkingSetBytes !== null && result.workingSetBytes !== undefined &&
-      result.workingSetBytes > this.#maxWorkingSetBytes
-    ) {
-      why = `its working set is ${
-        Math.round(result.workingSetBytes / 1024 / 1024)
-      } MB, over MaxWorkerMemoryMB ${this.#maxWorkingSetBytes / 1024 / 1024}`;
-    }
+    const result = await this.#exclusive(() => {
+      const chained = this.#chained;
+      this.#chained = null;
+      const response = chained ?? this.#send("reset", {}).response;
+      return this.#answered("reset", response, this.#stopTimeoutMs * 6);
+    }) as ResetResult;
+    const why = retireReason(result, this.#maxWorkingSetBytes);
     if (why === null) return result;
     this.#process.retire();
     throw new WorkerError("RETIRED", `PowerShell worker process ${this.pid} is retired: ${why}`);
@@ -227,7 +232,8 @@ export class RunspaceWorker implements AsyncDisposable {
       progress: options.onProgress !== undefined,
     });
     return this.#exclusive(async () => {
-      const { id, response } = this.#send("invoke", params, options.onProgress);
+      await this.#settleChained();
+      const { id, response } = this.#send("invoke", params, options.onProgress, this.chainResets);
       const interruption = interruptionOf(options);
       try {
         const first = await Promise.race([
@@ -451,10 +457,18 @@ export class RunspaceWorker implements AsyncDisposable {
       return;
     }
     this.#pending = null;
+    const error = (frame.error ?? {}) as { kind?: string; message?: string; record?: ErrorInfo };
+    if (pending.then) {
+      // Set before the next frame is read: the chained reset's answer may follow in the same read.
+      const refused = frame.ok !== true && REFUSED.has(error.kind ?? "");
+      const message =
+        `PowerShell worker refused call ${pending.id} ('${error.kind}'): no reset followed`;
+      if (refused) pending.then.reject(new WorkerError("PROTOCOL", message));
+      else this.#pending = pending.then;
+    }
     if (frame.ok === true) {
       pending.resolve(frame.result ?? {});
     } else {
-      const error = (frame.error ?? {}) as { kind?: string; message?: string; record?: ErrorInfo };
       pending.reject(
         new RemoteError(
           error.kind ?? "internal",
@@ -482,6 +496,14 @@ export class RunspaceWorker implements AsyncDisposable {
     const pending = this.#pending;
     this.#pending = null;
     pending?.reject(error);
+    pending?.then?.reject(error);
+  }
+
+  /** Waits for the answer of a chained reset nobody took (its failure is `reset()`'s business). */
+  async #settleChained(): Promise<void> {
+    const chained = this.#chained;
+    this.#chained = null;
+    await chained?.catch(() => {});
   }
 
   #exclusive<T>(task: () => Promise<T>): Promise<T> {
@@ -492,26 +514,43 @@ export class RunspaceWorker implements AsyncDisposable {
 
   #request(op: string, params: unknown, timeoutMs?: number): Promise<unknown> {
     return this.#exclusive(async () => {
-      const { response } = this.#send(op, params);
-      if (timeoutMs === undefined) return await response;
-      const timer = delay(timeoutMs).then(() => "timeout" as const);
-      const first = await Promise.race([response, timer]);
-      if (first === "timeout") {
-        response.catch(() => {});
-        await this.kill();
-        throw new WorkerError(
-          "TIMEOUT",
-          `PowerShell worker did not finish '${op}' within ${timeoutMs / 1000} s`,
-        );
-      }
-      return first;
+      await this.#settleChained();
+      return await this.#answered(op, this.#send(op, params).response, timeoutMs);
     });
+  }
+
+  /**
+   * `response`, or past `timeoutMs` the worker killed and a TIMEOUT. The timer ends with the answer:
+   * left running, each call's reset would leave a timer of 6 × the stop timeout behind.
+   */
+  async #answered(op: string, response: Promise<unknown>, timeoutMs?: number): Promise<unknown> {
+    if (timeoutMs === undefined) return await response;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<"timeout">((resolve) => {
+      const started = setTimeout(() => resolve("timeout"), timeoutMs);
+      // A pending grace timer must not keep the process alive on shutdown.
+      Deno.unrefTimer(started);
+      timer = started;
+    });
+    try {
+      const first = await Promise.race([response, late]);
+      if (first !== "timeout") return first;
+    } finally {
+      clearTimeout(timer);
+    }
+    response.catch(() => {});
+    await this.kill();
+    throw new WorkerError(
+      "TIMEOUT",
+      `PowerShell worker did not finish '${op}' within ${timeoutMs / 1000} s`,
+    );
   }
 
   #send(
     op: string,
     params: unknown,
     onProgress?: (progress: WorkerProgress) => void,
+    chainReset = false,
   ): { id: number; response: Promise<unknown> } {
     const id = ++this.#nextId;
     const exitCode = this.#process.exitCode;
@@ -526,6 +565,14 @@ export class RunspaceWorker implements AsyncDisposable {
         ? { id, op, resolve, reject, onProgress }
         : { id, op, resolve, reject };
     });
+    if (chainReset) {
+      const pending = this.#pending!, thenReset = ++this.#nextId;
+      this.#chained = new Promise<unknown>((resolve, reject) => {
+        pending.then = { id: thenReset, op: "reset", resolve, reject };
+      });
+      this.#chained.catch(() => {});
+      params = { ...params as object, thenReset };
+    }
     this.#write({ id, op, params }).catch((error) =>
       this.#fail(new WorkerError("CLOSED", `Cannot send '${op}' to PowerShell worker: ${error}`))
     );
@@ -547,30 +594,4 @@ export class RunspaceWorker implements AsyncDisposable {
     this.#writing = written.catch(() => {});
     return written;
   }
-}
-
-function interruptionOf(options: InvokeOptions): {
-  promise: Promise<{ interrupted: Interruption }>;
-  dispose: () => void;
-} {
-  const { signal, timeoutMs } = options;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let onAbort: (() => void) | undefined;
-  const promise = new Promise<{ interrupted: Interruption }>((resolve) => {
-    if (timeoutMs !== undefined) {
-      timer = setTimeout(() => resolve({ interrupted: "timeout" }), timeoutMs);
-    }
-    if (signal) {
-      onAbort = () => resolve({ interrupted: "cancelled" });
-      if (signal.aborted) onAbort();
-      else signal.addEventListener("abort", onAbort, { once: true });
-    }
-  });
-  return {
-    promise,
-    dispose() {
-      clearTimeout(timer);
-      if (signal && onAbort) signal.removeEventListener("abort", onAbort);
-    },
-  };
 }

@@ -172,6 +172,8 @@ export interface InvokeParams {
   progress?: boolean;
   /** What the call may send svc (protocol §4.4). @default none: everything is sent */
   limits?: CallLimits;
+  /** Id of the reset the worker runs once it has answered the call (protocol §4.4). @default none */
+  thenReset?: number;
 }
 
 /** A `progress` frame: the newest progress record of a running invoke (protocol §4.4). */

@@ -5,7 +5,13 @@
  *
  * @module
  */
-import type { CallLimits, InvokeParams } from "./worker_protocol.ts";
+import type {
+  CallLimits,
+  Interruption,
+  InvokeParams,
+  ResetResult,
+  WorkerProgress,
+} from "./worker_protocol.ts";
 
 /**
  * Which properties output objects keep: these names or wildcards, or `"display"` for what
@@ -47,4 +53,59 @@ export function invokeRequest(run: CommandRun, context: RunContext): InvokeParam
   if (context.progress) params.progress = true;
   if (context.limits !== null) params.limits = context.limits;
   return params;
+}
+
+/** Options of `RunspaceWorker.invoke` (`lib/worker.ts`). */
+export interface InvokeOptions {
+  /** Cancels the call: the pipeline is stopped (then the tree killed after the stop timeout). */
+  signal?: AbortSignal;
+  /** Time limit of the call in ms. @default no limit */
+  timeoutMs?: number;
+  /** Receives the call's progress records; without it the worker sends none. @default none */
+  onProgress?: (progress: WorkerProgress) => void;
+}
+
+/** The call's time limit and cancel signal as one promise, and how to stop listening to both. */
+export function interruptionOf(options: InvokeOptions): {
+  promise: Promise<{ interrupted: Interruption }>;
+  dispose: () => void;
+} {
+  const { signal, timeoutMs } = options;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort: (() => void) | undefined;
+  const promise = new Promise<{ interrupted: Interruption }>((resolve) => {
+    if (timeoutMs !== undefined) {
+      timer = setTimeout(() => resolve({ interrupted: "timeout" }), timeoutMs);
+    }
+    if (signal) {
+      onAbort = () => resolve({ interrupted: "cancelled" });
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+    }
+  });
+  return {
+    promise,
+    dispose() {
+      clearTimeout(timer);
+      if (signal && onAbort) signal.removeEventListener("abort", onAbort);
+    },
+  };
+}
+
+/**
+ * Why a reset's answer retires the worker's process: the reset could not restore its state, or the
+ * working set it reports exceeds `maxWorkingSetBytes` (null: no ceiling). Null keeps the process.
+ */
+export function retireReason(
+  result: ResetResult,
+  maxWorkingSetBytes: number | null,
+): string | null {
+  if (result.path === "retire") return result.retire ?? "the reset cannot restore its state";
+  const bytes = result.workingSetBytes;
+  if (maxWorkingSetBytes === null || bytes === undefined || bytes <= maxWorkingSetBytes) {
+    return null;
+  }
+  return `its working set is ${Math.round(bytes / 1024 / 1024)} MB, over MaxWorkerMemoryMB ${
+    maxWorkingSetBytes / 1024 / 1024
+  }`;
 }

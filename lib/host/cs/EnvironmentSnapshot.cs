@@ -33,6 +33,9 @@ namespace Svc.Host
         /// <summary>Removes the variables added since, and sets the changed and removed ones back.</summary>
         public void Restore()
         {
+            // Runs twice per call (before its response and in its reset): the common case, nothing
+            // changed, is told from the runtime's one copy without building a second table.
+            if (Unchanged(Environment.GetEnvironmentVariables())) return;
             EnvironmentSnapshot now = Take();
             foreach (string name in now._variables.Keys)
             {
@@ -46,6 +49,18 @@ namespace Svc.Host
                     Environment.SetEnvironmentVariable(entry.Key, entry.Value);
                 }
             }
+        }
+
+        // True when `now` holds exactly the saved variables with their values.
+        private bool Unchanged(IDictionary now)
+        {
+            if (now.Count != _variables.Count) return false;
+            foreach (DictionaryEntry entry in now)
+            {
+                string value;
+                if (!_variables.TryGetValue((string)entry.Key, out value) || !string.Equals(value, entry.Value as string, StringComparison.Ordinal)) return false;
+            }
+            return true;
         }
     }
 }

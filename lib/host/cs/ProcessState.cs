@@ -103,6 +103,39 @@ namespace Svc.Host
             return new ProcessState(trusted ?? new string[0], classes);
         }
 
+        /// <summary>
+        /// The process's working set in bytes, the figure <c>Environment.WorkingSet</c> gives: on Linux the
+        /// resident pages of <c>/proc/self/statm</c>, read in place. Every reset reports it, and
+        /// <c>Environment.WorkingSet</c> builds a Process object through reflection and parses
+        /// <c>/proc/self/stat</c> for it: about a quarter of the fast reset's CPU.
+        /// </summary>
+        public static long WorkingSetBytes()
+        {
+            if (OperatingSystem.IsLinux())
+            {
+                try
+                {
+                    Microsoft.Win32.SafeHandles.SafeFileHandle statm = _statm ?? (_statm = File.OpenHandle("/proc/self/statm"));
+                    Span<byte> text = stackalloc byte[128];
+                    int length = RandomAccess.Read(statm, text, 0);
+                    // "size resident shared ...", in pages.
+                    int at = text.Slice(0, length).IndexOf((byte)' ') + 1;
+                    long pages = 0;
+                    int digits = 0;
+                    for (; at > 0 && at < length && text[at] >= (byte)'0' && text[at] <= (byte)'9'; at++, digits++) pages = pages * 10 + (text[at] - (byte)'0');
+                    if (digits > 0) return pages * Environment.SystemPageSize;
+                }
+                catch (Exception)
+                {
+                    // Read as the runtime reads it, below.
+                }
+            }
+            return Environment.WorkingSet;
+        }
+
+        // /proc/self/statm, kept open: every read at offset 0 gives the figures of that moment.
+        private static Microsoft.Win32.SafeHandles.SafeFileHandle _statm;
+
         /// <summary>Counts <paramref name="runspace"/> as the host's own in every slot of this process.</summary>
         public static void AddHostRunspace(Runspace runspace)
         {

@@ -28,6 +28,8 @@ namespace Svc.Host
         private readonly object _gate = new object();
         private readonly Queue<string> _lines = new Queue<string>();
         private volatile string _readFailure;
+        // The id the running call's reset answers with (its thenReset), or -1 when it asked for none.
+        private long _resetAfter = -1;
 
         /// <summary>
         /// A loop for slot <paramref name="slot"/>. <paramref name="onRequest"/> is called with (id, op,
@@ -154,19 +156,49 @@ namespace Svc.Host
             try { running.Stop(); } catch (Exception e) { Diag("stop failed: " + Inner(e).Message); }
         }
 
-        /// <summary>Starts an <c>invoke</c> request; a malformed one is answered with an <c>internal</c> failure.</summary>
+        /// <summary>
+        /// Starts an <c>invoke</c> request; a malformed one is answered with an <c>internal</c> failure.
+        /// With <c>thenReset</c> (an integer id), the reset follows the call's answer as request
+        /// <c>thenReset</c> would (protocol §4.4): one frame less each way and one wake-up less per call.
+        /// </summary>
         public void StartInvoke(long id, Hashtable parameters)
         {
+            object then = parameters["thenReset"];
+            long resetId = IsInteger(then) ? Convert.ToInt64(then) : -1;
             try
             {
                 EngineState engine = EngineState;
                 bool keep = KeepChildren;
                 Running = Invocation.Start(_worker, id, parameters, Wake, engine == null ? null : () => engine.EndCall(keep));
+                _resetAfter = resetId;
             }
             catch (Exception e)
             {
                 SendFailure(id, "internal", ErrorInfo.RecordOf(Inner(e)));
+                if (resetId >= 0) ChainedReset(resetId);
             }
+        }
+
+        // The reset a call asked for with thenReset, run once its answer is sent. A failure is answered
+        // like the failure of a reset request: svc then discards the worker.
+        private void ChainedReset(long id)
+        {
+            try
+            {
+                Reset(id, new Hashtable(StringComparer.OrdinalIgnoreCase));
+            }
+            catch (Exception e)
+            {
+                SendFailure(id, "reset", ErrorInfo.RecordOf(Inner(e)));
+            }
+        }
+
+        // A reset: retire when the process must go, else the fast path, else the host script's full path.
+        private void Reset(long id, Hashtable parameters)
+        {
+            if (Retire(id)) return;
+            if (FastReset != null && TryFastReset(id)) return;
+            _onRequest.Invoke(id, "reset", parameters);
         }
 
         /// <summary>Writes one frame.</summary>
@@ -231,8 +263,11 @@ namespace Svc.Host
                 StartInvoke(requestId, table);
                 return;
             }
-            if (string.Equals(op, "reset", StringComparison.Ordinal) && Retire(requestId)) return;
-            if (FastReset != null && string.Equals(op, "reset", StringComparison.Ordinal) && TryFastReset(requestId)) return;
+            if (string.Equals(op, "reset", StringComparison.Ordinal))
+            {
+                Reset(requestId, table);
+                return;
+            }
             _onRequest.Invoke(requestId, op, table);
         }
 
@@ -259,7 +294,7 @@ namespace Svc.Host
             result["durationMs"] = 0;
             result["path"] = "retire";
             result["retire"] = reason;
-            result["workingSetBytes"] = Environment.WorkingSet;
+            result["workingSetBytes"] = ProcessState.WorkingSetBytes();
             Send(JsonValue.SuccessFrame(id, result));
             return true;
         }
@@ -278,7 +313,7 @@ namespace Svc.Host
                 return true;
             }
             if (result == null) return false;
-            result["workingSetBytes"] = Environment.WorkingSet;
+            result["workingSetBytes"] = ProcessState.WorkingSetBytes();
             Send(JsonValue.SuccessFrame(id, result));
             return true;
         }
@@ -292,6 +327,8 @@ namespace Svc.Host
         private void Complete(Invocation running)
         {
             Running = null;
+            long resetId = _resetAfter;
+            _resetAfter = -1;
             try
             {
                 string response = running.ToResponse(running.TakeOutput(), _projection);
@@ -312,6 +349,7 @@ namespace Svc.Host
             {
                 running.Dispose();
             }
+            if (resetId >= 0) ChainedReset(resetId);
         }
 
         private static bool IsInteger(object value)
