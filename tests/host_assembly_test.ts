@@ -116,3 +116,41 @@ Deno.test({
     assert.equal(new TextDecoder().decode(stdout).trim(), digest);
   },
 });
+
+Deno.test({
+  name: "compiled host: compiled by the .NET SDK's compiler when one is on PATH, else by Add-Type",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    const root = await Deno.makeTempDir({ prefix: "svc-assembly-" });
+    const path = Deno.env.get("PATH") ?? "";
+    const sdk = path.split(":").some((dir) => {
+      try {
+        return Deno.statSync(`${dir}/dotnet`).isFile;
+      } catch {
+        return false;
+      }
+    });
+    // The SDK's compiler is run deterministic: the same sources give the same bytes. Add-Type's
+    // output differs at every compile (a new module version id).
+    const compileTwice = async () => {
+      const dirs = [`${root}/${crypto.randomUUID()}`, `${root}/${crypto.randomUUID()}`];
+      for (const dir of dirs) await callGetDate(dir);
+      const [a, b] = await Promise.all(
+        dirs.map(async (dir) => Deno.readFile(`${dir}/${(await entries(dir))[0]}`)),
+      );
+      return a!.length === b!.length && a!.every((byte, i) => byte === b![i]);
+    };
+    try {
+      // The worker inherits svc's PATH: without a `dotnet` there, Add-Type compiles the host.
+      Deno.env.set("PATH", "/nonexistent");
+      try {
+        assert.equal(await compileTwice(), false, "Add-Type compiled it");
+      } finally {
+        Deno.env.set("PATH", path);
+      }
+      assert.equal(await compileTwice(), sdk, sdk ? "the SDK compiled it" : "no SDK here");
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
