@@ -100,7 +100,13 @@ namespace Svc.Host
                 }
                 if (running != null && running.Progress && !running.Task.IsCompleted) SendProgress(running);
                 if (running != null && running.Task.IsCompleted) Complete(running);
-                if (!haveLine) continue;
+                if (!haveLine)
+                {
+                    // Woken by the time-out with nothing to do: a quiet process gives memory back.
+                    if (running == null) IdleTrim.MaybeTrim();
+                    continue;
+                }
+                IdleTrim.Touch();
                 if (line == null)
                 {
                     if (_readFailure != null) Diag("reading the socket failed: " + _readFailure);
@@ -162,6 +168,7 @@ namespace Svc.Host
                 EngineState engine = EngineState;
                 bool keep = KeepChildren;
                 Running = Invocation.Start(_worker, id, parameters, Wake, engine == null ? null : () => engine.EndCall(keep));
+                IdleTrim.CallStarted();
             }
             catch (Exception e)
             {
@@ -292,6 +299,7 @@ namespace Svc.Host
         private void Complete(Invocation running)
         {
             Running = null;
+            IdleTrim.CallEnded();
             try
             {
                 string response = running.ToResponse(running.TakeOutput(), _projection);
