@@ -38,7 +38,7 @@ export interface PoolSettings {
   replenishCheckIntervalMs: number;
   /**
    * Workers (runspaces) one pwsh process serves. 1 gives every worker a process of its own: the
-   * strongest isolation, at a process's memory and start time per worker. @default 8 (`RunspacesPerProcess`)
+   * strongest isolation, at a process's memory and start time per worker. @default 16 (`RunspacesPerProcess`)
    */
   runspacesPerProcess: number;
   /**
@@ -134,7 +134,7 @@ const HOST_MODE_KEYS = [
 
 /**
  * Maps the SPEC's `SubprocessHostMode` onto the pool: `ProcessPool` is `RunspacesPerProcess` 1,
- * `Single` is one process of `MaxPoolSize` runspaces, `Pool` keeps `RunspacesPerProcess` (8). A
+ * `Single` is one process of `MaxPoolSize` runspaces, `Pool` keeps `RunspacesPerProcess` (16). A
  * `RunspacesPerProcess` saying otherwise is an error rather than a silent choice of one of them.
  */
 function withHostMode(read: Reader, pool: PoolSettings): PoolSettings {

@@ -256,7 +256,7 @@ const runspacePool = z.object({
   }),
   RunspacesPerProcess: setting("integer", {
     text: "Workers (runspaces) per pwsh process; 1 = a process per worker.",
-    default: 8,
+    default: 16,
     min: 1,
   }),
   MaxWorkerMemoryMB: setting("integer", {

@@ -164,7 +164,7 @@ const DEFAULT_CONFIG_TEXT =
       "ReplenishCheckInterval": "00:00:05",
       // Workers (runspaces) one pwsh process serves: more share a process's memory and start cost;
       // 1 gives every worker a process of its own (environment variables and .NET state unshared).
-      "RunspacesPerProcess": 8,
+      "RunspacesPerProcess": 16,
       // A worker process over this working set (MB) after a call is retired and replaced; 0 for
       // no ceiling.
       "MaxWorkerMemoryMB": 1024

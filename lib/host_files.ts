@@ -15,6 +15,7 @@ import HOST_CS_ENGINE_STATE from "./host/cs/EngineState.cs" with { type: "text" 
 import HOST_CS_ERROR_INFO from "./host/cs/ErrorInfo.cs" with { type: "text" };
 import HOST_CS_FAST_RESET from "./host/cs/FastReset.cs" with { type: "text" };
 import HOST_CS_FRAME_JSON from "./host/cs/FrameJson.cs" with { type: "text" };
+import HOST_CS_IDLE_TRIM from "./host/cs/IdleTrim.cs" with { type: "text" };
 import HOST_CS_INVOCATION from "./host/cs/Invocation.cs" with { type: "text" };
 import HOST_CS_JSON_VALUE from "./host/cs/JsonValue.cs" with { type: "text" };
 import HOST_CS_MODULE_SCOPES from "./host/cs/ModuleScopes.cs" with { type: "text" };
@@ -51,6 +52,7 @@ const HOST_FILES: Record<string, string> = {
   "host/cs/ErrorInfo.cs": HOST_CS_ERROR_INFO,
   "host/cs/FastReset.cs": HOST_CS_FAST_RESET,
   "host/cs/FrameJson.cs": HOST_CS_FRAME_JSON,
+  "host/cs/IdleTrim.cs": HOST_CS_IDLE_TRIM,
   "host/cs/Invocation.cs": HOST_CS_INVOCATION,
   "host/cs/JsonValue.cs": HOST_CS_JSON_VALUE,
   "host/cs/ModuleScopes.cs": HOST_CS_MODULE_SCOPES,

@@ -47,6 +47,14 @@ const STARTUP_ONLY_ENV: readonly { name: string; value: string; decidedBy: RegEx
     value: "1",
     decidedBy: /^POWERSHELL_DIAGNOSTICS_OPTOUT$/i,
   },
+  // A 4 MB gen0 budget instead of the one the GC derives from the L3 cache (tens of MB on a server
+  // CPU, committed in every worker process): 14-15 MB less per process idle and under load, no
+  // slower calls (docs/runspaces.md, "Memory").
+  {
+    name: "DOTNET_GCgen0size",
+    value: "0x400000",
+    decidedBy: /^(DOTNET|COMPlus)_GCgen0size$/i,
+  },
 ];
 
 /**

@@ -258,7 +258,7 @@ Deno.test("createConfig() writes the defaults the README documents", async () =>
       stopTimeoutMs: 5_000,
       shutdownDrainTimeoutMs: 30_000,
       replenishCheckIntervalMs: 5_000,
-      runspacesPerProcess: 8,
+      runspacesPerProcess: 16,
       maxWorkerMemoryMB: 1024,
       hostMode: "Pool",
     });

@@ -247,7 +247,7 @@ Deno.test("loadSettings() reads the pool and HTTP settings with their defaults a
       stopTimeoutMs: 5_000,
       shutdownDrainTimeoutMs: 30_000,
       replenishCheckIntervalMs: 5_000,
-      runspacesPerProcess: 8,
+      runspacesPerProcess: 16,
       maxWorkerMemoryMB: 1024,
       hostMode: "Pool",
     });
@@ -389,7 +389,7 @@ Deno.test("a configuration file with a UTF-8 byte-order mark loads, and command 
 
 Deno.test("SubprocessHostMode maps onto the process model, in McpServer or PoshMcp's PowerShellConfiguration", async () => {
   const cases: [string, { hostMode: string; runspacesPerProcess: number }][] = [
-    [`{}`, { hostMode: "Pool", runspacesPerProcess: 8 }],
+    [`{}`, { hostMode: "Pool", runspacesPerProcess: 16 }],
     [`{"McpServer": {"RunspacePool": {"RunspacesPerProcess": 1}}}`, {
       hostMode: "ProcessPool",
       runspacesPerProcess: 1,

@@ -102,7 +102,13 @@ namespace Svc.Host
                 }
                 if (running != null && running.Progress && !running.Task.IsCompleted) SendProgress(running);
                 if (running != null && running.Task.IsCompleted) Complete(running);
-                if (!haveLine) continue;
+                if (!haveLine)
+                {
+                    // Woken by the time-out with nothing to do: a quiet process gives memory back.
+                    if (running == null) IdleTrim.MaybeTrim();
+                    continue;
+                }
+                IdleTrim.Touch();
                 if (line == null)
                 {
                     if (_readFailure != null) Diag("reading the socket failed: " + _readFailure);
@@ -171,6 +177,7 @@ namespace Svc.Host
                 bool keep = KeepChildren;
                 Running = Invocation.Start(_worker, id, parameters, Wake, engine == null ? null : () => engine.EndCall(keep));
                 _resetAfter = resetId;
+                IdleTrim.CallStarted();
             }
             catch (Exception e)
             {
@@ -329,6 +336,7 @@ namespace Svc.Host
             Running = null;
             long resetId = _resetAfter;
             _resetAfter = -1;
+            IdleTrim.CallEnded();
             try
             {
                 string response = running.ToResponse(running.TakeOutput(), _projection);

@@ -1,0 +1,94 @@
+/**
+ * The worker's memory settings on real PowerShell (docs/runspaces.md, "Memory"): a quiet process
+ * gives its memory back (`lib/host/cs/IdleTrim.cs`) without harm to the next call, a running call
+ * holds the trim off, and the runtime settings svc adds reach the process but not user code.
+ */
+import assert from "node:assert/strict";
+import { RunspaceWorker } from "../lib/worker.ts";
+import { TEST_PWSH as pwsh, withEnv } from "./support/harness.ts";
+
+const NO_STARTUP = { modules: [], scriptPath: null, script: null };
+
+async function call(worker: RunspaceWorker, command: string, parameters = {}) {
+  const { result } = await worker.invoke({ command, parameters, credentials: [], depth: 2 }, {
+    timeoutMs: 30_000,
+  });
+  await worker.reset();
+  return result.output;
+}
+
+const trims = async (worker: RunspaceWorker) =>
+  (await call(worker, "Invoke-Expression", { Command: "[Svc.Host.IdleTrim]::Count" }))[0];
+
+Deno.test("a quiet worker process trims its memory once, a running call holds it off, and the next call works", async () => {
+  await using worker = await RunspaceWorker.start({
+    pwsh,
+    stopTimeoutMs: 3_000,
+    runspacesPerProcess: 2,
+  });
+  await worker.startup(NO_STARTUP, 60_000);
+  await using sibling = await worker.openSibling();
+  await sibling.startup(NO_STARTUP, 60_000);
+  await call(worker, "Get-Date");
+  // IdleTrim.QuietMs is 5 s; the slot loops look about once a second.
+  await new Promise((resolve) => setTimeout(resolve, 7_500));
+  const first = await trims(worker);
+  assert.ok(typeof first === "number" && first >= 1, `no trim after 7.5 s of quiet: ${first}`);
+  // A call on one runspace keeps its sibling's loop from trimming while it runs.
+  await call(sibling, "Start-Sleep", { Seconds: 7 });
+  assert.equal(await trims(worker), first, "trimmed while a call of the process ran");
+  // Once per quiet period: no second trim without a call in between. The count read is a call,
+  // so the next quiet period trims again.
+  await new Promise((resolve) => setTimeout(resolve, 7_500));
+  const second = await trims(worker);
+  assert.equal(second, first + 1);
+  const [date] = await call(worker, "Get-Date", { Year: 2020 });
+  assert.match(String(date), /^2020-/);
+  assert.deepEqual(await call(sibling, "Write-Output", { InputObject: "after the trim" }), [
+    "after the trim",
+  ]);
+});
+
+/** The variables `pid` was started with (Linux): what the runtime read at its start. */
+function startEnvironment(pid: number): Map<string, string> {
+  const text = Deno.readTextFileSync(`/proc/${pid}/environ`);
+  return new Map(
+    text.split("\0").filter(Boolean).map((entry) => {
+      const at = entry.indexOf("=");
+      return [entry.slice(0, at), entry.slice(at + 1)];
+    }),
+  );
+}
+
+const RUNTIME_SETTINGS_TEST =
+  "the runtime's memory settings reach the worker process, not its commands, and svc's own value wins";
+Deno.test({
+  ...(Deno.build.os === "linux"
+    ? { name: RUNTIME_SETTINGS_TEST }
+    : { name: `${RUNTIME_SETTINGS_TEST} [skipped: reads /proc]`, ignore: true }),
+  async fn() {
+    const visible = async (worker: RunspaceWorker, name: string) =>
+      (await call(worker, "Test-Path", { Path: `env:${name}` }))[0];
+    const name = "DOTNET_GCgen0size";
+    await withEnv({ [name]: undefined, COMPlus_GCgen0size: undefined }, async () => {
+      await using worker = await RunspaceWorker.start({ pwsh, stopTimeoutMs: 3_000 });
+      await worker.startup(NO_STARTUP, 60_000);
+      assert.equal(startEnvironment(worker.pid).get(name), "0x400000");
+      assert.equal(await visible(worker, name), false);
+    });
+    // svc's own setting, also under the runtime's older prefix, is the user's: kept and visible.
+    for (const own of [name, "COMPlus_GCgen0size"]) {
+      await withEnv(
+        { [name]: undefined, COMPlus_GCgen0size: undefined, [own]: "0x800000" },
+        async () => {
+          await using worker = await RunspaceWorker.start({ pwsh, stopTimeoutMs: 3_000 });
+          await worker.startup(NO_STARTUP, 60_000);
+          const environment = startEnvironment(worker.pid);
+          assert.equal(environment.get(own), "0x800000");
+          assert.equal(environment.has(name), own === name, `svc adds ${name} over ${own}`);
+          assert.equal(await visible(worker, own), true);
+        },
+      );
+    }
+  },
+});
