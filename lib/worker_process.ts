@@ -103,7 +103,7 @@ export interface WorkerProcessOptions {
   environment?: WorkerEnvironmentRules;
   /**
    * Called once pwsh has been spawned, before its hello: a caller with start work of its own (the
-   * stdio transport loading the MCP SDK) does it then, while the process starts. @default none
+   * HTTP transport loading its front) does it then, while the process starts. @default none
    */
   onSpawn?: () => void;
 }
