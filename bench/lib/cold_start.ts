@@ -13,6 +13,7 @@ import {
   connectStdio,
   connectWhenListing,
   floorStdioCommand,
+  type HttpProcess,
   type McpClient,
   resolveTool,
   type StdioCommand,
@@ -52,6 +53,19 @@ async function firstCall(
   const result = await client.call(tool, {});
   if (result.isError) throw new Error(`the first ${tool} call failed: ${JSON.stringify(result)}`);
   return performance.now() - from;
+}
+
+/** A started HTTP server's milestones: a new client's first tools/list and tools/call; then stopped. */
+async function httpOnce(b: Bench, proc: HttpProcess): Promise<Milestones> {
+  try {
+    const { client, tools } = await connectWhenListing(`${proc.base}/mcp`, "2025-11-25");
+    const list = performance.now() - proc.spawnedAt;
+    const call = await firstCall(b, client, tools, proc.spawnedAt);
+    await client.close();
+    return { listening: proc.listenMs, [LIST]: list, [CALL]: call };
+  } finally {
+    await b.stopHttp(proc);
+  }
 }
 
 /** spawn → initialize → tools/list → tools/call over stdio. */
@@ -110,15 +124,7 @@ async function svcCases(b: Bench): Promise<StartCase[]> {
           const proc = await b.startSvc(b.svcOptions(variant.shell, {}, await caches()), {
             warm: false,
           });
-          try {
-            const { client, tools } = await connectWhenListing(`${proc.base}/mcp`, "2025-11-25");
-            const list = performance.now() - proc.spawnedAt;
-            const call = await firstCall(b, client, tools, proc.spawnedAt);
-            await client.close();
-            return { listening: proc.listenMs, [LIST]: list, [CALL]: call };
-          } finally {
-            await b.stopHttp(proc);
-          }
+          return await httpOnce(b, proc);
         },
       });
     }
@@ -180,15 +186,7 @@ function floorCases(b: Bench): StartCase[] {
       variant: "-",
       once: async () => {
         const proc = await b.startFloor();
-        try {
-          const { client, tools } = await connectWhenListing(`${proc.base}/mcp`, "2025-11-25");
-          const list = performance.now() - proc.spawnedAt;
-          const call = await firstCall(b, client, tools, proc.spawnedAt);
-          await client.close();
-          return { listening: proc.listenMs, [LIST]: list, [CALL]: call };
-        } finally {
-          await b.stopHttp(proc);
-        }
+        return await httpOnce(b, proc);
       },
     });
   }

@@ -16,6 +16,16 @@ export interface ProcessRow {
   args: string;
 }
 
+/** The rows of `ps -A -o pid=,ppid=,args=`'s output. */
+function parseProcessTable(stdout: Uint8Array): ProcessRow[] {
+  const rows: ProcessRow[] = [];
+  for (const line of decoder.decode(stdout).split("\n")) {
+    const match = /^\s*(\d+)\s+(\d+)\s?(.*)$/.exec(line);
+    if (match) rows.push({ pid: Number(match[1]), ppid: Number(match[2]), args: match[3] ?? "" });
+  }
+  return rows;
+}
+
 /** The live process table (without zombies' args distinction; `ps` lists them too). */
 export function processTable(): ProcessRow[] {
   const out = new Deno.Command("ps", {
@@ -23,12 +33,7 @@ export function processTable(): ProcessRow[] {
     stdout: "piped",
     stderr: "null",
   }).outputSync();
-  const rows: ProcessRow[] = [];
-  for (const line of decoder.decode(out.stdout).split("\n")) {
-    const match = /^\s*(\d+)\s+(\d+)\s?(.*)$/.exec(line);
-    if (match) rows.push({ pid: Number(match[1]), ppid: Number(match[2]), args: match[3] ?? "" });
-  }
-  return rows;
+  return parseProcessTable(out.stdout);
 }
 
 /** Pids of every descendant of `pid` (children, grandchildren, ...), from one table snapshot. */
@@ -237,12 +242,7 @@ async function processTableAsync(): Promise<ProcessRow[]> {
     stdout: "piped",
     stderr: "null",
   }).output();
-  const rows: ProcessRow[] = [];
-  for (const line of decoder.decode(out.stdout).split("\n")) {
-    const match = /^\s*(\d+)\s+(\d+)\s?(.*)$/.exec(line);
-    if (match) rows.push({ pid: Number(match[1]), ppid: Number(match[2]), args: match[3] ?? "" });
-  }
-  return rows;
+  return parseProcessTable(out.stdout);
 }
 
 /** {@linkcode treeMemory} with the `ps` snapshot taken asynchronously. */
