@@ -525,31 +525,31 @@ export class Bench {
           });
         }
       }
-    } else if (target.kind === "command") {
-      const proc = await this.sharedCommand(target);
-      for (const era of eras) {
-        out.push({
-          target,
-          label: `${target.label} ${era}`,
-          transport: "http",
-          era,
-          connect: () => connectHttp(proc.mcpUrl, era, proc.pid),
+    } else if (target.kind === "command" || target.kind === "url") {
+      // A server the harness spawned, or one already running: the same endpoints, one per era.
+      const server = target.kind === "command"
+        ? await this.sharedCommand(target).then((proc) => ({
+          url: proc.mcpUrl,
           base: proc.base,
           health: null,
           pid: proc.pid,
-        });
-      }
-    } else if (target.kind === "url") {
+        }))
+        : {
+          url: target.url,
+          base: new URL(target.url).origin,
+          health: target.health,
+          pid: target.pid,
+        };
       for (const era of eras) {
         out.push({
           target,
           label: `${target.label} ${era}`,
           transport: "http",
           era,
-          connect: () => connectHttp(target.url, era, target.pid),
-          base: new URL(target.url).origin,
-          health: target.health,
-          pid: target.pid,
+          connect: () => connectHttp(server.url, era, server.pid),
+          base: server.base,
+          health: server.health,
+          pid: server.pid,
         });
       }
     } else {

@@ -159,7 +159,11 @@ export interface TreeMemory {
 
 /** Samples RSS of `pid` and every descendant (one `ps` snapshot, then `/proc` per pid). */
 export function treeMemory(pid: number): TreeMemory {
-  const table = processTable();
+  return treeMemoryIn(pid, processTable());
+}
+
+/** RSS of `pid` and of its descendants in `table`. */
+function treeMemoryIn(pid: number, table: ProcessRow[]): TreeMemory {
   const server = rssOf(pid);
   const children = descendants(pid, table).map((child) => ({
     pid: child,
@@ -247,14 +251,7 @@ async function processTableAsync(): Promise<ProcessRow[]> {
 
 /** {@linkcode treeMemory} with the `ps` snapshot taken asynchronously. */
 export async function treeMemoryAsync(pid: number): Promise<TreeMemory> {
-  const table = await processTableAsync();
-  const server = rssOf(pid);
-  const children = descendants(pid, table).map((child) => ({
-    pid: child,
-    rss: rssOf(child),
-    args: table.find((row) => row.pid === child)?.args ?? "",
-  }));
-  return { total: server + children.reduce((s, c) => s + c.rss, 0), server, children };
+  return treeMemoryIn(pid, await processTableAsync());
 }
 
 /** The largest tree RSS seen while sampling, with the number of processes at that moment. */

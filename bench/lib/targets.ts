@@ -237,13 +237,16 @@ export interface HttpProcess {
   stop(graceMs?: number): Promise<number>;
 }
 
-/** Spawns a server that logs `listening on http://host:port` to stderr and waits for that line. */
-export async function spawnHttp(
+/**
+ * Spawns `argv` with stdout discarded and stderr kept as a tail (each piece also given to
+ * `onStderr`), tracked by `tracker`.
+ */
+function spawnLogged(
   argv: string[],
-  options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {},
+  options: { env?: Record<string, string>; cwd?: string },
   tracker?: ProcessTracker,
-): Promise<HttpProcess> {
-  const spawnedAt = performance.now();
+  onStderr: (text: string) => void = () => {},
+): { child: Deno.ChildProcess; tail: Tail } {
   const child = new Deno.Command(argv[0]!, {
     args: argv.slice(1),
     env: { ...Deno.env.toObject(), ...options.env },
@@ -254,23 +257,36 @@ export async function spawnHttp(
   }).spawn();
   tracker?.add(child.pid, argv.join(" "));
   const tail = new Tail();
-  let resolveUrl!: (url: string) => void;
-  const listening = new Promise<string>((resolve) => (resolveUrl = resolve));
-  let seen: string | null = "";
   (async () => {
     const decoder = new TextDecoder();
     for await (const chunk of child.stderr) {
       const text = decoder.decode(chunk, { stream: true });
       tail.push(text);
-      if (seen === null) continue;
-      seen += text;
-      const match = /listening on (http:\/\/[^\s:]+|http:\/\/\[[^\]]+\]):(\d+)/.exec(seen);
-      if (match) {
-        resolveUrl(`${match[1]}:${match[2]}`);
-        seen = null;
-      } else if (seen.length > 1 << 16) seen = seen.slice(-4096);
+      onStderr(text);
     }
   })().catch(() => {});
+  return { child, tail };
+}
+
+/** Spawns a server that logs `listening on http://host:port` to stderr and waits for that line. */
+export async function spawnHttp(
+  argv: string[],
+  options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {},
+  tracker?: ProcessTracker,
+): Promise<HttpProcess> {
+  const spawnedAt = performance.now();
+  let resolveUrl!: (url: string) => void;
+  const listening = new Promise<string>((resolve) => (resolveUrl = resolve));
+  let seen: string | null = "";
+  const { child, tail } = spawnLogged(argv, options, tracker, (text) => {
+    if (seen === null) return;
+    seen += text;
+    const match = /listening on (http:\/\/[^\s:]+|http:\/\/\[[^\]]+\]):(\d+)/.exec(seen);
+    if (match) {
+      resolveUrl(`${match[1]}:${match[2]}`);
+      seen = null;
+    } else if (seen.length > 1 << 16) seen = seen.slice(-4096);
+  });
   const exited = child.status;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let base: string;
@@ -359,18 +375,7 @@ export function spawnCommand(
   const port = freePort();
   const argv = template.map((word) => word.replaceAll("{port}", String(port)));
   const spawnedAt = performance.now();
-  const child = new Deno.Command(argv[0]!, {
-    args: argv.slice(1),
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  tracker?.add(child.pid, argv.join(" "));
-  const tail = new Tail();
-  (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of child.stderr) tail.push(decoder.decode(chunk, { stream: true }));
-  })().catch(() => {});
+  const { child, tail } = spawnLogged(argv, {}, tracker);
   const exited = child.status.then((s) => s.code);
   const base = `http://127.0.0.1:${port}`;
   let stopped: Promise<number> | null = null;
