@@ -84,8 +84,8 @@ export class McpEndpoint {
       );
       // 2026-07-28 requests carry their protocol claim in `_meta`; only the rest needs the SDK's
       // full classification (which validates the whole body, and the modern handler would again).
-      if (!claimsModernEra(body) && (await isLegacyRequest(withoutBody(req), body))) {
-        const bodiless = withoutBody(req);
+      const bodiless = claimsModernEra(body) ? null : withoutBody(req);
+      if (bodiless && (await isLegacyRequest(bodiless, body))) {
         const caller = { sessionId, principal };
         if (stateful) return await this.#options.sessions.handle(bodiless, body, mode, caller);
         return await this.#stateless(bodiless, body, mode, caller);
