@@ -417,6 +417,19 @@ Deno.test("OAuth bearer tokens: valid, expired, wrong audience or issuer, unknow
     return token;
   };
 
+  // JOSE loads on the first bearer token svc sees: make that first one a forgery.
+  await t.step("the first token svc sees, its payload changed after signing, is 401", async () => {
+    const [header, , signature] = (await sign(claims)).split(".");
+    const payload = btoa(JSON.stringify({ ...claims, roles: ["ops"], exp: 9_999_999_999 }))
+      .replace(/=+$/, "").replaceAll("+", "-").replaceAll("/", "_");
+    const forged = `${header}.${payload}.${signature}`;
+    tokens.push(forged);
+    const response = await fetch(`${svc.url}/tools`, { headers: bearer(forged) });
+    assert.equal(response.status, 401);
+    assert.match(await response.text(), /signature does not verify/);
+    await logged(svc.stderr, /signature does not verify/);
+  });
+
   await t.step("a valid token is accepted and the audit line names its user", async () => {
     const token = await sign(claims);
     const response = await post(`${svc.url}/call`, {

@@ -154,3 +154,33 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "compiled host: the SDK compiler never sees the worker's token, and when it fails Add-Type compiles",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    const root = await Deno.makeTempDir({ prefix: "svc-assembly-" });
+    const path = Deno.env.get("PATH") ?? "";
+    try {
+      // A `dotnet` with an SDK beside it that writes down the environment it was given and fails.
+      const seen = `${root}/compiler-environment`;
+      await Deno.mkdir(`${root}/bin/sdk/99.0.0/Roslyn/bincore`, { recursive: true });
+      await Deno.writeTextFile(`${root}/bin/sdk/99.0.0/Roslyn/bincore/csc.dll`, "");
+      await Deno.writeTextFile(`${root}/bin/dotnet`, `#!/bin/sh\nenv > '${seen}'\nexit 1\n`);
+      await Deno.chmod(`${root}/bin/dotnet`, 0o755);
+      Deno.env.set("PATH", `${root}/bin:${path}`);
+      try {
+        await callGetDate(`${root}/cache`);
+      } finally {
+        Deno.env.set("PATH", path);
+      }
+      const environment = await Deno.readTextFile(seen);
+      assert.match(environment, /^PATH=/m, "the fake compiler ran");
+      assert.doesNotMatch(environment, /SVC_WORKER_TOKEN/);
+      assert.equal((await entries(`${root}/cache`)).length, 1, "Add-Type compiled it instead");
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
