@@ -3,8 +3,9 @@
  * each key's default, minimum, description and `SVC_*` variable (the command-line flags are in
  * lib/config_flags.ts). Everything else takes them from here: the reads (`Reader` looks the default
  * and minimum up by key), the JSON Schema shipped as `appsettings.schema.json`, `--help`, doctor's
- * values. The template, README, docs/ and JSDoc are checked against it by tests/settings_test.ts
- * instead: their prose and examples are written for people, and generating them would lose that.
+ * values, the reference docs/configuration.md (scripts/config_reference.ts). The template, README,
+ * other docs/ and JSDoc are checked against it by tests/settings_test.ts instead: their prose and
+ * examples are written for people, and generating them would lose that.
  *
  * Keys match case-insensitively, as in .NET configuration; values from environment variables
  * arrive as strings, so numbers and booleans also accept their string forms.
