@@ -41,6 +41,7 @@ are read too: its \`PowerShellConfiguration\` section as \`ShellConfiguration\`,
 \`FunctionNames\` as \`Commands\`, \`FunctionOverrides\` as \`CommandOverrides\`. svc's own
 version 1 pool keys (\`McpServer:SessionRunspace…\`) still apply when their replacements are unset.
 Each deprecated key that is present logs one warning naming its replacement.
+\`SVC_SESSION_TIMEOUT_MINUTES\` is no longer read; svc warns when it is set.
 `;
 
 /** The name a map's entries stand for in key paths, by the map's key. */
