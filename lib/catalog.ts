@@ -3,7 +3,7 @@
  * policy over the raw metadata a worker reports (`describe`): command selection, tool names, JSON
  * Schemas, descriptions, annotations and collision handling.
  *
- * Selection semantics (documented in the README):
+ * Selection semantics (documented in docs/tools.md, "Which commands become tools"):
  * 1. every name in `Commands` is a tool source (a missing one is a warning);
  * 2. every command of each module in `Modules`, narrowed to `IncludePatterns` when there are any;
  * 3. with no `Modules`, `IncludePatterns` select from every command of the session;

@@ -20,7 +20,7 @@ those, not this file. tests/settings_test.ts fails when this file is stale. -->
 **Where svc finds its configuration.** \`--config <path>\` or \`SVC_CONFIG\`; without either,
 \`appsettings.json\` in the directory svc runs in; when there is none, the configuration built into
 svc (a copy of the repository's \`appsettings.json\`, six read-only commands), and the log says so.
-\`svc create-config\` writes a commented file with every setting below and its default, and
+\`svc create-config\` writes a commented file with the settings below and their defaults, and
 \`appsettings.schema.json\` beside it for editors; \`svc doctor\` shows every setting's value and
 where it came from.
 
@@ -33,8 +33,9 @@ unknown key is a warning, with a suggestion when a known key is close.
 \`ShellConfiguration__ToolCallTimeout=00:01:00\`, and \`ShellConfiguration__Commands__0=Get-Date\`
 for the items of a list (a single string, \`ShellConfiguration__Commands=Get-Date\`, is a one-item
 list). Some settings also have an \`SVC_*\` variable, listed below. Precedence, highest first:
-flags, \`SVC_*\` variables, \`Section__Key\` variables, the file, the defaults. Workers never see
-these variables (docs/security.md, "svc's configuration never reaches a worker").
+flags, \`SVC_*\` variables, \`Section__Key\` variables, the file, the defaults. Workers do not see
+these variables unless \`ShellConfiguration:Environment:PassVariables\` names them (docs/security.md,
+"svc's configuration never reaches a worker").
 
 **Files written for PoshMcp** (another MCP server that exposes PowerShell commands, written in C#)
 are read too: its \`PowerShellConfiguration\` section as \`ShellConfiguration\`, \`CommandNames\` and

@@ -201,7 +201,7 @@ Deno.test("createConfig() writes every setting svc reads, leaving out only depre
   });
 });
 
-Deno.test("createConfig() writes the defaults the README documents", async () => {
+Deno.test("createConfig() writes the defaults docs/configuration.md documents", async () => {
   await withDir(async (dir) => {
     const path = `${dir}/appsettings.json`;
     await createConfig(path);
