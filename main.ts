@@ -102,6 +102,8 @@ ${option("config", "./appsettings.json (must exist)")}
 
 Starts the configured number of workers briefly (EagerWarmCount, at least one) to report the
 startup-script outcome and time per worker, then discovers the tools. Never prints a secret.
+What it compiles and discovers stays in the caches (CacheDirectory), so the next serve with the
+same configuration answers its first call without either.
 
 Options:
   --format <text|json>                          text

@@ -14,7 +14,7 @@ import type { ToolDescriptor } from "./tool_descriptor.ts";
 import { ANONYMOUS, Authenticator } from "./auth.ts";
 import type { Settings, SettingSource } from "./config.ts";
 import { type HostMode, replacementOf } from "./config_pool.ts";
-import { discoverCatalog } from "./discovery.ts";
+import { discoverCatalog, storeCatalog } from "./discovery.ts";
 import { StartupError } from "./errors.ts";
 import { describeOrigin, resolvePwsh } from "./pwsh_path.ts";
 import type { WorkerInfo } from "./worker.ts";
@@ -130,6 +130,9 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
       const catalog = await discoverCatalog(ready.worker, settings.shell, {
         modules: ready.startup.modules,
       });
+      // The next `serve` with these settings finds the catalog (and the host this worker compiled)
+      // in the caches: a first start after doctor, or after an image build that ran it, is warm.
+      await storeCatalog(catalog, { shell: settings.shell, pwsh });
       report.tools = catalog.tools.map(toolRow);
       // Missing modules, commands and name collisions, as the catalog noticed them.
       report.warnings.push(...catalog.warnings);

@@ -85,6 +85,18 @@ Deno.test("svc doctor reports a healthy configuration in text and JSON, without 
   });
 });
 
+Deno.test("svc doctor leaves the catalog where serve looks first: the next start discovers nothing", async () => {
+  const config = fixtureConfig({ Commands: ["Get-Date"] });
+  await withConfig(config, async (path, dir) => {
+    const env = { SVC_CACHE_DIR: `${dir}/cache` };
+    const doctor = await svc(["doctor", "--config", path, "--pwsh", TEST_PWSH], { env });
+    assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr);
+    await using server = await startHttpSvc({ config, env });
+    assert.match(server.stderr(), /Serving \d+ tools from the catalog cache/);
+    assert.doesNotMatch(server.stderr(), /Catalog ready/);
+  });
+});
+
 Deno.test("svc doctor on a broken configuration: missing module and failing startup script exit 1", async () => {
   const config = fixtureConfig({
     Modules: [FIXTURE_MODULE, "No.Such.Module"],
