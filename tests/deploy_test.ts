@@ -70,6 +70,13 @@ Deno.test("Dockerfile: non-root, HTTP on all interfaces, EXPOSE and HEALTHCHECK 
     ...entrypoint.filter((a) => a !== "--allow-net"),
     "doctor",
   ]);
+  // ...into a directory of the image that no volume of the manifests hides.
+  const hostCache = env.match(/SVC_HOST_CACHE_DIR=(\S+)/)?.[1];
+  assert.ok(hostCache?.startsWith("/opt/svc/"), String(hostCache));
+  assert.doesNotMatch(
+    read("deploy/kubernetes/deployment.yaml"),
+    /SVC_HOST_CACHE_DIR|mountPath: \/opt/,
+  );
   assert.ok(
     stage.findIndex((s) => s.instruction === "USER") <
       stage.findIndex((s) => s.rest === get("RUN").find((run) => run.includes('"doctor"'))),
