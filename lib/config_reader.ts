@@ -1,8 +1,9 @@
 /**
  * Typed reads of one merged settings tree: each read checks the value's type, takes the key's
  * default and minimum from lib/config_schema.ts unless the caller computes them, records where the
- * value came from (for doctor), and fails with an error naming the key and the file or environment
- * variable that set it.
+ * value came from (for doctor), and keeps a problem naming the key and the file or environment
+ * variable that set it (reading goes on, so that every problem is reported at once). Relative
+ * paths are resolved here, by one rule (`Reader.path`).
  *
  * @module
  */
@@ -116,6 +117,8 @@ export class Reader {
   readonly warnings: string[] = [];
   /** Every configuration problem found while reading, in the order found (see `report`). */
   readonly problems: ConfigError[] = [];
+  /** The keys (lowercase) whose problem is kept, so each is reported once. */
+  #reported = new Set<string>();
   /** Where each key read came from. */
   readonly sources: Record<string, SettingSource> = {};
   /** The value of each key read, as written (undefined when unset). */
@@ -202,8 +205,6 @@ export class Reader {
     this.#reported.add(id);
     this.problems.push(error);
   }
-
-  #reported = new Set<string>();
 
   /**
    * `read()`, or `fallback` with its configuration error kept for the end: a section's cross-key
