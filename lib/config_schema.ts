@@ -199,7 +199,8 @@ const shellSection = z.object({
   Environment: z.object({
     StartupScript: setting("text", { text: "Inline startup script, run after StartupScriptPath." }),
     StartupScriptPath: setting("text", {
-      text: "Startup script file, run once per worker before it serves.",
+      text:
+        "Startup script file, run once per worker before it serves; a relative path is relative to this file's folder.",
     }),
     PassVariables: setting("strings", {
       text:

@@ -19,7 +19,7 @@ import type { CommandMeta, CommandsResult, ModuleStatus } from "./worker_protoco
 
 const log = logger("catalog");
 
-const CACHE_FORMAT = 6;
+const CACHE_FORMAT = 7;
 
 /** What a cached catalog is keyed on: the configuration and the pwsh binary. */
 interface CatalogKeyInput {

@@ -16,7 +16,7 @@ import { restrictCommandTool } from "./catalog_command.ts";
 import { tracedCall } from "./telemetry.ts";
 import type { ToolDescriptor } from "./tool_descriptor.ts";
 import type { ShellSettings } from "./config.ts";
-import { overrideOf } from "./config_overrides.ts";
+import { overrideOf, timeoutSettingOf } from "./config_overrides.ts";
 import { logger } from "./log.ts";
 import {
   failureResult,
@@ -233,6 +233,7 @@ async function runCall(
     const result = toCallToolResult(tool, outcome, {
       maxResultBytes: shell.maxResultBytes,
       timeoutMs,
+      timeoutSetting: timeoutSettingOf(shell, tool),
     });
     log.info("Tool call {Tool} ({Command}) by {Principal} finished: {Outcome} in {ElapsedMs} ms.", {
       Tool: tool.name,

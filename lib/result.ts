@@ -23,6 +23,8 @@ export interface ShapeOptions {
   maxResultBytes: number;
   /** The call's time limit in ms, quoted when it ran out. */
   timeoutMs: number;
+  /** The key that set it, named when it ran out. @default "ShellConfiguration:ToolCallTimeout" */
+  timeoutSetting?: string;
 }
 
 /**
@@ -107,7 +109,9 @@ export function toCallToolResult(
       text: interrupted === "timeout"
         ? `Command '${tool.command}' timed out after ${
           seconds(options.timeoutMs)
-        } (ShellConfiguration:ToolCallTimeout) and was stopped`
+        } and was stopped: that is the limit ${
+          options.timeoutSetting ?? "ShellConfiguration:ToolCallTimeout"
+        } sets, so raise it there if the command needs longer`
         : `Command '${tool.command}' was cancelled and stopped`,
     });
   } else if (errors.length > 0) {
@@ -259,7 +263,12 @@ export function describeErrors(command: string, errors: ErrorInfo[]): string {
   return `Command '${command}' reported ${count}:\n${lines.join("\n")}`;
 }
 
+/**
+ * A prompt that failed without the worker's own sentence (lib/host/cs/ErrorInfo.cs writes one for
+ * the prompts it sees, which says what to do already: the hint is given once).
+ */
 function isPromptError(error: ErrorInfo): boolean {
+  if (error.message.includes("but svc runs commands non-interactively")) return false;
   return (error.fullyQualifiedErrorId ?? "").startsWith("HostFunction") ||
     /does not support user interaction|NonInteractive mode/.test(error.message);
 }

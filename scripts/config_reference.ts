@@ -25,9 +25,11 @@ svc (a copy of the repository's \`appsettings.json\`, six read-only commands), a
 where it came from.
 
 **How to write it.** JSON with comments and trailing commas. Keys are case-insensitive. Time spans
-are \`hh:mm:ss\`. Lists are JSON arrays (\`"Commands": ["Get-Date"]\`). A value of the wrong type or
-out of range stops svc with exit code 2, naming the key and the file or variable that set it; an
-unknown key is a warning, with a suggestion when a known key is close.
+are \`hh:mm:ss\`. Lists are JSON arrays (\`"Commands": ["Get-Date"]\`). Values of the wrong type or
+out of range stop svc with exit code 2, all of them in one run, each naming the key, the file or
+variable that set it and the form wanted; an unknown key is a warning, with a suggestion when a
+known key is close. A relative path in the file is resolved against the file's folder
+([configuration-rules.md](configuration-rules.md) has both rules).
 
 **Environment variables.** Any key can be given as a variable with \`__\` between levels:
 \`ShellConfiguration__ToolCallTimeout=00:01:00\`, and \`ShellConfiguration__Commands__0=Get-Date\`

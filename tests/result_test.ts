@@ -124,10 +124,16 @@ Deno.test("toCallToolResult() says a call timed out after its limit, or was canc
   assert.equal(structured(timedOut).stopped, "timeout");
   assert.equal(
     texts(timedOut)[0],
-    "Command 'Get-Thing' timed out after 1.5 s (ShellConfiguration:ToolCallTimeout) and was stopped",
+    "Command 'Get-Thing' timed out after 1.5 s and was stopped: that is the limit ShellConfiguration:ToolCallTimeout sets, so raise it there if the command needs longer",
   );
-  const whole = toCallToolResult(tool, { result: result(), interrupted: "timeout" }, OPTIONS);
-  assert.match(texts(whole)[0]!, /timed out after 300 s /);
+  const whole = toCallToolResult(tool, { result: result(), interrupted: "timeout" }, {
+    ...OPTIONS,
+    timeoutSetting: "ShellConfiguration:CommandOverrides:Get-Thing:ToolCallTimeout",
+  });
+  assert.match(
+    texts(whole)[0]!,
+    /timed out after 300 s .*limit ShellConfiguration:CommandOverrides:Get-Thing:ToolCallTimeout sets/,
+  );
   const cancelled = toCallToolResult(tool, { result: result(), interrupted: "cancelled" }, OPTIONS);
   assert.equal(texts(cancelled)[0], "Command 'Get-Thing' was cancelled and stopped");
   assert.equal(structured(cancelled).stopped, "cancelled");

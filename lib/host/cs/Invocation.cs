@@ -21,6 +21,9 @@ namespace Svc.Host
         private readonly Stopwatch _watch = new Stopwatch();
         // Set once, by Start's object initializer.
         private Runspace _worker;
+        // The command and the arguments it was given, for the message of a prompt it made (ErrorInfo).
+        private string _command;
+        private Hashtable _arguments;
         private int _depth;
         private int _first;
         private object _savedProgress;
@@ -124,6 +127,8 @@ namespace Svc.Host
                 Invocation run = new Invocation
                 {
                     _worker = worker,
+                    _command = command,
+                    _arguments = parameters,
                     Id = id,
                     PowerShell = ps,
                     _depth = depth,
@@ -280,11 +285,11 @@ namespace Svc.Host
             foreach (ErrorRecord record in PowerShell.Streams.Error.ReadAll())
             {
                 if (terminatingRecord != null && ReferenceEquals(record, terminatingRecord)) continue;
-                Add(errors, "errors", () => ErrorInfo.From(record, false));
+                Add(errors, "errors", () => ErrorInfo.From(record, false, _command, _arguments));
             }
             if (terminatingRecord != null)
             {
-                OrderedDictionary info = ErrorInfo.From(terminatingRecord, true);
+                OrderedDictionary info = ErrorInfo.From(terminatingRecord, true, _command, _arguments);
                 errors.Add(Limits != null ? Limits.Cut(info) : info);
             }
             ArrayList warnings = new ArrayList();
