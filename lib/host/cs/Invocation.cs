@@ -20,7 +20,6 @@ namespace Svc.Host
         private readonly Stopwatch _watch = new Stopwatch();
         // Set once, by Start's object initializer.
         private Runspace _worker;
-        private int _depth;
         private int _first;
         private object _savedProgress;
         private bool _stopRequested;
@@ -129,7 +128,6 @@ namespace Svc.Host
                     _worker = worker,
                     Id = id,
                     PowerShell = ps,
-                    _depth = depth,
                     _first = first,
                     Select = select,
                     Limits = limits,
