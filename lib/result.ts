@@ -156,7 +156,7 @@ export function toCallToolResult(
  */
 function outputText(fitted: FittedOutput): string {
   const notice = fitted.notice ? `\n${fitted.notice}` : "";
-  if (encoder.encode(fitted.json).length <= TEXT_OUTPUT_LIMIT) return `${fitted.json}${notice}`;
+  if (withinBytes(fitted.json, TEXT_OUTPUT_LIMIT)) return `${fitted.json}${notice}`;
   const view = fitOutput(fitted.kept, TEXT_OUTPUT_LIMIT);
   const total = fitted.kept.length;
   const shown = view.truncated?.shortenedFirst
@@ -166,6 +166,14 @@ function outputText(fitted: FittedOutput): string {
 }
 
 const encoder = new TextEncoder();
+
+/** Whether `text` takes at most `limit` bytes of UTF-8, encoding it only when its length cannot say. */
+function withinBytes(text: string, limit: number): boolean {
+  // A UTF-16 unit takes one to three bytes, a surrogate pair four.
+  if (text.length > limit) return false;
+  if (text.length * 3 <= limit) return true;
+  return encoder.encode(text).length <= limit;
+}
 
 /** What the caller's own choice of properties makes needless to say: the properties each type left out. */
 function withoutTypeOmissions(shape: OutputShape | undefined): OutputShape | undefined {
