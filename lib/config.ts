@@ -52,7 +52,7 @@ export interface ShellSettings {
   startupScriptPath: string | null;
   /** Time limit of one call in ms. @default 300000 (`ShellConfiguration:ToolCallTimeout`, "00:05:00") */
   toolCallTimeoutMs: number;
-  /** Largest result text in bytes before it is cut. @default 1048576 (`ShellConfiguration:MaxResultBytes`) */
+  /** Largest result text in bytes before it is cut. @default 24576 (`ShellConfiguration:MaxResultBytes`) */
   maxResultBytes: number;
   /** `ConvertTo-Json -Depth` for output objects. @default 4 (`ShellConfiguration:SerializationDepth`) */
   serializationDepth: number;

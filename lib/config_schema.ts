@@ -131,8 +131,8 @@ const shellSection = z.object({
   ToolCallTimeout: setting("timeSpan", { text: "Time limit of one call.", default: "00:05:00" }),
   MaxResultBytes: setting("integer", {
     text:
-      "Output text above this size is cut with a notice; it also bounds what one call may send svc (output, error and other records).",
-    default: 1_048_576,
+      "Output text above this size is cut with a notice; it also bounds what one call may send svc (output, error and other records). The default, about 6-8k tokens, suits a model's context.",
+    default: 24_576,
     min: 1024,
   }),
   SerializationDepth: setting("integer", {

@@ -56,9 +56,10 @@ const DEFAULT_CONFIG_TEXT =
     "ExcludePatterns": ${renderStringList(stringsOf(DEFAULT_SHELL["ExcludePatterns"]), "    ")},
     // Time limit of one call (hh:mm:ss).
     "ToolCallTimeout": "00:05:00",
-    // Output text above this many bytes is cut, with an explicit notice. It also bounds what one
-    // call may send svc: the worker counts output and error and other records past it, unsent.
-    "MaxResultBytes": 1048576,
+    // Output text above this many bytes (about 6-8k tokens) is cut, with an explicit notice. It
+    // also bounds what one call may send svc: the worker counts output and error and other
+    // records past it, unsent.
+    "MaxResultBytes": 24576,
     // ConvertTo-Json -Depth used for output objects.
     "SerializationDepth": 4,
     // Most names a call may give in _RequestedProperties; a call over it is refused before it

@@ -30,7 +30,7 @@ Deno.test("loadSettings() falls back to the embedded default when no file exists
     assert.equal(settings.transport, "stdio");
     assert.ok(settings.shell.commands.includes("Get-Date"));
     assert.equal(settings.shell.toolCallTimeoutMs, 300_000);
-    assert.equal(settings.shell.maxResultBytes, 1_048_576);
+    assert.equal(settings.shell.maxResultBytes, 24_576);
     assert.equal(settings.pool.stopTimeoutMs, 5_000);
     assert.equal(settings.shell.startupScript, null);
   } finally {

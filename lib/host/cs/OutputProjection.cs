@@ -8,6 +8,7 @@ using System.Collections;
 using System.Collections.Generic;
 using System.Collections.Specialized;
 using System.Management.Automation;
+using System.Management.Automation.Runspaces;
 using System.Text.RegularExpressions;
 
 namespace Svc.Host
@@ -18,6 +19,7 @@ namespace Svc.Host
         private static readonly Regex AnsiEscape = new Regex("\\x1b\\[[0-9;?]*[ -/]*[@-~]", RegexOptions.Compiled | RegexOptions.CultureInvariant);
         private readonly ScriptBlock _viewNames;
         private readonly Dictionary<string, string[]> _views = new Dictionary<string, string[]>(StringComparer.Ordinal);
+        private readonly HashSet<string> _prepared = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
 
         /// <summary>
         /// <paramref name="viewNames"/> is called with a type chain (string[]) and returns the property
@@ -38,6 +40,35 @@ namespace Svc.Host
         public Pass Begin(Invocation run)
         {
             return new Pass(this, run);
+        }
+
+        /// <summary>
+        /// Looks up, once per command name, the views of the types <paramref name="command"/> declares
+        /// it writes ([OutputType]), while <paramref name="worker"/> is idle: a pass may then project
+        /// them as the command writes them, when no lookup can run (<see cref="Pass.TryProject"/>).
+        /// Best effort: a name or type that cannot be resolved is skipped.
+        /// </summary>
+        public void Prepare(Runspace worker, string command)
+        {
+            if (!_prepared.Add(command)) return;
+            try
+            {
+                CommandInfo info = worker.SessionStateProxy.InvokeCommand.GetCommand(command, CommandTypes.All);
+                if (info == null) return;
+                foreach (PSTypeName declared in info.OutputType)
+                {
+                    Type type = declared.Type;
+                    if (type == null || typeof(string) == type || type.IsValueType || typeof(IEnumerable).IsAssignableFrom(type)) continue;
+                    List<string> chain = new List<string>();
+                    for (Type t = type; t != null; t = t.BaseType) chain.Add(t.FullName);
+                    string[] ignored;
+                    TryViewNames(chain.ToArray(), true, out ignored);
+                }
+            }
+            catch (Exception)
+            {
+                // Only an optimization: the output is projected when the command has ended instead.
+            }
         }
 
         /// <summary>One call's projection: the items projected so far and what they showed and left out.</summary>
@@ -61,14 +92,20 @@ namespace Svc.Host
                 for (int i = 0; i < _requested.Length; i++) _patterns[i] = WildcardPattern.Get(Text(_requested[i]), WildcardOptions.IgnoreCase);
             }
 
-            /// <summary>The item to encode in place of <paramref name="item"/>.</summary>
-            public object Project(object item)
+            /// <summary>
+            /// The item to encode in place of <paramref name="item"/>, in <paramref name="projected"/>.
+            /// False, projecting nothing, when that needs the format data of a type chain not looked up
+            /// yet and <paramref name="mayLookUp"/> is false: the lookup runs a pipeline in the worker
+            /// runspace, which cannot happen while the command runs there.
+            /// </summary>
+            public bool TryProject(object item, bool mayLookUp, out object projected)
             {
-                if (item == null) return item;
+                projected = item;
+                if (item == null) return true;
                 // Values without properties worth choosing from are encoded whole.
                 PSObject wrapped = PSObject.AsPSObject(item);
                 object baseObject = wrapped.BaseObject;
-                if (baseObject is string || baseObject is ValueType || baseObject is IEnumerable) return item;
+                if (baseObject is string || baseObject is ValueType || baseObject is IEnumerable) return true;
                 PSMemberInfoCollection<PSPropertyInfo> properties = null;
                 IList<string> names = null;
                 if (_requested.Length > 0)
@@ -88,9 +125,9 @@ namespace Svc.Host
                 }
                 else if (_display)
                 {
-                    names = _owner.DisplayNames(wrapped);
+                    if (!_owner.TryDisplayNames(wrapped, mayLookUp, out names)) return false;
                 }
-                if (names == null) return item;
+                if (names == null) return true;
                 if (properties == null) properties = wrapped.Properties;
                 OrderedDictionary shown = new OrderedDictionary(StringComparer.OrdinalIgnoreCase);
                 foreach (string name in names)
@@ -123,7 +160,8 @@ namespace Svc.Host
                     if (bounded && omittedNames.Length > CallLimits.ShapeNames) entry["omittedCount"] = omittedNames.Length;
                     _types[typeName] = entry;
                 }
-                return shown;
+                projected = shown;
+                return true;
             }
 
             /// <summary>Gives the run its report: per type what was shown and left out, and the requested names that matched nothing.</summary>
@@ -139,23 +177,37 @@ namespace Svc.Host
         }
 
         // What PowerShell would show: the DefaultDisplayPropertySet, else the columns of the type's
-        // first table or list view (kept per type chain), else everything (null).
-        internal IList<string> DisplayNames(PSObject wrapped)
+        // first table or list view (kept per type chain), else everything (null). False when the view
+        // is not known yet and may not be looked up now.
+        internal bool TryDisplayNames(PSObject wrapped, bool mayLookUp, out IList<string> shown)
         {
+            shown = null;
             PSMemberSet standard = wrapped.Members["PSStandardMembers"] as PSMemberSet;
             PSPropertySet set = standard != null ? standard.Members["DefaultDisplayPropertySet"] as PSPropertySet : null;
-            if (set != null && set.ReferencedPropertyNames.Count > 0) return set.ReferencedPropertyNames;
+            if (set != null && set.ReferencedPropertyNames.Count > 0)
+            {
+                shown = set.ReferencedPropertyNames;
+                return true;
+            }
             string[] chain = new string[wrapped.TypeNames.Count];
             wrapped.TypeNames.CopyTo(chain, 0);
-            string key = string.Join("|", chain);
             string[] names;
-            if (!_views.TryGetValue(key, out names))
-            {
-                object answer = _viewNames.InvokeReturnAsIs(new object[] { chain });
-                names = LanguagePrimitives.ConvertTo<string[]>(answer) ?? new string[0];
-                _views[key] = names;
-            }
-            return names.Length > 0 ? names : null;
+            if (!TryViewNames(chain, mayLookUp, out names)) return false;
+            if (names.Length > 0) shown = names;
+            return true;
+        }
+
+        // The columns of the first table or list view of a type chain (kept per chain); false when
+        // they are not known yet and may not be looked up now.
+        private bool TryViewNames(string[] chain, bool mayLookUp, out string[] names)
+        {
+            string key = string.Join("|", chain);
+            if (_views.TryGetValue(key, out names)) return true;
+            if (!mayLookUp) return false;
+            object answer = _viewNames.InvokeReturnAsIs(new object[] { chain });
+            names = LanguagePrimitives.ConvertTo<string[]>(answer) ?? new string[0];
+            _views[key] = names;
+            return true;
         }
 
         // JSON null or absent -> no items; a scalar -> one.
