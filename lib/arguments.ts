@@ -52,7 +52,7 @@ export function bindArguments(tool: ToolDescriptor, args: unknown): BindResult {
       };
     }
     if (value === null || value === undefined) continue;
-    const checked = checkValue(value, parameter.schema, parameter.name);
+    const checked = checkValue(value, checkedSchema(parameter), parameter.name);
     if (!checked.ok) {
       return {
         ok: false,
@@ -76,6 +76,22 @@ export function bindArguments(tool: ToolDescriptor, args: unknown): BindResult {
   }
   return { ok: true, value: { parameters, credentials, shaping } };
 }
+
+/**
+ * The schema an argument is checked against: its own, with every accepted value as the enum when
+ * the schema lists only some of them (`ToolParameter.accepted`).
+ */
+function checkedSchema(parameter: ToolParameter): JsonSchema {
+  const { schema, accepted } = parameter;
+  if (!accepted) return schema;
+  if (schema.type === "array") {
+    return { ...schema, items: { ...(schema.items as JsonSchema), enum: accepted } };
+  }
+  return { ...schema, enum: accepted };
+}
+
+/** Accepted values a refusal lists in full; past it, the first few and the count. */
+const LISTED_VALUES = 64;
 
 type Checked = { ok: true; value: unknown } | { ok: false; message: string };
 
@@ -198,7 +214,14 @@ function checkString(value: unknown, schema: JsonSchema): Checked {
   if (Array.isArray(schema.enum)) {
     const match = (schema.enum as string[]).find((e) => e.toLowerCase() === text.toLowerCase());
     if (match === undefined) {
-      return fail(`the value is not one of ${(schema.enum as string[]).join(", ")}`);
+      const values = schema.enum as string[];
+      return fail(
+        values.length <= LISTED_VALUES
+          ? `the value is not one of ${values.join(", ")}`
+          : `the value is not one of the ${values.length} accepted values (${
+            values.filter((v) => v !== "").slice(0, 8).join(", ")
+          }, …)`,
+      );
     }
     return { ok: true, value: match };
   }

@@ -26,6 +26,11 @@ export interface ToolParameter {
   required: boolean;
   /** How the argument binds. */
   kind: ParameterKind;
+  /**
+   * Every value PowerShell accepts, when the schema's `enum` does not list them all (an empty
+   * member, or more than `ENUM_CAP`): svc checks the argument against these. @default undefined
+   */
+  accepted?: string[];
 }
 
 /** Where a tool's description came from. */

@@ -137,12 +137,13 @@ Deno.test("selectCommands() narrows module commands by include patterns and lets
 
 Deno.test("buildTools() makes one tool per parameter set of Get-Process with real metadata", () => {
   const catalog = buildTools([cmdletMeta("Get-Process")], { psVersion: "7.6.9" });
-  // The InputObject sets take Process objects, which no JSON client can send: not offered.
+  // The InputObject sets take Process objects, which no JSON client can send: not offered. Tools
+  // come sorted by name, whatever order PowerShell reports the sets in.
   assert.deepEqual(catalog.tools.map((t) => t.name), [
-    "get_process_name",
-    "get_process_name_with_user_name",
     "get_process_id",
     "get_process_id_with_user_name",
+    "get_process_name",
+    "get_process_name_with_user_name",
   ]);
   // Listed for doctor, not warned at every start: Get-Process has other sets (issue 31).
   assert.deepEqual(catalog.warnings, []);
@@ -238,7 +239,7 @@ Deno.test("buildTools() maps every parameter kind to its JSON Schema keywords", 
   });
   assert.deepEqual(p.Names, { type: "array", items: { type: "string" }, minItems: 1, maxItems: 3 });
   assert.equal((p.Numbers!.items as Record<string, unknown>).type, "integer");
-  assert.deepEqual(p.Options, { type: "object" });
+  assert.deepEqual(p.Options, { type: "object", properties: {}, additionalProperties: true });
   // Any JSON value, each branch typed, so typed-dialect clients and `--strict` accept it.
   const branches = (p.Anything!.anyOf as Record<string, unknown>[]).map((b) => b.type);
   assert.deepEqual(branches, ["string", "number", "boolean", "object", "array"]);
@@ -302,7 +303,7 @@ Deno.test("buildTools() takes descriptions from help, then metadata, sanitized a
   const bare = command("Get-Bare", [["__AllParameterSets", [param("Name", "System.String")]]], {
     help: { synopsis: "Get-Bare [-Name <string>]", description: null, parameters: {} },
   });
-  const [a, b] = buildTools([helped, bare], { psVersion: "7.4.6" }).tools;
+  const [b, a] = buildTools([helped, bare], { psVersion: "7.4.6" }).tools;
   assert.equal(a!.description, "Returns a greeting for a name.");
   assert.equal(a!.descriptionSource, "synopsis");
   assert.equal(
@@ -362,8 +363,8 @@ Deno.test("buildTools() with ToolGranularity Command makes one flat tool per com
     psVersion: "7.6.9",
     granularity: "Command",
   });
-  assert.deepEqual(catalog.tools.map((t) => t.name), ["get_process", "get_date"]);
-  const process = catalog.tools[0]!;
+  assert.deepEqual(catalog.tools.map((t) => t.name), ["get_date", "get_process"]);
+  const process = catalog.tools[1]!;
   const properties = process.inputSchema.properties as Record<string, JsonSchema>;
   for (const name of ["Name", "Id", "IncludeUserName", "Module", "FileVersionInfo"]) {
     assert.ok(name in properties, `${name} is an argument of get_process`);
