@@ -15,6 +15,11 @@ export interface BoundArguments {
   credentials: string[];
   /** The shaping arguments given (`_RequestedProperties`, `_AllProperties`, `_MaxResults`), by name. */
   shaping: Record<string, unknown>;
+  /**
+   * The provider the given dynamic arguments belong to, and their names: the worker runs the call
+   * only on paths of that provider (protocol §4.4). @default undefined: none given
+   */
+  provider?: { name: string; arguments: string[] };
 }
 
 /** The outcome of {@linkcode bindArguments}: bound arguments, or the reason they were refused. */
@@ -42,6 +47,7 @@ export function bindArguments(tool: ToolDescriptor, args: unknown): BindResult {
   const parameters: Record<string, unknown> = {};
   const credentials: string[] = [];
   const shaping: Record<string, unknown> = {};
+  let provider: BoundArguments["provider"];
   for (const [key, value] of Object.entries(given)) {
     const parameter = byName.get(key.toLowerCase());
     if (!parameter) {
@@ -65,6 +71,11 @@ export function bindArguments(tool: ToolDescriptor, args: unknown): BindResult {
     }
     parameters[parameter.name] = checked.value;
     if (parameter.kind === "credential") credentials.push(parameter.name);
+    if (parameter.provider) {
+      // A tool's dynamic parameters all come from one provider (the catalog describes one).
+      provider ??= { name: parameter.provider, arguments: [] };
+      provider.arguments.push(parameter.name);
+    }
   }
   for (const parameter of tool.parameters) {
     if (parameter.required && !(parameter.name in parameters)) {
@@ -74,7 +85,10 @@ export function bindArguments(tool: ToolDescriptor, args: unknown): BindResult {
       };
     }
   }
-  return { ok: true, value: { parameters, credentials, shaping } };
+  return {
+    ok: true,
+    value: { parameters, credentials, shaping, ...(provider ? { provider } : {}) },
+  };
 }
 
 /**

@@ -271,9 +271,13 @@ function buildTool(
   const ordered = [...set.parameters].sort(parameterOrder);
   for (const param of ordered) {
     const lower = param.name.toLowerCase();
-    if (COMMON_PARAMETERS.has(lower) || param.isDynamic) continue;
+    if (COMMON_PARAMETERS.has(lower)) continue;
+    // A dynamic parameter is offered only when discovery said whose it is: a provider's, described
+    // for a path of that provider (a function's dynamicparam block depends on what, svc cannot tell).
+    const provider = param.isDynamic ? command.provider ?? null : null;
+    if (param.isDynamic && provider === null) continue;
     if ((lower === "whatif" || lower === "confirm") && !command.supportsShouldProcess) continue;
-    const built = toolParameter(param, command.help?.parameters[param.name] ?? null);
+    const built = toolParameter(param, command.help?.parameters[param.name] ?? null, provider);
     if (built) {
       parameters.push(built);
     } else if (param.isMandatory) {
@@ -324,8 +328,13 @@ function parameterOrder(a: ParamMeta, b: ParamMeta): number {
   return pa !== pb ? pa - pb : a.name.localeCompare(b.name);
 }
 
-function toolParameter(param: ParamMeta, helpText: string | null): ToolParameter | null {
-  const described = (parameter: ToolParameter) => withDescription(parameter, param, helpText);
+function toolParameter(
+  param: ParamMeta,
+  helpText: string | null,
+  provider: string | null,
+): ToolParameter | null {
+  const described = (parameter: ToolParameter) =>
+    withDescription(provider ? { ...parameter, provider } : parameter, param, helpText);
   if (param.isSwitch) {
     return described({
       name: param.name,
@@ -468,7 +477,11 @@ function withDescription(
   const accepted = acceptedValues(param);
   if (accepted) parameter.accepted = accepted;
   const text = sanitize(helpText ?? "") || sanitize(param.helpMessage ?? "") || valuesPhrase(param);
-  if (text) parameter.schema.description = cap(text, PARAMETER_DESCRIPTION_CAP);
+  const provider = parameter.provider
+    ? `${parameter.provider} provider parameter: only for ${parameter.provider} paths.`
+    : null;
+  const full = [text, provider].filter((part) => part).join(" ");
+  if (full) parameter.schema.description = cap(full, PARAMETER_DESCRIPTION_CAP);
   return parameter;
 }
 
@@ -476,7 +489,12 @@ function withDescription(
 function valuesPhrase(param: ParamMeta): string | null {
   const each = param.elementType || param.type.endsWith("[]") ? "Each item is one" : "One";
   const values = valuesOf(param);
-  if (!values) return null;
+  if (!values) {
+    const suggested = (param.completions ?? []).filter((value) => value !== "");
+    return suggested.length > 0
+      ? `Suggested values: ${suggested.slice(0, ENUM_CAP).join(", ")}.`
+      : null;
+  }
   const listed = values.filter((value) => value !== "");
   const empty = listed.length < values.length ? " (or an empty string)" : "";
   return listed.length <= ENUM_CAP

@@ -21,7 +21,7 @@ import type { CommandMeta, CommandsResult, ModuleStatus } from "./worker_protoco
 const log = logger("catalog");
 
 // Raised whenever the catalog's policy changes what it builds from the same metadata (8: tools
-// sorted by name, portable schemas).
+// sorted by name, portable schemas, provider parameters).
 const CACHE_FORMAT = 8;
 
 /**

@@ -31,6 +31,11 @@ export interface ToolParameter {
    * member, or more than `ENUM_CAP`): svc checks the argument against these. @default undefined
    */
   accepted?: string[];
+  /**
+   * The provider whose dynamic parameter this is (`FileSystem`): a call that gives it runs only on
+   * paths of that provider (`docs/tool-schemas.md`). @default undefined: a parameter of the command
+   */
+  provider?: string;
 }
 
 /** Where a tool's description came from. */

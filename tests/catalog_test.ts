@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { bindArguments } from "../lib/arguments.ts";
 import { buildTools, selectCommands, toolName, wildcard } from "../lib/catalog.ts";
 import { annotationsFor } from "../lib/catalog_annotations.ts";
 import { cap, sanitize } from "../lib/catalog_description.ts";
@@ -257,6 +258,46 @@ Deno.test("buildTools() maps every parameter kind to its JSON Schema keywords", 
   assert.deepEqual(p.WhatIf, { type: "boolean" }, "WhatIf stays where ShouldProcess is supported");
   assert.deepEqual(tool.parameters.find((x) => x.name === "Credential")?.kind, "credential");
   assert.deepEqual(tool.parameters.find((x) => x.name === "Force")?.kind, "switch");
+});
+
+Deno.test("buildTools() offers a provider's dynamic parameters, marked as its, and binding names the provider", () => {
+  const sets: [string, ParamMeta[]][] = [["Path", [
+    param("Path", "System.String[]", { position: 0, isMandatory: true }),
+    param("Raw", "System.Management.Automation.SwitchParameter", { isDynamic: true }),
+    param("Encoding", "System.Text.Encoding", { isDynamic: true, completions: ["utf8", "ascii"] }),
+  ]]];
+  const [tool] = buildTools([command("Get-Content", sets, { provider: "FileSystem" })], {
+    psVersion: "7.6.9",
+  }).tools;
+  const p = tool!.inputSchema.properties as Record<string, JsonSchema>;
+  assert.deepEqual(p.Raw, {
+    type: "boolean",
+    description: "FileSystem provider parameter: only for FileSystem paths.",
+  });
+  assert.equal(
+    p.Encoding!.description,
+    "Suggested values: utf8, ascii. FileSystem provider parameter: only for FileSystem paths.",
+  );
+  assert.equal(p.Path!.description, undefined);
+  assert.deepEqual(tool!.parameters.filter((x) => x.provider).map((x) => x.name), [
+    "Encoding",
+    "Raw",
+  ]);
+  const bound = bindArguments(tool!, { Path: ["/tmp/a"], raw: true, Encoding: "utf8" });
+  assert.ok(bound.ok);
+  assert.deepEqual(bound.value.provider, { name: "FileSystem", arguments: ["Raw", "Encoding"] });
+  const plain = bindArguments(tool!, { Path: ["/tmp/a"] });
+  assert.ok(plain.ok && !("provider" in plain.value), "no provider without a provider argument");
+
+  // Dynamic parameters whose provider discovery could not tell (a function's dynamicparam block,
+  // metadata from an older worker) are not offered.
+  const [bare] = buildTools([command("Get-Content", sets)], { psVersion: "7.6.9" }).tools;
+  assert.deepEqual(
+    Object.keys(bare!.inputSchema.properties as object).filter((k) => !k.startsWith("_")),
+    [
+      "Path",
+    ],
+  );
 });
 
 Deno.test("buildTools() reports collisions and unbindable mandatory sets instead of overwriting", () => {
