@@ -27,7 +27,7 @@ import {
   toolDescription,
 } from "./catalog_description.ts";
 import { SHAPING_PARAMETERS } from "./output_shaping.ts";
-import { ENUM_CAP } from "./tool_portability.ts";
+import { ENUM_CAP, MAX_TOOL_NAME } from "./tool_portability.ts";
 import type { JsonSchema, ToolDescriptor, ToolParameter } from "./tool_descriptor.ts";
 import type {
   CommandMeta,
@@ -182,9 +182,10 @@ export function toolName(command: string, parameterSet: string | null): string {
     name = `${name}_${snake(parameterSet)}`;
   }
   if (name === "") return "unnamed_command";
-  // Clients refuse names over 64 characters; a digest of the whole name keeps a cut one unique.
-  if (name.length > 64) {
-    name = `${name.slice(0, 55)}_${createHash("sha256").update(name).digest("hex").slice(0, 8)}`;
+  // Clients refuse longer names; a digest of the whole name keeps a cut one unique.
+  if (name.length > MAX_TOOL_NAME) {
+    const digest = createHash("sha256").update(name).digest("hex").slice(0, 8);
+    name = `${name.slice(0, MAX_TOOL_NAME - digest.length - 1)}_${digest}`;
   }
   return name;
 }

@@ -7,8 +7,11 @@
  * @module
  */
 
+/** Longest tool name the Anthropic and OpenAI tool APIs take. */
+export const MAX_TOOL_NAME = 64;
+
 /** What a tool name must match: MCP clients and model APIs refuse others. */
-export const PORTABLE_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+export const PORTABLE_TOOL_NAME = new RegExp(`^[a-zA-Z0-9_-]{1,${MAX_TOOL_NAME}}$`);
 
 /**
  * Most members an enum of a tool schema lists; a longer one is left out of the schema, and the
