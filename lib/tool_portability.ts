@@ -29,10 +29,13 @@ export interface ListedTool {
 /**
  * Everything in `tools` outside the portable subset, one sentence each naming the tool and where in
  * its schema: the list out of name order, a name not matching {@linkcode PORTABLE_TOOL_NAME}, an
- * input schema that is not an object or has `oneOf`/`anyOf`/`allOf` at its top, and anywhere a
- * `$ref`, an array without `items`, an object without `properties`, a `type` beside `anyOf` or
- * `oneOf`, a string `format` other than `date-time`, an enum member that is not a non-empty string,
- * or an enum of more than {@linkcode ENUM_CAP} members. Empty when all is portable.
+ * input schema that is not an object or has `oneOf`/`anyOf`/`allOf` at its top; anywhere a `$ref`,
+ * a schema with neither `type` nor `anyOf`/`oneOf` of typed branches, or a `type` beside `anyOf` or
+ * `oneOf`; and in input schemas, which clients hand to a model's typed dialect, an array without
+ * `items`, an object without `properties`, a string `format` other than `date-time`, an enum member
+ * that is not a non-empty string, or an enum of more than {@linkcode ENUM_CAP} members. Output
+ * schemas only validate `structuredContent` and are held to the first rules alone. Empty when all
+ * is portable.
  */
 export function portabilityFindings(tools: ListedTool[]): string[] {
   const findings: string[] = [];
@@ -60,8 +63,10 @@ export function portabilityFindings(tools: ListedTool[]): string[] {
         findings.push(`Input schema of tool '${tool.name}' has '${keyword}' at its top`);
       }
     }
-    walk(input, `${tool.name} input`, findings);
-    if (tool.outputSchema !== undefined) walk(tool.outputSchema, `${tool.name} output`, findings);
+    walk(input, `${tool.name} input`, true, findings);
+    if (tool.outputSchema !== undefined) {
+      walk(tool.outputSchema, `${tool.name} output`, false, findings);
+    }
   }
   return findings;
 }
@@ -70,37 +75,47 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
-/** Checks one schema and the schemas inside it; `where` names it in findings (`tool input.Path`). */
-function walk(schema: unknown, where: string, findings: string[]): void {
+/**
+ * Checks one schema and the schemas inside it; `where` names it in findings (`tool input.Path`).
+ * `typed` adds the rules of the typed dialects models read (input schemas).
+ */
+function walk(schema: unknown, where: string, typed: boolean, findings: string[]): void {
   if (!isObject(schema)) return;
   const say = (what: string) => findings.push(`Schema ${where}: ${what}`);
   if ("$ref" in schema) say("has '$ref'");
+  else if (!("type" in schema) && !("anyOf" in schema) && !("oneOf" in schema)) {
+    say("says no type (an untyped schema accepts anything, and typed dialects refuse it)");
+  }
   if ("type" in schema && ("anyOf" in schema || "oneOf" in schema)) {
     say("has 'type' beside 'anyOf' or 'oneOf'");
   }
-  if (schema.type === "array" && !("items" in schema)) say("is an array without 'items'");
-  if (schema.type === "object" && !("properties" in schema)) {
-    say("is an object without 'properties'");
-  }
-  if (typeof schema.format === "string" && schema.format !== "date-time") {
-    say(`has format '${schema.format}' (only 'date-time' is portable)`);
-  }
-  if (Array.isArray(schema.enum)) {
-    if (schema.enum.some((member) => typeof member !== "string" || member === "")) {
-      say("has an enum member that is not a non-empty string");
+  if (typed) {
+    if (schema.type === "array" && !("items" in schema)) say("is an array without 'items'");
+    if (schema.type === "object" && !("properties" in schema)) {
+      say("is an object without 'properties'");
     }
-    if (schema.enum.length > ENUM_CAP) {
-      say(`has an enum of ${schema.enum.length} members (at most ${ENUM_CAP})`);
+    if (typeof schema.format === "string" && schema.format !== "date-time") {
+      say(`has format '${schema.format}' (only 'date-time' is portable)`);
+    }
+    if (Array.isArray(schema.enum)) {
+      if (schema.enum.some((member) => typeof member !== "string" || member === "")) {
+        say("has an enum member that is not a non-empty string");
+      }
+      if (schema.enum.length > ENUM_CAP) {
+        say(`has an enum of ${schema.enum.length} members (at most ${ENUM_CAP})`);
+      }
     }
   }
   if (isObject(schema.properties)) {
     for (const [name, property] of Object.entries(schema.properties)) {
-      walk(property, `${where}.${name}`, findings);
+      walk(property, `${where}.${name}`, typed, findings);
     }
   }
-  walk(schema.items, `${where}[]`, findings);
+  walk(schema.items, `${where}[]`, typed, findings);
   for (const keyword of ["anyOf", "oneOf", "allOf"]) {
     const list = schema[keyword];
-    if (Array.isArray(list)) list.forEach((s, i) => walk(s, `${where}/${keyword}[${i}]`, findings));
+    if (Array.isArray(list)) {
+      list.forEach((s, i) => walk(s, `${where}/${keyword}[${i}]`, typed, findings));
+    }
   }
 }
