@@ -229,7 +229,7 @@ Deno.test("createConfig() writes the defaults docs/configuration.md documents", 
       },
       {
         toolCallTimeoutMs: 300_000,
-        maxResultBytes: 1_048_576,
+        maxResultBytes: 24_576,
         serializationDepth: 4,
         workerStartTimeoutMs: 120_000,
         pwshPath: null,
