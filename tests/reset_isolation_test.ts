@@ -9,6 +9,7 @@ import { WorkerError } from "../lib/errors.ts";
 import { RunspaceWorker, type WorkerOptions } from "../lib/worker.ts";
 import type { ResetResult } from "../lib/worker_protocol.ts";
 import {
+  FIXTURE_MODULE,
   fixtureConfig,
   isAlive,
   post,
@@ -224,6 +225,29 @@ Deno.test("reset: format data changed by a call retires the process", async () =
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("reset: script-block columns computed for a call's output leave nothing for the reset", async () => {
+  await using worker = await startWorker({}, [FIXTURE_MODULE]);
+  const { result } = await worker.invoke(
+    {
+      command: "Get-FixtureSample",
+      parameters: { Count: 2 },
+      credentials: [],
+      depth: 2,
+      properties: "display",
+    },
+    { timeoutMs: 30_000 },
+  );
+  const items = result.output as Record<string, unknown>[];
+  assert.deepEqual(items.map((item) => [item.Greeting, item.Broken]), [
+    ["Hello, sample1!", null],
+    ["Hello, sample2!", null],
+  ]);
+  // The columns ran in the worker runspace, one of them failing: the reset finds nothing changed.
+  const outcome = await reset(worker);
+  assert.ok(!("retired" in outcome), `the reset retired the worker: ${JSON.stringify(outcome)}`);
+  assert.equal(outcome.path, "fast");
 });
 
 Deno.test("reset: an Add-Type class (static fields) retires the process", async () => {

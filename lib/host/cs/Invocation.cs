@@ -28,6 +28,7 @@ namespace Svc.Host
         private bool _moreResults;
         private object _shapeTypes;
         private object _unknownProperties;
+        private int _uncomputed;
         // What the limits left out of the output: all items, a lower bound of their JSON's size, and
         // whether the first item was shortened. Set by EncodeItems; _cutItems < 0 when nothing was.
         private int _cutItems = -1;
@@ -252,11 +253,15 @@ namespace Svc.Host
             return items;
         }
 
-        /// <summary>What the projection reported: per type what was shown and left out, and unmatched names.</summary>
-        public void SetProjectionReport(object types, object unknownProperties)
+        /// <summary>
+        /// What the projection reported: per type what was shown and left out, unmatched names, and the
+        /// items whose script-block columns the time bound left null.
+        /// </summary>
+        public void SetProjectionReport(object types, object unknownProperties, int uncomputed)
         {
             _shapeTypes = types;
             _unknownProperties = unknownProperties;
+            _uncomputed = uncomputed;
         }
 
         /// <summary>
@@ -267,7 +272,7 @@ namespace Svc.Host
         /// </summary>
         public string ToResponse(PSObject[] items, OutputProjection projection)
         {
-            OutputProjection.Pass pass = projection != null && Select != null ? projection.Begin(this) : null;
+            OutputProjection.Pass pass = projection != null && Select != null ? projection.Begin(this, items) : null;
             string output = EncodeItems(items, pass);
             if (pass != null) pass.Finish();
             bool stopped = PowerShell.InvocationStateInfo.State == PSInvocationState.Stopped;
@@ -324,6 +329,7 @@ namespace Svc.Host
                 {
                     shape["types"] = _shapeTypes;
                     shape["unknownProperties"] = _unknownProperties;
+                    if (_uncomputed > 0) shape["uncomputed"] = _uncomputed;
                 }
                 result["shape"] = shape;
             }
@@ -369,7 +375,7 @@ namespace Svc.Host
                     Cut(json, items, kept, i, bytes + text.Length + 2 + (kept > 0 ? 1 : 0), () => JsonValue.Serialize(TextCut.CutMiddle(text, Limits.FirstItemBytes)));
                     break;
                 }
-                if (projection != null) item = projection.Project(item);
+                if (projection != null) item = projection.Project(item, i);
                 string encoded = Encode(item, in context);
                 if (Limits != null)
                 {

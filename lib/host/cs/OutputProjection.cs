@@ -1,13 +1,15 @@
 // svc worker, part of lib/host.ps1 (compiled by lib/host/assembly.ps1): shapes output objects for a
-// model before they are encoded. An object is reduced to the properties PowerShell itself would
-// show: the requested ones, else its DefaultDisplayPropertySet, else the columns of its first table
-// or list view in the format data (read by lib/host/projection.ps1); without either it stays whole.
-// What was left out is reported.
+// model before they are encoded. An object is reduced to what PowerShell itself would show: the
+// requested properties or view columns, else the columns of its type's first table or list view in
+// the format data (read by lib/host/projection.ps1) with the view's group-by, else its
+// DefaultDisplayPropertySet; then an identity property (FullName, else Id) when it has one. Without a
+// view or a display set it stays whole. What was left out is reported.
 using System;
 using System.Collections;
 using System.Collections.Generic;
 using System.Collections.Specialized;
 using System.Management.Automation;
+using System.Management.Automation.Runspaces;
 using System.Text.RegularExpressions;
 
 namespace Svc.Host
@@ -16,28 +18,36 @@ namespace Svc.Host
     public sealed class OutputProjection
     {
         private static readonly Regex AnsiEscape = new Regex("\\x1b\\[[0-9;?]*[ -/]*[@-~]", RegexOptions.Compiled | RegexOptions.CultureInvariant);
-        private readonly ScriptBlock _viewNames;
-        private readonly Dictionary<string, string[]> _views = new Dictionary<string, string[]>(StringComparer.Ordinal);
+        // Kept in a display projection when the object has one and the view did not show it: the first
+        // of these names that is a property with a single JSON value.
+        private static readonly string[] IdentityNames = { "FullName", "Id" };
+        private readonly ScriptBlock _viewOf;
+        private readonly Runspace _worker;
+        private readonly Dictionary<string, View> _views = new Dictionary<string, View>(StringComparer.Ordinal);
 
         /// <summary>
-        /// <paramref name="viewNames"/> is called with a type chain (string[]) and returns the property
-        /// names of its first table or list view, or none; its answer is kept per chain.
+        /// <paramref name="viewOf"/> is called with a type chain (string[]) and returns its first table
+        /// or list view as projection.ps1 describes it (a hashtable of <c>columns</c> and
+        /// <c>groupBy</c>), or null; its answer is kept per chain. Script-block columns run in
+        /// <paramref name="worker"/>, the runspace calls run in.
         /// </summary>
-        public OutputProjection(ScriptBlock viewNames)
+        public OutputProjection(ScriptBlock viewOf, Runspace worker)
         {
-            _viewNames = viewNames;
+            _viewOf = viewOf;
+            _worker = worker;
         }
 
         /// <summary>
-        /// A pass over <paramref name="run"/>'s items for its <c>select</c> (<c>properties</c>: names or
-        /// wildcards; <c>display</c>: use the display sets). Items are projected one by one as they are
-        /// encoded, so those past what svc keeps are never projected; <see cref="Pass.Finish"/> gives
-        /// the run its report. Reads properties, so call it from a scope without strict mode (type-data
-        /// members are written for non-strict code).
+        /// A pass over <paramref name="items"/>, <paramref name="run"/>'s output, for its <c>select</c>
+        /// (<c>properties</c>: names or wildcards; <c>display</c>: what PowerShell shows). Items are
+        /// projected one by one as they are encoded, so those past what svc keeps are never projected
+        /// (script-block columns are computed a batch ahead); <see cref="Pass.Finish"/> gives the run
+        /// its report. Reads properties, so call it from a scope without strict mode (type-data members
+        /// are written for non-strict code).
         /// </summary>
-        public Pass Begin(Invocation run)
+        public Pass Begin(Invocation run, PSObject[] items)
         {
-            return new Pass(this, run);
+            return new Pass(this, run, items);
         }
 
         /// <summary>One call's projection: the items projected so far and what they showed and left out.</summary>
@@ -45,88 +55,77 @@ namespace Svc.Host
         {
             private readonly OutputProjection _owner;
             private readonly Invocation _run;
+            private readonly PSObject[] _items;
             private readonly object[] _requested;
             private readonly bool _display;
             private readonly OrderedDictionary _types = new OrderedDictionary(StringComparer.Ordinal);
             private readonly HashSet<string> _matched = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
             private readonly WildcardPattern[] _patterns;
+            // Script-block values computed ahead, by item index; taken as each item is projected.
+            private readonly Dictionary<int, ComputedColumns.Job> _jobs = new Dictionary<int, ComputedColumns.Job>();
+            private ComputedColumns _computed;
+            private int _uncomputed;
 
-            internal Pass(OutputProjection owner, Invocation run)
+            internal Pass(OutputProjection owner, Invocation run, PSObject[] items)
             {
                 _owner = owner;
                 _run = run;
+                _items = items;
                 _requested = AsList(run.Select["properties"]);
                 _display = LanguagePrimitives.IsTrue(run.Select["display"]);
                 _patterns = new WildcardPattern[_requested.Length];
                 for (int i = 0; i < _requested.Length; i++) _patterns[i] = WildcardPattern.Get(Text(_requested[i]), WildcardOptions.IgnoreCase);
             }
 
-            /// <summary>The item to encode in place of <paramref name="item"/>.</summary>
-            public object Project(object item)
+            /// <summary>The item to encode in place of <paramref name="item"/>, the output's item <paramref name="index"/>.</summary>
+            public object Project(object item, int index)
             {
-                if (item == null) return item;
-                // Values without properties worth choosing from are encoded whole.
-                PSObject wrapped = PSObject.AsPSObject(item);
-                object baseObject = wrapped.BaseObject;
-                if (baseObject is string || baseObject is ValueType || baseObject is IEnumerable) return item;
-                PSMemberInfoCollection<PSPropertyInfo> properties = null;
-                IList<string> names = null;
-                if (_requested.Length > 0)
+                PSObject wrapped = Projectable(item);
+                if (wrapped == null) return item;
+                View view;
+                List<object> selection = Selection(wrapped, out view);
+                if (selection == null) return item;
+                PSMemberInfoCollection<PSPropertyInfo> properties = wrapped.Properties;
+                OrderedDictionary shown = new OrderedDictionary(StringComparer.OrdinalIgnoreCase);
+                ComputedColumns.Job job = null;
+                bool planned = false;
+                foreach (object entry in selection)
                 {
-                    properties = wrapped.Properties;
-                    List<string> chosen = new List<string>();
-                    for (int i = 0; i < _patterns.Length; i++)
+                    ViewColumn column = entry as ViewColumn;
+                    if (column == null)
                     {
-                        foreach (PSPropertyInfo property in properties)
+                        PSPropertyInfo property = properties[(string)entry];
+                        if (property != null && !shown.Contains(property.Name)) shown[property.Name] = Clean(Read(property));
+                        continue;
+                    }
+                    if (shown.Contains(column.Name)) continue;
+                    object value;
+                    if (!TryRaw(properties, column, out value))
+                    {
+                        if (column.Property != null)
                         {
-                            if (!_patterns[i].IsMatch(property.Name)) continue;
-                            _matched.Add(Text(_requested[i]));
-                            if (!chosen.Contains(property.Name)) chosen.Add(property.Name);
+                            PSPropertyInfo property = properties[column.Property];
+                            value = property != null ? Read(property) : null;
+                        }
+                        else
+                        {
+                            if (!planned)
+                            {
+                                job = JobFor(index, wrapped, view, selection);
+                                planned = true;
+                            }
+                            value = job != null ? job.Values[column.Index] : null;
                         }
                     }
-                    names = chosen;
+                    if (column.ParentPath) value = WithoutProvider(value);
+                    shown[column.Name] = Clean(value);
                 }
-                else if (_display)
-                {
-                    names = _owner.DisplayNames(wrapped);
-                }
-                if (names == null) return item;
-                if (properties == null) properties = wrapped.Properties;
-                OrderedDictionary shown = new OrderedDictionary(StringComparer.OrdinalIgnoreCase);
-                foreach (string name in names)
-                {
-                    PSPropertyInfo property = properties[name];
-                    if (property == null) continue;
-                    object value;
-                    // A getter that throws (Process.StartTime of another user's process) shows as null.
-                    try { value = property.Value; } catch (Exception) { value = null; }
-                    // Display properties such as FileSystemInfo.NameString carry colour even when
-                    // $PSStyle.OutputRendering is PlainText; a model reads the escape codes as noise.
-                    string text = value as string;
-                    if (text != null && text.IndexOf('\x1b') >= 0) value = AnsiEscape.Replace(text, "");
-                    shown[property.Name] = value;
-                }
-                string typeName = wrapped.TypeNames.Count > 0 ? wrapped.TypeNames[0] : baseObject.GetType().FullName;
-                // Under svc's limits the report names a bounded number of types and names (CallLimits).
-                bool bounded = _run.Limits != null;
-                if (!_types.Contains(typeName) && !(bounded && _types.Count >= CallLimits.ShapeTypes))
-                {
-                    List<string> omitted = new List<string>();
-                    foreach (PSPropertyInfo property in properties) { if (!shown.Contains(property.Name)) omitted.Add(property.Name); }
-                    string[] shownNames = new string[shown.Count];
-                    shown.Keys.CopyTo(shownNames, 0);
-                    string[] omittedNames = omitted.ToArray();
-                    OrderedDictionary entry = new OrderedDictionary();
-                    entry["type"] = bounded ? TextCut.CutMiddle(typeName, CallLimits.NameBytes) : typeName;
-                    entry["shown"] = bounded ? CallLimits.Names(shownNames) : shownNames;
-                    entry["omitted"] = bounded ? CallLimits.Names(omittedNames) : omittedNames;
-                    if (bounded && omittedNames.Length > CallLimits.ShapeNames) entry["omittedCount"] = omittedNames.Length;
-                    _types[typeName] = entry;
-                }
+                if (_requested.Length == 0) AddIdentity(shown, properties);
+                Report(wrapped, shown, properties);
                 return shown;
             }
 
-            /// <summary>Gives the run its report: per type what was shown and left out, and the requested names that matched nothing.</summary>
+            /// <summary>Gives the run its report: per type what was shown and left out, requested names that matched nothing, and items whose computed columns the time bound left null.</summary>
             public void Finish()
             {
                 List<string> unmatched = new List<string>();
@@ -134,28 +133,214 @@ namespace Svc.Host
                 object[] typeList = new object[_types.Count];
                 _types.Values.CopyTo(typeList, 0);
                 string[] unknown = unmatched.ToArray();
-                _run.SetProjectionReport(typeList, _run.Limits != null ? CallLimits.Names(unknown) : unknown);
+                _run.SetProjectionReport(typeList, _run.Limits != null ? CallLimits.Names(unknown) : unknown, _uncomputed);
+            }
+
+            // What to show of the item, in order: view columns and property names; null to keep it whole.
+            // Requested names match the view's columns (what the report called them), then properties.
+            private List<object> Selection(PSObject wrapped, out View view)
+            {
+                view = _owner.ViewOf(wrapped);
+                List<object> selection = new List<object>();
+                if (_requested.Length > 0)
+                {
+                    PSMemberInfoCollection<PSPropertyInfo> properties = wrapped.Properties;
+                    for (int i = 0; i < _patterns.Length; i++)
+                    {
+                        bool matched = false;
+                        if (view != null)
+                        {
+                            foreach (ViewColumn column in view.Columns)
+                            {
+                                if (!_patterns[i].IsMatch(column.Name)) continue;
+                                matched = true;
+                                selection.Add(column);
+                            }
+                        }
+                        foreach (PSPropertyInfo property in properties)
+                        {
+                            if (!_patterns[i].IsMatch(property.Name)) continue;
+                            matched = true;
+                            selection.Add(property.Name);
+                        }
+                        if (matched) _matched.Add(Text(_requested[i]));
+                    }
+                    return selection;
+                }
+                if (!_display) return null;
+                if (view != null)
+                {
+                    selection.AddRange(view.Columns);
+                    return selection;
+                }
+                PSMemberSet standard = wrapped.Members["PSStandardMembers"] as PSMemberSet;
+                PSPropertySet set = standard != null ? standard.Members["DefaultDisplayPropertySet"] as PSPropertySet : null;
+                if (set == null || set.ReferencedPropertyNames.Count == 0) return null;
+                selection.AddRange(set.ReferencedPropertyNames);
+                return selection;
+            }
+
+            // The computed values of item `index`, computing a batch from it on when they are not yet:
+            // the items after it that are projected with script-block columns too, as many as were
+            // projected before it (16 to 1024), so no more than half of the work goes to items past
+            // what svc keeps. Null when the item needs no script or the time bound was reached.
+            private ComputedColumns.Job JobFor(int index, PSObject wrapped, View view, List<object> selection)
+            {
+                ComputedColumns.Job job;
+                if (_jobs.TryGetValue(index, out job))
+                {
+                    _jobs.Remove(index);
+                    if (!job.Done) _uncomputed++;
+                    return job;
+                }
+                string[] scripts = Plan(wrapped.Properties, view, selection);
+                if (scripts == null) return null;
+                if (_computed != null && _computed.OutOfTime)
+                {
+                    _uncomputed++;
+                    return null;
+                }
+                job = new ComputedColumns.Job(wrapped, scripts);
+                List<ComputedColumns.Job> batch = new List<ComputedColumns.Job> { job };
+                int last = Math.Min(_items.Length - 1, index + Math.Min(Math.Max(index, 16), 1024));
+                for (int i = index + 1; i <= last; i++)
+                {
+                    PSObject next = Projectable(_items[i]);
+                    if (next == null || _jobs.ContainsKey(i)) continue;
+                    View nextView;
+                    List<object> nextSelection = Selection(next, out nextView);
+                    string[] nextScripts = nextSelection != null ? Plan(next.Properties, nextView, nextSelection) : null;
+                    if (nextScripts == null) continue;
+                    ComputedColumns.Job ahead = new ComputedColumns.Job(next, nextScripts);
+                    _jobs[i] = ahead;
+                    batch.Add(ahead);
+                }
+                if (_computed == null) _computed = new ComputedColumns(_owner._worker);
+                _computed.Compute(batch);
+                if (!job.Done) _uncomputed++;
+                return job;
+            }
+
+            // Per column of the view, the script to run for this item, or null; null when none is needed.
+            private static string[] Plan(PSMemberInfoCollection<PSPropertyInfo> properties, View view, List<object> selection)
+            {
+                string[] scripts = null;
+                foreach (object entry in selection)
+                {
+                    ViewColumn column = entry as ViewColumn;
+                    if (column == null || column.Script == null) continue;
+                    object raw;
+                    if (TryRaw(properties, column, out raw)) continue;
+                    if (scripts == null) scripts = new string[view.Columns.Length];
+                    scripts[column.Index] = column.Script;
+                }
+                return scripts;
+            }
+
+            private void Report(PSObject wrapped, OrderedDictionary shown, PSMemberInfoCollection<PSPropertyInfo> properties)
+            {
+                string typeName = wrapped.TypeNames.Count > 0 ? wrapped.TypeNames[0] : wrapped.BaseObject.GetType().FullName;
+                // Under svc's limits the report names a bounded number of types and names (CallLimits).
+                bool bounded = _run.Limits != null;
+                if (_types.Contains(typeName) || (bounded && _types.Count >= CallLimits.ShapeTypes)) return;
+                List<string> omitted = new List<string>();
+                foreach (PSPropertyInfo property in properties) { if (!shown.Contains(property.Name)) omitted.Add(property.Name); }
+                string[] shownNames = new string[shown.Count];
+                shown.Keys.CopyTo(shownNames, 0);
+                string[] omittedNames = omitted.ToArray();
+                OrderedDictionary entry = new OrderedDictionary();
+                entry["type"] = bounded ? TextCut.CutMiddle(typeName, CallLimits.NameBytes) : typeName;
+                entry["shown"] = bounded ? CallLimits.Names(shownNames) : shownNames;
+                entry["omitted"] = bounded ? CallLimits.Names(omittedNames) : omittedNames;
+                if (bounded && omittedNames.Length > CallLimits.ShapeNames) entry["omittedCount"] = omittedNames.Length;
+                _types[typeName] = entry;
             }
         }
 
-        // What PowerShell would show: the DefaultDisplayPropertySet, else the columns of the type's
-        // first table or list view (kept per type chain), else everything (null).
-        internal IList<string> DisplayNames(PSObject wrapped)
+        // The first table or list view of the object's type chain (kept per chain), or null.
+        internal View ViewOf(PSObject wrapped)
         {
-            PSMemberSet standard = wrapped.Members["PSStandardMembers"] as PSMemberSet;
-            PSPropertySet set = standard != null ? standard.Members["DefaultDisplayPropertySet"] as PSPropertySet : null;
-            if (set != null && set.ReferencedPropertyNames.Count > 0) return set.ReferencedPropertyNames;
             string[] chain = new string[wrapped.TypeNames.Count];
             wrapped.TypeNames.CopyTo(chain, 0);
             string key = string.Join("|", chain);
-            string[] names;
-            if (!_views.TryGetValue(key, out names))
+            View view;
+            if (!_views.TryGetValue(key, out view))
             {
-                object answer = _viewNames.InvokeReturnAsIs(new object[] { chain });
-                names = LanguagePrimitives.ConvertTo<string[]>(answer) ?? new string[0];
-                _views[key] = names;
+                view = View.From(_viewOf.InvokeReturnAsIs(new object[] { chain }));
+                _views[key] = view;
             }
-            return names.Length > 0 ? names : null;
+            return view;
+        }
+
+        // The object to project, or null for values without properties worth choosing from (encoded whole).
+        private static PSObject Projectable(object item)
+        {
+            if (item == null) return null;
+            PSObject wrapped = PSObject.AsPSObject(item);
+            object baseObject = wrapped.BaseObject;
+            if (baseObject is string || baseObject is ValueType || baseObject is IEnumerable) return null;
+            return wrapped;
+        }
+
+        // A column that shows the property of its own name, only formatted for a console (Name from
+        // NameString, LastWriteTime through a script over $_.LastWriteTime), carries that property's
+        // value when it is one JSON value: typed, and the same for every type the view covers.
+        private static bool TryRaw(PSMemberInfoCollection<PSPropertyInfo> properties, ViewColumn column, out object value)
+        {
+            value = null;
+            if (!column.Reformats) return false;
+            PSPropertyInfo property = properties[column.Name];
+            if (property == null) return false;
+            value = Read(property);
+            return IsSingleValue(value);
+        }
+
+        // Keeps the first identity property the object has, unless the view showed it already.
+        private static void AddIdentity(OrderedDictionary shown, PSMemberInfoCollection<PSPropertyInfo> properties)
+        {
+            foreach (string name in IdentityNames)
+            {
+                if (shown.Contains(name)) return;
+                PSPropertyInfo property = properties[name];
+                if (property == null) continue;
+                object value = Read(property);
+                if (value == null || !IsSingleValue(value)) continue;
+                shown[property.Name] = Clean(value);
+                return;
+            }
+        }
+
+        // A value JSON writes as one string, number or boolean (dates, enums and GUIDs as strings).
+        private static bool IsSingleValue(object value)
+        {
+            if (value == null) return true;
+            object bare = value is PSObject ? ((PSObject)value).BaseObject : value;
+            return bare is string || bare is char || bare is bool || bare is decimal || bare is DateTime || bare is DateTimeOffset ||
+                bare is Guid || bare is Enum || (bare.GetType().IsPrimitive && !(bare is IntPtr) && !(bare is UIntPtr));
+        }
+
+        // A getter that throws (Process.StartTime of another user's process) shows as null.
+        private static object Read(PSPropertyInfo property)
+        {
+            try { return property.Value; } catch (Exception) { return null; }
+        }
+
+        // Display properties such as FileSystemInfo.NameString carry colour even when
+        // $PSStyle.OutputRendering is PlainText; a model reads the escape codes as noise.
+        private static object Clean(object value)
+        {
+            string text = value is PSObject ? ((PSObject)value).BaseObject as string : value as string;
+            if (text != null && text.IndexOf('\x1b') >= 0) return AnsiEscape.Replace(text, "");
+            return value;
+        }
+
+        // PSParentPath without its provider ("Microsoft.PowerShell.Core\FileSystem::/tmp" -> "/tmp").
+        private static object WithoutProvider(object value)
+        {
+            string text = value is PSObject ? ((PSObject)value).BaseObject as string : value as string;
+            if (text == null) return value;
+            int mark = text.IndexOf("::", StringComparison.Ordinal);
+            return mark >= 0 ? text.Substring(mark + 2) : text;
         }
 
         // JSON null or absent -> no items; a scalar -> one.
@@ -169,6 +354,64 @@ namespace Svc.Host
         private static string Text(object value)
         {
             return LanguagePrimitives.ConvertTo<string>(value) ?? "";
+        }
+
+        /// <summary>A format view as projected: its group-by first (when it has one), then its columns.</summary>
+        internal sealed class View
+        {
+            internal ViewColumn[] Columns;
+
+            // The view projection.ps1 described, or null for none.
+            internal static View From(object answer)
+            {
+                Hashtable table = Unwrap(answer) as Hashtable;
+                if (table == null) return null;
+                List<ViewColumn> columns = new List<ViewColumn>();
+                Hashtable groupBy = Unwrap(table["groupBy"]) as Hashtable;
+                if (groupBy != null) columns.Add(ViewColumn.From(groupBy, columns.Count));
+                foreach (object entry in AsList(Unwrap(table["columns"])))
+                {
+                    Hashtable column = Unwrap(entry) as Hashtable;
+                    if (column != null) columns.Add(ViewColumn.From(column, columns.Count));
+                }
+                return columns.Count > 0 ? new View { Columns = columns.ToArray() } : null;
+            }
+
+            private static object Unwrap(object value)
+            {
+                return value is PSObject ? ((PSObject)value).BaseObject : value;
+            }
+        }
+
+        /// <summary>One column of a view, or its group-by.</summary>
+        internal sealed class ViewColumn
+        {
+            internal int Index;
+            // The label, else the property, else the script's text (PowerShell's header).
+            internal string Name;
+            internal string Property;
+            internal string Script;
+            // The column shows the property named Name, formatted: a property column, or a script that
+            // reads only $_.<Name>.
+            internal bool Reformats;
+            // The group-by on PSParentPath, shown without its provider.
+            internal bool ParentPath;
+
+            internal static ViewColumn From(Hashtable table, int index)
+            {
+                ViewColumn column = new ViewColumn
+                {
+                    Index = index,
+                    Name = Text(table["name"]),
+                    Property = table["property"] as string,
+                    Script = table["script"] as string,
+                    ParentPath = LanguagePrimitives.IsTrue(table["parentPath"]),
+                };
+                object[] reads = AsList(table["reads"] is PSObject ? ((PSObject)table["reads"]).BaseObject : table["reads"]);
+                column.Reformats = !column.ParentPath && (column.Property != null ||
+                    (column.Script != null && reads.Length == 1 && string.Equals(Text(reads[0]), column.Name, StringComparison.OrdinalIgnoreCase)));
+                return column;
+            }
         }
     }
 }
