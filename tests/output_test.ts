@@ -127,7 +127,7 @@ Deno.test("output is shaped for a model: display sets, requested properties, res
       assert.deepEqual(structured.omitted?.properties, [{
         type: "SvcFixture.Sample",
         shown: ["Batch", "Name", "Size (KB)", "Greeting", "Late", "Broken", "Id"],
-        omitted: ["Bytes", "DelayMilliseconds"],
+        omitted: ["Bytes", "DelayMilliseconds", "BlockMilliseconds"],
       }]);
       // The column that throws shows nothing, as in PowerShell, and leaves $Error as the call did.
       assert.deepEqual(await errors(), errorsBefore);
