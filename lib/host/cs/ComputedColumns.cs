@@ -36,11 +36,8 @@ namespace Svc.Host
             _worker = worker;
         }
 
-        /// <summary>True once the bound was reached: later values are left null.</summary>
+        /// <summary>True once the bound was reached (or the worker runspace could not run a batch): later values are left null.</summary>
         public bool OutOfTime { get; private set; }
-
-        /// <summary>Milliseconds spent computing so far.</summary>
-        public long SpentMilliseconds { get { return _spent.ElapsedMilliseconds; } }
 
         /// <summary>
         /// Fills each job's <c>Values</c> where it has a script, in the worker runspace; what the bound
@@ -57,7 +54,18 @@ namespace Svc.Host
             {
                 ps.Runspace = _worker;
                 ps.AddScript(BatchScript, true).AddArgument(batch);
-                IAsyncResult running = ps.BeginInvoke();
+                IAsyncResult running;
+                try
+                {
+                    running = ps.BeginInvoke();
+                }
+                catch (Exception e)
+                {
+                    // The runspace cannot run it (broken, or busy): this call computes no more.
+                    OutOfTime = true;
+                    Console.Error.WriteLine("host.ps1: computing a format view's script-block columns failed to start: " + e.Message);
+                    return;
+                }
                 long left = BudgetMilliseconds - _spent.ElapsedMilliseconds;
                 if (!running.AsyncWaitHandle.WaitOne((int)Math.Max(left, 0)))
                 {

@@ -23,6 +23,10 @@ namespace Svc.Host
         private static readonly string[] IdentityNames = { "FullName", "Id" };
         private readonly ScriptBlock _viewOf;
         private readonly Runspace _worker;
+        // Type chains looked up in the format data: a call may look up so many new ones (each a
+        // Get-FormatData in the worker, a few ms), and the slot keeps so many.
+        private const int LookupsPerCall = 64;
+        private const int KeptViews = 4096;
         private readonly Dictionary<string, View> _views = new Dictionary<string, View>(StringComparer.Ordinal);
 
         /// <summary>
@@ -65,6 +69,7 @@ namespace Svc.Host
             private readonly Dictionary<int, ComputedColumns.Job> _jobs = new Dictionary<int, ComputedColumns.Job>();
             private ComputedColumns _computed;
             private int _uncomputed;
+            private int _lookups;
 
             internal Pass(OutputProjection owner, Invocation run, PSObject[] items)
             {
@@ -140,7 +145,7 @@ namespace Svc.Host
             // Requested names match the view's columns (what the report called them), then properties.
             private List<object> Selection(PSObject wrapped, out View view)
             {
-                view = _owner.ViewOf(wrapped);
+                view = _owner.ViewOf(wrapped, ref _lookups);
                 List<object> selection = new List<object>();
                 if (_requested.Length > 0)
                 {
@@ -257,18 +262,21 @@ namespace Svc.Host
             }
         }
 
-        // The first table or list view of the object's type chain (kept per chain), or null.
-        internal View ViewOf(PSObject wrapped)
+        // The first table or list view of the object's type chain (kept per chain), or null. A chain
+        // not kept yet is looked up while the call has made fewer than LookupsPerCall lookups: output
+        // of thousands of made-up type names must not cost thousands of Get-FormatData runs.
+        internal View ViewOf(PSObject wrapped, ref int lookups)
         {
             string[] chain = new string[wrapped.TypeNames.Count];
             wrapped.TypeNames.CopyTo(chain, 0);
             string key = string.Join("|", chain);
             View view;
-            if (!_views.TryGetValue(key, out view))
-            {
-                view = View.From(_viewOf.InvokeReturnAsIs(new object[] { chain }));
-                _views[key] = view;
-            }
+            if (_views.TryGetValue(key, out view)) return view;
+            if (lookups >= LookupsPerCall) return null;
+            lookups++;
+            view = View.From(_viewOf.InvokeReturnAsIs(new object[] { chain }));
+            if (_views.Count >= KeptViews) _views.Clear();
+            _views[key] = view;
             return view;
         }
 
