@@ -367,11 +367,12 @@ Deno.test({
     const entries = outputOf(listing) as Record<string, unknown>[];
     const byName = new Map(entries.map((entry) => [entry.Name, entry]));
     assert.deepEqual([...byName.keys()].sort(), ["a.txt", "b.txt", "sub"]);
+    const sep = Deno.build.os === "windows" ? "\\" : "/";
     for (const entry of entries) {
       assert.deepEqual(Object.keys(entry), Object.keys(entries[0]!), JSON.stringify(entries));
-      assert.equal(entry.FullName, `${entry.Directory}/${entry.Name}`);
+      assert.equal(entry.FullName, `${entry.Directory}${sep}${entry.Name}`);
     }
-    assert.equal(byName.get("b.txt")!.Directory, `${dir}/sub`);
+    assert.equal(byName.get("b.txt")!.Directory, `${dir}${sep}sub`);
     assert.equal(byName.get("a.txt")!.Directory, dir);
     assert.ok(!Object.keys(entries[0]!).includes("NameString"));
     assert.ok(!JSON.stringify(entries).includes("\\u001b"), "no ANSI escapes");
