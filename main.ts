@@ -11,6 +11,7 @@ import { ConfigError, exitCodeOf } from "./lib/errors.ts";
 import { configureLogging, flushLogging, logger } from "./lib/log.ts";
 import { hardenProcess } from "./lib/process_hardening.ts";
 import { describeOrigin, resolvePwsh } from "./lib/pwsh_path.ts";
+import { closestNames } from "./lib/suggest.ts";
 import project from "./deno.json" with { type: "json" };
 
 /** svc's version, from deno.json. */
@@ -102,6 +103,8 @@ ${option("config", "./appsettings.json (must exist)")}
 
 Starts the configured number of workers briefly (EagerWarmCount, at least one) to report the
 startup-script outcome and time per worker, then discovers the tools. Never prints a secret.
+What it compiles and discovers stays in the caches (CacheDirectory), so the next serve with the
+same configuration answers its first call without either.
 
 Options:
   --format <text|json>                          text
@@ -167,11 +170,37 @@ function parse<C extends Command>(command: C, argv: string[]) {
       allowPositionals: false,
     }).values;
   } catch (error) {
-    throw new ConfigError(
-      "BAD_FLAG",
-      `Invalid command line for 'svc ${command}': ${(error as Error).message}`,
-    );
+    throw new ConfigError("BAD_FLAG", flagProblem(command, (error as Error).message));
   }
+}
+
+/**
+ * A command-line mistake in one sentence, from what node's parseArgs said: an unknown option gets
+ * the closest one the command has ("did you mean"), else a pointer to the command's --help.
+ */
+function flagProblem(command: Command, said: string): string {
+  const help = `run 'svc ${command} --help' for its options`;
+  const unknown = /^Unknown option '([^']+)'/.exec(said);
+  if (unknown) {
+    const typed = unknown[1]!;
+    const [close] = closestNames(
+      typed.replace(/^-+/, "").split("=")[0]!,
+      Object.keys(OPTIONS[command]),
+      1,
+    );
+    return `Unknown option '${typed}' for 'svc ${command}': ${
+      close === undefined ? help : `did you mean '--${close}'?`
+    }`;
+  }
+  const missing = /^Option '([^' ]+)[^']*' argument missing/.exec(said);
+  if (missing) return `Option '${missing[1]}' of 'svc ${command}' needs a value: ${help}`;
+  const positional = /^Unexpected argument '([^']+)'/.exec(said);
+  if (positional) {
+    return `Unexpected argument '${
+      positional[1]
+    }' for 'svc ${command}': options start with '--'; ${help}`;
+  }
+  return `Invalid command line for 'svc ${command}': ${said}`;
 }
 
 function overridesOf(values: Record<string, unknown>): SettingsOverrides {
@@ -311,7 +340,7 @@ async function doctorCommand(argv: string[]): Promise<number> {
     settings = await settingsFor(values, { quietUnlessAsked: true });
   } catch (error) {
     if (!(error instanceof ConfigError) || format !== "json") throw error;
-    print(JSON.stringify({ version: VERSION, errors: [error.message], exitCode: 2 }, null, 2));
+    print(JSON.stringify({ version: VERSION, errors: error.problems, exitCode: 2 }, null, 2));
     return 2;
   }
   const { formatDoctorText, runDoctor } = await import("./lib/doctor.ts");
@@ -344,11 +373,15 @@ async function main(argv: string[]): Promise<number> {
       return await updateConfigCommand(rest);
     case "doctor":
       return await doctorCommand(rest);
-    default:
+    default: {
+      const [close] = closestNames(command, [...Object.keys(OPTIONS), "--version", "--help"], 1);
       throw new ConfigError(
         "BAD_FLAG",
-        `Unknown command '${command}': run 'svc --help' for the commands`,
+        `Unknown command '${command}': ${
+          close === undefined ? "run 'svc --help' for the commands" : `did you mean '${close}'?`
+        }`,
       );
+    }
   }
 }
 

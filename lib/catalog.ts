@@ -3,7 +3,7 @@
  * policy over the raw metadata a worker reports (`describe`): command selection, tool names, JSON
  * Schemas, descriptions, annotations and collision handling.
  *
- * Selection semantics (documented in the README):
+ * Selection semantics (documented in docs/tools.md, "Which commands become tools"):
  * 1. every name in `Commands` is a tool source (a missing one is a warning);
  * 2. every command of each module in `Modules`, narrowed to `IncludePatterns` when there are any;
  * 3. with no `Modules`, `IncludePatterns` select from every command of the session;
@@ -38,9 +38,12 @@ import type {
 /** The tools of a configuration plus what was noticed building them. */
 export interface Catalog {
   tools: ToolDescriptor[];
-  /** Human-readable warnings: missing commands or modules, collisions, skipped sets. */
+  /** Human-readable warnings: missing commands or modules, collisions, commands with no set offered. */
   warnings: string[];
-  /** Optional parameters left out of tool schemas because JSON cannot give their type. */
+  /**
+   * What JSON cannot give, for doctor rather than every start's log: parameter sets not offered
+   * (Get-Process's InputObject sets take Process objects) and optional parameters left out.
+   */
   leftOut?: string[];
   /** PowerShell version the metadata came from. */
   psVersion: string;
@@ -220,7 +223,7 @@ export function buildTools(commands: CommandMeta[], options: BuildToolsOptions):
   };
   for (const command of commands) {
     const setTools = command.parameterSets
-      .map((set) => buildTool(command, set, warnings, leftOut))
+      .map((set) => buildTool(command, set, leftOut))
       .filter((tool) => tool !== null);
     if (setTools.length === 0 && command.parameterSets.length > 0) {
       warnings.push(
@@ -250,7 +253,6 @@ export function buildTools(commands: CommandMeta[], options: BuildToolsOptions):
 function buildTool(
   command: CommandMeta,
   set: ParameterSetMeta,
-  warnings: string[],
   leftOut: string[],
 ): ToolDescriptor | null {
   const parameters: ToolParameter[] = [];
@@ -264,7 +266,9 @@ function buildTool(
     if (built) {
       parameters.push(built);
     } else if (param.isMandatory) {
-      warnings.push(
+      // A command with other sets still works, so this is no warning at every start (the command
+      // with none left gets one in buildTools); doctor lists it.
+      leftOut.push(
         `Parameter set '${set.name}' of '${command.name}' is not offered: mandatory parameter '${param.name}' has type ${param.type}, which JSON cannot express`,
       );
       return null;

@@ -10,13 +10,14 @@
 import { type AuthSettings, readAuth } from "./config_auth.ts";
 import { type HttpLimits, readHttpLimits } from "./config_http_limits.ts";
 import { type PoolSettings, readPool } from "./config_pool.ts";
-import { Reader, type SettingSource } from "./config_reader.ts";
+import { dirname, isAbsolute } from "node:path";
+import { hintFor, Reader, resolveSettingPath, type SettingSource } from "./config_reader.ts";
 import { type CommandOverride, readOverrides } from "./config_overrides.ts";
 import { FLAGS, flagVariable } from "./config_flags.ts";
 import { HTTP_MODES, settingOf, TOOL_GRANULARITIES } from "./config_schema.ts";
 import { checkConfigShape } from "./config_shape.ts";
 import { envTree, mergeTrees, readConfigFile } from "./config_source.ts";
-import { ConfigError } from "./errors.ts";
+import { allProblems, ConfigError } from "./errors.ts";
 import type { LogFormat, LogLevel } from "./log.ts";
 import type { WorkerEnvironmentRules } from "./worker_env.ts";
 
@@ -51,7 +52,7 @@ export interface ShellSettings {
   startupScriptPath: string | null;
   /** Time limit of one call in ms. @default 300000 (`ShellConfiguration:ToolCallTimeout`, "00:05:00") */
   toolCallTimeoutMs: number;
-  /** Largest result text in bytes before it is cut. @default 1048576 (`ShellConfiguration:MaxResultBytes`) */
+  /** Largest result text in bytes before it is cut. @default 24576 (`ShellConfiguration:MaxResultBytes`) */
   maxResultBytes: number;
   /** `ConvertTo-Json -Depth` for output objects. @default 4 (`ShellConfiguration:SerializationDepth`) */
   serializationDepth: number;
@@ -221,25 +222,9 @@ export async function loadSettings(
   const warnings: string[] = [];
   const origin = configPath ? `'${configPath}'` : "the embedded default configuration";
   const shape = checkConfigShape(fileTree, origin);
-  if (shape.error) {
-    throw new ConfigError(
-      "INVALID_VALUE",
-      `Invalid configuration value for '${shape.error.path}' in ${origin}: ${shape.error.message}, got ${
-        JSON.stringify(shape.error.value)
-      }`,
-    );
-  }
   const envShape = checkConfigShape(envTree(env), "environment variables", {
     listsFromScalars: true,
   });
-  if (envShape.error) {
-    throw new ConfigError(
-      "INVALID_VALUE",
-      `Invalid value of environment variable ${
-        envShape.error.path.replaceAll(":", "__")
-      }: ${envShape.error.message}, got ${JSON.stringify(envShape.error.value)}`,
-    );
-  }
   warnings.push(...shape.warnings, ...envShape.warnings);
   const fromEnv = envShape.canonical;
   if (env["SVC_SESSION_TIMEOUT_MINUTES"] !== undefined) {
@@ -249,16 +234,56 @@ export async function loadSettings(
   }
   const tree = mergeTrees(fileTree, fromEnv);
   const read = new Reader(tree, { env: fromEnv, file: configPath });
-  const settings = resolveSettings(read, { configPath, overrides, env });
+  // Every problem is reported at once (the shape check's first, then the reads'), one per key.
+  for (const error of shape.errors) {
+    read.report(
+      new ConfigError(
+        "INVALID_VALUE",
+        `Invalid configuration value for '${error.path}' in ${origin}: ${error.message}, got ${
+          JSON.stringify(error.value)
+        }${hintFor(error.path, error.value)}`,
+      ),
+      error.path,
+    );
+  }
+  for (const error of envShape.errors) {
+    read.report(
+      new ConfigError(
+        "INVALID_VALUE",
+        `Invalid value of environment variable ${
+          error.path.replaceAll(":", "__")
+        }: ${error.message}, got ${JSON.stringify(error.value)}${hintFor(error.path, error.value)}`,
+      ),
+      error.path,
+    );
+  }
+  let settings: Settings | null = null;
+  try {
+    settings = resolveSettings(read, { configPath, overrides, env, cwd });
+  } catch (error) {
+    // A value the shape check already found wrong may trip a read in a way it does not foresee;
+    // the problems found say why, and an error of svc's own still surfaces when there are none.
+    if (error instanceof ConfigError) read.report(error);
+    else if (read.problems.length === 0) throw error;
+  }
+  if (read.problems.length > 0 || settings === null) throw allProblems(read.problems);
   settings.warnings.unshift(...warnings);
   return settings;
 }
 
 function resolveSettings(
   read: Reader,
-  context: { configPath: string | null; overrides: SettingsOverrides; env: Record<string, string> },
+  context: {
+    configPath: string | null;
+    overrides: SettingsOverrides;
+    env: Record<string, string>;
+    cwd: string;
+  },
 ): Settings {
-  const { configPath, overrides, env } = context;
+  const { configPath, overrides, env, cwd } = context;
+  // A section whose checks across keys fail is kept as a problem and the others are still read;
+  // its stand-in is never used, since loadSettings throws when there is any problem.
+  const later = <T>(section: () => T): T => read.attempt(section, undefined as T);
   const given: Given = (name) => overrides[name] ?? env[flagVariable(FLAGS[name])];
   // The variable named in lib/config_schema.ts that comes before a key.
   const variable = (key: string) => env[settingOf(key)!.env!];
@@ -270,16 +295,16 @@ function resolveSettings(
   const shell: ShellSettings = {
     // An empty SVC_PWSH (`SVC_PWSH= svc …`) means unset, as it does for bin/pwsh.
     pwshPath: overrides.pwsh ?? (variable("ShellConfiguration:PwshPath") || null) ??
-      read.optionalString("ShellConfiguration:PwshPath"),
+      read.path("ShellConfiguration:PwshPath", cwd, { bareIsName: true }),
     // PowerShell command names are case-insensitive; keep the first spelling of each.
     commands: commands.filter((c, i) =>
       commands.findIndex((d) => d.toLowerCase() === c.toLowerCase()) === i
     ),
     includePatterns: read.strings("ShellConfiguration:IncludePatterns"),
     excludePatterns: read.strings("ShellConfiguration:ExcludePatterns"),
-    modules: read.strings("ShellConfiguration:Modules"),
+    modules: readModules(read, cwd),
     startupScript: read.optionalString("ShellConfiguration:Environment:StartupScript"),
-    startupScriptPath: read.optionalString("ShellConfiguration:Environment:StartupScriptPath"),
+    startupScriptPath: readStartupScriptPath(read, cwd),
     toolCallTimeoutMs: read.timeSpan("ShellConfiguration:ToolCallTimeout"),
     maxResultBytes: read.integer("ShellConfiguration:MaxResultBytes"),
     serializationDepth: read.integer("ShellConfiguration:SerializationDepth"),
@@ -295,11 +320,11 @@ function resolveSettings(
       read.boolean("ShellConfiguration:Performance:UseDefaultDisplayProperties"),
     ),
     toolGranularity: read.choice("ShellConfiguration:ToolGranularity", TOOL_GRANULARITIES),
-    commandOverrides: readOverrides(read),
+    commandOverrides: later(() => readOverrides(read)),
     cacheDirectory: variable("ShellConfiguration:CacheDirectory") ??
-      read.optionalString("ShellConfiguration:CacheDirectory"),
+      read.path("ShellConfiguration:CacheDirectory", cwd),
     hostCacheDirectory: variable("ShellConfiguration:HostCacheDirectory") ??
-      read.optionalString("ShellConfiguration:HostCacheDirectory"),
+      read.path("ShellConfiguration:HostCacheDirectory", cwd),
     workerStartTimeoutMs: read.timeSpan("ShellConfiguration:WorkerStartTimeout"),
     keepNativeProcesses: read.boolean("ShellConfiguration:KeepNativeProcesses"),
     workerEnvironment: {
@@ -307,17 +332,19 @@ function resolveSettings(
       remove: read.strings("ShellConfiguration:Environment:RemoveVariables"),
     },
   };
-  const pool = readPool(read);
+  const pool = later(() => readPool(read));
   const flags = flagSettings(overrides, env);
   return {
     configPath,
     pool,
-    http: readHttp(read, given),
-    auth: readAuth(read),
-    transport: parseTransport(given("transport") ?? FLAGS.transport.default),
+    http: later(() => readHttp(read, given)),
+    auth: later(() => readAuth(read)),
+    transport: later(() => parseTransport(given("transport") ?? FLAGS.transport.default)),
     shell,
-    logLevel: parseLogLevel(given("logLevel") ?? read.text("Logging:LogLevel:Default")),
-    logFormat: parseLogFormat(given("logFormat") ?? FLAGS.logFormat.default),
+    logLevel: later(() =>
+      parseLogLevel(given("logLevel") ?? read.text("Logging:LogLevel:Default"))
+    ),
+    logFormat: later(() => parseLogFormat(given("logFormat") ?? FLAGS.logFormat.default)),
     warnings: read.warnings,
     sources: { ...read.sources, ...flags.sources },
     values: { ...read.values, ...flags.values },
@@ -394,6 +421,47 @@ function readAllowAnonymous(read: Reader, given: Given): boolean {
     "INVALID_VALUE",
     `Invalid value '${value}' of ${flagVariable(FLAGS.allowAnonymous)}: expected true or false`,
   );
+}
+
+/**
+ * `Modules`: a name is looked up by PowerShell, a path (with a separator) is made absolute by the
+ * rule of `Reader.path`, so `./MyModule` means the same wherever svc is started.
+ */
+function readModules(read: Reader, cwd: string): string[] {
+  const modules = read.strings("ShellConfiguration:Modules");
+  const base = read.baseFor("ShellConfiguration:Modules", cwd);
+  return modules.map((module) => resolveSettingPath(module, base, { bareIsName: true }));
+}
+
+/**
+ * `StartupScriptPath`, absolute by the rule of `Reader.path`; a file that is not there is a
+ * configuration problem naming the path looked at, since PowerShell would take a bare name for a
+ * command and say only that no such command exists.
+ */
+function readStartupScriptPath(read: Reader, cwd: string): string | null {
+  const key = "ShellConfiguration:Environment:StartupScriptPath";
+  const path = read.path(key, cwd);
+  if (path === null) return null;
+  let isFile = false;
+  try {
+    isFile = Deno.statSync(path).isFile;
+  } catch {
+    isFile = false;
+  }
+  if (!isFile) {
+    const [name, given] = read.raw(key);
+    const base = read.baseFor(key, cwd);
+    const rule = isAbsolute(String(given))
+      ? ""
+      : read.layers.file !== null && base === dirname(read.layers.file)
+      ? " (a relative path is resolved against the configuration file's folder)"
+      : " (a relative path is resolved against the current directory)";
+    read.report(
+      read.invalid(name, `no file at '${path}'${rule}, got ${JSON.stringify(given)}`),
+      name,
+    );
+  }
+  return path;
 }
 
 /**

@@ -1,8 +1,9 @@
 /**
  * The command-line flags of `svc serve` and `svc doctor`, each with the `SVC_*` variable that stands
- * in for it and its default, once: `loadSettings` reads them, `--help` is written from them, and
- * tests/settings_test.ts checks the README's table against them. A flag that comes before a
- * configuration key takes its variable and default from that key's setting (lib/config_schema.ts).
+ * in for it and its default, once: `loadSettings` reads them, and `--help` and the table of
+ * docs/configuration.md (scripts/config_reference.ts) are written from them. A flag that comes
+ * before a configuration key takes its variable and default from that key's setting
+ * (lib/config_schema.ts).
  *
  * @module
  */

@@ -116,12 +116,32 @@ export function overrideOf(
   shell: OverrideSource,
   tool: OverrideTarget,
 ): CommandOverride | undefined {
-  const names = [
+  return overrideFor(shell, ...namesOf(tool));
+}
+
+/**
+ * The key that sets a tool's time limit, for the message when it runs out: the most specific
+ * `CommandOverrides` entry (by {@linkcode overrideOf}'s order) that sets `ToolCallTimeout`, else
+ * `ShellConfiguration:ToolCallTimeout`.
+ */
+export function timeoutSettingOf(shell: OverrideSource, tool: OverrideTarget): string {
+  const keys = Object.keys(shell.commandOverrides);
+  for (const name of namesOf(tool)) {
+    const key = keys.find((k) => k.toLowerCase() === name.toLowerCase());
+    if (key !== undefined && shell.commandOverrides[key]!.toolCallTimeoutMs !== undefined) {
+      return `ShellConfiguration:CommandOverrides:${key}:ToolCallTimeout`;
+    }
+  }
+  return "ShellConfiguration:ToolCallTimeout";
+}
+
+/** The names an override key may give a tool by, most specific first. */
+function namesOf(tool: OverrideTarget): string[] {
+  return [
     tool.setToolName,
     tool.name,
     tool.command,
     tool.module ? `${tool.module}\\${tool.command}` : undefined,
     ...(tool.overrideAliases ?? []),
   ].filter((n): n is string => !!n);
-  return overrideFor(shell, ...names);
 }

@@ -1,11 +1,13 @@
 /**
  * Typed reads of one merged settings tree: each read checks the value's type, takes the key's
  * default and minimum from lib/config_schema.ts unless the caller computes them, records where the
- * value came from (for doctor), and fails with an error naming the key and the file or environment
- * variable that set it.
+ * value came from (for doctor), and keeps a problem naming the key and the file or environment
+ * variable that set it (reading goes on, so that every problem is reported at once). Relative
+ * paths are resolved here, by one rule (`Reader.path`).
  *
  * @module
  */
+import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { settingOf } from "./config_schema.ts";
 import { ConfigError } from "./errors.ts";
@@ -78,12 +80,45 @@ export function formatTimeSpan(ms: number): string {
   return ms % 1000 === 0 ? text : `${text}.${String(ms % 1000).padStart(3, "0")}`;
 }
 
+/**
+ * More words for a wrong value where a likely meaning is plain: a number of seconds given for a
+ * time span gets the span that means it (`60` → "00:01:00"). Empty when there is none.
+ */
+export function hintFor(key: string, value: unknown): string {
+  if (settingOf(key)?.kind !== "timeSpan") return "";
+  const seconds = typeof value === "number"
+    ? value
+    : typeof value === "string" && /^\d+$/.test(value.trim())
+    ? Number(value)
+    : null;
+  if (seconds === null || !Number.isInteger(seconds) || seconds <= 0) return "";
+  return `; ${seconds} seconds is "${formatTimeSpan(seconds * 1000)}"`;
+}
+
+/**
+ * `value` made absolute against `base` (the folder the rule of `Reader.path` picks); with
+ * `bareIsName`, a value without a path separator is returned as given (a name to look up).
+ */
+export function resolveSettingPath(
+  value: string,
+  base: string,
+  options: { bareIsName?: boolean } = {},
+): string {
+  const separated = value.includes("/") || (Deno.build.os === "windows" && value.includes("\\"));
+  if (options.bareIsName && !separated) return value;
+  return isAbsolute(value) ? value : resolve(base, value);
+}
+
 const stringList = z.array(z.string());
 
 /** Reads typed settings from the merged tree, tracking the source of each key. */
 export class Reader {
   /** Deprecation warnings, one per deprecated key present. */
   readonly warnings: string[] = [];
+  /** Every configuration problem found while reading, in the order found (see `report`). */
+  readonly problems: ConfigError[] = [];
+  /** The keys (lowercase) whose problem is kept, so each is reported once. */
+  #reported = new Set<string>();
   /** Where each key read came from. */
   readonly sources: Record<string, SettingSource> = {};
   /** The value of each key read, as written (undefined when unset). */
@@ -150,9 +185,57 @@ export class Reader {
     return min;
   }
 
-  #fail(key: string, value: unknown, expected: string): never {
+  /**
+   * Records that `key` holds `value` where `expected` was wanted, and returns `fallback` so that
+   * reading goes on and every problem of the file is reported at once.
+   */
+  #fail<T>(key: string, value: unknown, expected: string, fallback: T): T {
     const got = isSecretPath(key) ? `a ${typeof value}` : JSON.stringify(value);
-    throw this.invalid(key, `expected ${expected}, got ${got}`);
+    this.report(this.invalid(key, `expected ${expected}, got ${got}${hintFor(key, value)}`), key);
+    return fallback;
+  }
+
+  /**
+   * Keeps a configuration problem for the end of reading (each key's first one only: the shape
+   * check and a read may both find it). `key` defaults to the whole message.
+   */
+  report(error: ConfigError, key: string = error.message): void {
+    const id = key.toLowerCase();
+    if (this.#reported.has(id)) return;
+    this.#reported.add(id);
+    this.problems.push(error);
+  }
+
+  /**
+   * `read()`, or `fallback` with its configuration error kept for the end: a section's cross-key
+   * checks throw, and the file's other sections are still read.
+   */
+  attempt<T>(read: () => T, fallback: T): T {
+    try {
+      return read();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      this.report(error);
+      return fallback;
+    }
+  }
+
+  /**
+   * A path setting, absolute: a relative one is resolved against the folder of the configuration
+   * file that set it, else (environment, embedded default) against `cwd`. The one home of that
+   * rule (docs/configuration-rules.md, "Paths"). With `bareIsName`, a value without a separator is a
+   * name to look up (a module, `pwsh` on PATH) and is returned as given.
+   */
+  path(key: string, cwd: string, options: { bareIsName?: boolean } = {}): string | null {
+    const value = this.optionalString(key);
+    if (value === null) return null;
+    return resolveSettingPath(value, this.baseFor(key, cwd), options);
+  }
+
+  /** The folder a relative path in `key` is resolved against: the file's that set it, else `cwd`. */
+  baseFor(key: string, cwd: string): string {
+    const fromFile = this.sources[this.raw(key)[0]] === "file" && this.layers.file !== null;
+    return fromFile ? dirname(this.layers.file!) : cwd;
   }
 
   /** Shell keys are read from `ShellConfiguration` first, then PoshMcp's `PowerShellConfiguration`. */
@@ -171,14 +254,16 @@ export class Reader {
     const [name, value] = this.raw(key);
     if (value === undefined || value === null) return this.#effective(name, []);
     const parsed = stringList.safeParse(value);
-    if (!parsed.success) this.#fail(name, value, 'an array of strings, like ["Get-Date"]');
+    if (!parsed.success) {
+      return this.#fail(name, value, 'an array of strings, like ["Get-Date"]', []);
+    }
     return parsed.data.filter((s) => s.trim() !== "");
   }
 
   optionalString(key: string): string | null {
     const [name, value] = this.raw(key);
     if (value === undefined || value === null || value === "") return null;
-    if (typeof value !== "string") this.#fail(name, value, "a string");
+    if (typeof value !== "string") return this.#fail(name, value, "a string", null);
     return value;
   }
 
@@ -188,7 +273,7 @@ export class Reader {
     if (value === undefined || value === null || value === "") {
       return this.#effective(name, this.#default<string>(key));
     }
-    if (typeof value !== "string") this.#fail(name, value, "a string");
+    if (typeof value !== "string") return this.#fail(name, value, "a string", this.#default(key));
     return value;
   }
 
@@ -201,7 +286,10 @@ export class Reader {
     const found = choices.find((c) =>
       typeof value === "string" && c.toLowerCase() === value.toLowerCase()
     );
-    if (found === undefined) this.#fail(name, value, choices.map((c) => `"${c}"`).join(" or "));
+    if (found === undefined) {
+      const expected = choices.map((c) => `"${c}"`).join(" or ");
+      return this.#fail(name, value, expected, fallback ?? this.#default<T>(key));
+    }
     return found;
   }
 
@@ -213,7 +301,12 @@ export class Reader {
     }
     const n = typeof value === "string" ? Number(value) : value;
     if (typeof n !== "number" || !Number.isInteger(n) || n < min) {
-      this.#fail(name, value, `an integer >= ${min}`);
+      return this.#fail(
+        name,
+        value,
+        `an integer >= ${min}`,
+        fallback ?? this.#default<number>(key),
+      );
     }
     return n;
   }
@@ -228,7 +321,7 @@ export class Reader {
     if (typeof value === "string" && /^(true|false)$/i.test(value)) {
       return value.toLowerCase() === "true";
     }
-    this.#fail(name, value, "true or false");
+    return this.#fail(name, value, "true or false", fallback ?? this.#default<boolean>(key));
   }
 
   /** A time span in ms; `fallbackMs` is the setting's default unless given. */
@@ -240,7 +333,10 @@ export class Reader {
       return ms;
     }
     const ms = typeof value === "string" ? parseTimeSpan(value) : null;
-    if (ms === null || ms <= 0) this.#fail(name, value, 'a positive time span like "00:05:00"');
+    if (ms === null || ms <= 0) {
+      const fallback = fallbackMs ?? parseTimeSpan(this.#default<string>(key))!;
+      return this.#fail(name, value, 'a positive time span like "00:05:00" (hh:mm:ss)', fallback);
+    }
     return ms;
   }
 }

@@ -3,8 +3,9 @@
  * each key's default, minimum, description and `SVC_*` variable (the command-line flags are in
  * lib/config_flags.ts). Everything else takes them from here: the reads (`Reader` looks the default
  * and minimum up by key), the JSON Schema shipped as `appsettings.schema.json`, `--help`, doctor's
- * values. The template, README, docs/ and JSDoc are checked against it by tests/settings_test.ts
- * instead: their prose and examples are written for people, and generating them would lose that.
+ * values, the reference docs/configuration.md (scripts/config_reference.ts). The template, README,
+ * other docs/ and JSDoc are checked against it by tests/settings_test.ts instead: their prose and
+ * examples are written for people, and generating them would lose that.
  *
  * Keys match case-insensitively, as in .NET configuration; values from environment variables
  * arrive as strings, so numbers and booleans also accept their string forms.
@@ -130,8 +131,8 @@ const shellSection = z.object({
   ToolCallTimeout: setting("timeSpan", { text: "Time limit of one call.", default: "00:05:00" }),
   MaxResultBytes: setting("integer", {
     text:
-      "Output text above this size is cut with a notice; it also bounds what one call may send svc (output, error and other records).",
-    default: 1_048_576,
+      "Output text above this size is cut with a notice; it also bounds what one call may send svc (output, error and other records). The default, about 6-8k tokens, suits a model's context.",
+    default: 24_576,
     min: 1024,
   }),
   SerializationDepth: setting("integer", {
@@ -198,7 +199,8 @@ const shellSection = z.object({
   Environment: z.object({
     StartupScript: setting("text", { text: "Inline startup script, run after StartupScriptPath." }),
     StartupScriptPath: setting("text", {
-      text: "Startup script file, run once per worker before it serves.",
+      text:
+        "Startup script file, run once per worker before it serves; a relative path is relative to this file's folder.",
     }),
     PassVariables: setting("strings", {
       text:

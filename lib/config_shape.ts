@@ -1,21 +1,31 @@
 /**
  * Checks a configuration tree against the schema of lib/config_schema.ts: unknown keys become
- * warnings (with a "did you mean"), the first wrong value an error naming its key path, and keys
- * are spelled as the schema spells them.
+ * warnings (with a "did you mean"), every wrong value an error naming its key path and the form
+ * wanted, and keys are spelled as the schema spells them.
  *
  * @module
  */
 import { isSecretPath, safeKeyPath } from "./config_reader.ts";
-import { appSettingsSchema, defOf, unwrap } from "./config_schema.ts";
+import { appSettingsSchema, defOf, settingOf, unwrap } from "./config_schema.ts";
 import { closestNames } from "./suggest.ts";
 import type { z } from "zod";
+
+/** One wrong value {@linkcode checkConfigShape} found. */
+export interface ShapeError {
+  /** Its key path, as the schema spells it (an API-key entry's name hidden). */
+  path: string;
+  /** What was expected, in words: "expected …". */
+  message: string;
+  /** The value, or a stand-in where it may be a secret. */
+  value: unknown;
+}
 
 /** What {@linkcode checkConfigShape} found. */
 export interface ShapeReport {
   /** Unknown keys, each with a suggestion when a known key is close. */
   warnings: string[];
-  /** The first wrong value, as `{path, message}`, or null. */
-  error: { path: string; message: string; value: unknown } | null;
+  /** Every wrong value, in the file's order (one per key). */
+  errors: ShapeError[];
   /** The tree with keys spelled as the schema spells them, unknown keys left out. */
   canonical: Record<string, unknown>;
 }
@@ -26,7 +36,7 @@ export interface ShapeOptions {
   listsFromScalars?: boolean;
 }
 
-/** Walks a configuration tree against the schema: unknown keys become warnings, wrong values an error. */
+/** Walks a configuration tree against the schema: unknown keys become warnings, wrong values errors. */
 export function checkConfigShape(
   tree: Record<string, unknown>,
   origin: string,
@@ -41,23 +51,53 @@ export function checkConfigShape(
   };
   const canonical = canonicalize(tree, appSettingsSchema, [], walk) as Record<string, unknown>;
   const parsed = appSettingsSchema.safeParse(canonical);
-  if (parsed.success) return { warnings, error: null, canonical };
-  const issue = parsed.error.issues[0]!;
-  const path = issue.path.map(String).join(":");
-  let value: unknown = canonical;
-  for (const part of issue.path) {
-    value = (value as Record<string, unknown> | undefined)?.[String(part)];
+  if (parsed.success) return { warnings, errors: [], canonical };
+  const errors: ShapeError[] = [];
+  const seen = new Set<string>();
+  for (const issue of parsed.error.issues) {
+    const path = issue.path.map(String).join(":");
+    if (seen.has(path)) continue;
+    seen.add(path);
+    let value: unknown = canonical;
+    for (const part of issue.path) {
+      value = (value as Record<string, unknown> | undefined)?.[String(part)];
+    }
+    // A key or its digest is never shown, and neither is an entry name that may be the key: nor
+    // is any object or list that may hold one (`Keys` given as a list, a scheme or `Schemes`
+    // malformed).
+    if (isSecretPath(path) || (mayHoldKeys(path) && value !== null && typeof value === "object")) {
+      value = `[${Array.isArray(value) ? "list" : typeof value}]`;
+    }
+    errors.push({
+      path: safeKeyPath(canonical, path),
+      message: expectation(path, issue.message),
+      value,
+    });
   }
-  // A key or its digest is never shown, and neither is an entry name that may be the key: nor is
-  // any object or list that may hold one (`Keys` given as a list, a scheme or `Schemes` malformed).
-  if (isSecretPath(path) || (mayHoldKeys(path) && value !== null && typeof value === "object")) {
-    value = `[${Array.isArray(value) ? "list" : typeof value}]`;
+  return { warnings, errors, canonical };
+}
+
+/**
+ * What a key wants, in the words of its kind (`a time span like "00:05:00" (hh:mm:ss)`) rather than
+ * the validator's ("Invalid input: expected string, received number"); a key that is no setting
+ * keeps the validator's words, tidied.
+ */
+function expectation(path: string, validator: string): string {
+  const setting = settingOf(path);
+  if (setting === undefined) {
+    const tidy = validator.replace(/^Invalid input: /, "").replace(/, received \w+$/, "")
+      .replace(/^expected (object|array)$/, "expected an $1");
+    return tidy.startsWith("expected") ? tidy : `expected ${tidy}`;
   }
-  return {
-    warnings,
-    error: { path: safeKeyPath(canonical, path), message: issue.message, value },
-    canonical,
-  };
+  const kind = setting.kind;
+  const words = typeof kind !== "string" ? kind.map((c) => `"${c}"`).join(" or ") : {
+    text: "a string",
+    strings: 'an array of strings, like ["Get-Date"]',
+    integer: setting.min === undefined ? "an integer" : `an integer >= ${setting.min}`,
+    boolean: "true or false",
+    timeSpan: 'a time span like "00:05:00" (hh:mm:ss)',
+  }[kind];
+  return `expected ${words}`;
 }
 
 /** True for `Authentication` and the paths under it that may hold API keys or their entry names. */

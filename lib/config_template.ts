@@ -56,9 +56,10 @@ const DEFAULT_CONFIG_TEXT =
     "ExcludePatterns": ${renderStringList(stringsOf(DEFAULT_SHELL["ExcludePatterns"]), "    ")},
     // Time limit of one call (hh:mm:ss).
     "ToolCallTimeout": "00:05:00",
-    // Output text above this many bytes is cut, with an explicit notice. It also bounds what one
-    // call may send svc: the worker counts output and error and other records past it, unsent.
-    "MaxResultBytes": 1048576,
+    // Output text above this many bytes (about 6-8k tokens) is cut, with an explicit notice. It
+    // also bounds what one call may send svc: the worker counts output and error and other
+    // records past it, unsent.
+    "MaxResultBytes": 24576,
     // ConvertTo-Json -Depth used for output objects.
     "SerializationDepth": 4,
     // Most names a call may give in _RequestedProperties; a call over it is refused before it
@@ -79,7 +80,8 @@ const DEFAULT_CONFIG_TEXT =
     },
     // What runs in every worker before its first call.
     "Environment": {
-      // Script file run once per worker; empty for none.
+      // Script file run once per worker; empty for none. A relative path (like every path in this
+      // file: Modules, PwshPath, CacheDirectory) means this file's folder, e.g. "startup.ps1".
       "StartupScriptPath": "",
       // Inline script run once per worker, after StartupScriptPath; empty for none.
       "StartupScript": "",
@@ -235,7 +237,7 @@ export function defaultConfigText(): string {
 }
 
 /**
- * Writes {@linkcode defaultConfigText} to `path`.
+ * Writes {@linkcode defaultConfigText} to `path`, creating its folder when missing.
  *
  * @throws {ConfigError} `INVALID_FILE` when the file exists and `force` is not set;
  * `UNREADABLE_FILE` when it cannot be written.
@@ -246,6 +248,12 @@ export async function createConfig(
 ): Promise<CreateConfigResult> {
   const { force = false } = options;
   const text = defaultConfigText();
+  // `svc create-config --config deploy/svc/appsettings.json` makes the folders, as `mkdir -p` would.
+  const created = await Deno.mkdir(dirname(path), { recursive: true }).then(
+    () => null,
+    (error) => error,
+  );
+  if (created !== null) throw cannotWrite(path, created);
   if (!force) {
     try {
       await Deno.writeTextFile(path, text, { createNew: true });

@@ -19,7 +19,7 @@ import type { CommandMeta, CommandsResult, ModuleStatus } from "./worker_protoco
 
 const log = logger("catalog");
 
-const CACHE_FORMAT = 6;
+const CACHE_FORMAT = 7;
 
 /** What a cached catalog is keyed on: the configuration and the pwsh binary. */
 interface CatalogKeyInput {
@@ -102,6 +102,43 @@ export function catalogStillValid(
   const live = new Map(modules.map((m) => [m.name.toLowerCase(), m.version]));
   if (live.size !== cached.modules.length) return false;
   return cached.modules.every((m) => live.get(m.name.toLowerCase()) === m.version);
+}
+
+/** Where the catalog of one configuration is cached: its key and the directory. */
+interface CatalogSlot extends CatalogCacheOptions {
+  key: string;
+}
+
+/** The cache slot of these settings and pwsh, or null when there is no cache directory. */
+async function catalogSlot(
+  input: { shell: ShellSettings; pwsh: string },
+): Promise<CatalogSlot | null> {
+  const directory = input.shell.cacheDirectory ?? defaultCacheDirectory();
+  if (!directory) return null;
+  return { directory, key: await catalogKey({ shell: input.shell, pwshPath: input.pwsh }) };
+}
+
+/** Writes a catalog to its slot; a cache that cannot be written is said and otherwise ignored. */
+async function keepCatalog(catalog: Catalog, slot: CatalogSlot): Promise<void> {
+  await writeCachedCatalog(slot.key, catalog, slot).catch((error) =>
+    log.warning("Cannot write the catalog cache in {Directory}: {Error}", {
+      Directory: slot.directory,
+      Error: String(error),
+    })
+  );
+}
+
+/**
+ * Keeps a catalog discovered outside a server (by `svc doctor`) where a server started with the same
+ * settings and pwsh looks first, so that its first `tools/list` and call need no discovery. Nothing
+ * is written when there is no cache directory.
+ */
+export async function storeCatalog(
+  catalog: Catalog,
+  options: { shell: ShellSettings; pwsh: string },
+): Promise<void> {
+  const slot = await catalogSlot(options);
+  if (slot) await keepCatalog(catalog, slot);
 }
 
 /** The part of a worker that discovery uses. */
@@ -208,20 +245,18 @@ export class CatalogStore {
   }
 
   async #load(): Promise<Catalog> {
-    const { shell, pwsh } = this.#options;
-    const directory = shell.cacheDirectory ?? defaultCacheDirectory();
-    const key = directory ? await catalogKey({ shell, pwshPath: pwsh }) : null;
-    const cached = directory && key ? await readCachedCatalog(key, { directory }) : null;
+    const slot = await catalogSlot(this.#options);
+    const cached = slot ? await readCachedCatalog(slot.key, slot) : null;
     if (cached) {
       log.debug("Serving {Count} tools from the catalog cache.", { Count: cached.tools.length });
       logWarnings(cached, this.#options);
-      this.#revalidate(cached, key!, directory!);
+      this.#revalidate(cached, slot!);
       return cached;
     }
-    return await this.#discover(key, directory);
+    return await this.#discover(slot);
   }
 
-  async #discover(key: string | null, directory: string | null): Promise<Catalog> {
+  async #discover(slot: CatalogSlot | null): Promise<Catalog> {
     const source = await this.#options.source();
     let catalog: Catalog;
     try {
@@ -233,19 +268,12 @@ export class CatalogStore {
     }
     logWarnings(catalog, this.#options);
     log.info("Catalog ready: {Count} tools.", { Count: catalog.tools.length });
-    if (key && directory) {
-      await writeCachedCatalog(key, catalog, { directory }).catch((error) =>
-        log.warning("Cannot write the catalog cache in {Directory}: {Error}", {
-          Directory: directory,
-          Error: String(error),
-        })
-      );
-    }
+    if (slot) await keepCatalog(catalog, slot);
     return catalog;
   }
 
   /** Checks a cached catalog against a live worker; rediscovers and notifies when it is stale. */
-  #revalidate(cached: Catalog, key: string, directory: string): void {
+  #revalidate(cached: Catalog, slot: CatalogSlot): void {
     this.#options.source().then(async (source) => {
       const valid = catalogStillValid(cached, source.worker.info.psVersion, source.modules);
       source.release?.();
@@ -253,7 +281,7 @@ export class CatalogStore {
       log.info(
         "The catalog cache is stale (PowerShell or module versions changed); rediscovering.",
       );
-      const fresh = this.#discover(key, directory);
+      const fresh = this.#discover(slot);
       fresh.catch(() => {});
       await fresh;
       this.#catalog = fresh;

@@ -14,7 +14,7 @@ import type { ToolDescriptor } from "./tool_descriptor.ts";
 import { ANONYMOUS, Authenticator } from "./auth.ts";
 import type { Settings, SettingSource } from "./config.ts";
 import { type HostMode, replacementOf } from "./config_pool.ts";
-import { discoverCatalog } from "./discovery.ts";
+import { discoverCatalog, storeCatalog } from "./discovery.ts";
 import { StartupError } from "./errors.ts";
 import { describeOrigin, resolvePwsh } from "./pwsh_path.ts";
 import type { WorkerInfo } from "./worker.ts";
@@ -130,6 +130,9 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
       const catalog = await discoverCatalog(ready.worker, settings.shell, {
         modules: ready.startup.modules,
       });
+      // The next `serve` with these settings finds the catalog (and the host this worker compiled)
+      // in the caches: a first start after doctor, or after an image build that ran it, is warm.
+      await storeCatalog(catalog, { shell: settings.shell, pwsh });
       report.tools = catalog.tools.map(toolRow);
       // Missing modules, commands and name collisions, as the catalog noticed them.
       report.warnings.push(...catalog.warnings);
@@ -179,8 +182,10 @@ async function startDoctorWorker(pwsh: string, settings: Settings): Promise<Doct
     };
   } catch (error) {
     const failure = error instanceof WorkerStartError ? error : null;
-    // A failed startup script and PowerShell's own refusals say it in their words; the rest did not start.
-    const message = failure?.code === "STARTUP_SCRIPT" || failure?.cause instanceof StartupError
+    // A failed startup script, an executable that is not PowerShell and PowerShell's own refusals
+    // say it in their words; the rest did not start.
+    const ownWords = failure?.code === "STARTUP_SCRIPT" || failure?.code === "NOT_POWERSHELL";
+    const message = ownWords || failure?.cause instanceof StartupError
       ? failure.message
       : `PowerShell worker could not start: ${failure?.reason ?? String(error)}`;
     // A worker whose startup script failed still tells which PowerShell it runs.
@@ -220,21 +225,40 @@ function settingRows(settings: Settings): DoctorReport["settings"] {
     .sort((a, b) => a.key.localeCompare(b.key));
 }
 
-/** Says which commands have no help content and what `Update-Help` would add. */
+/**
+ * Says which commands have no help content and what would add it: `Update-Help` for a module's
+ * commands; for commands of no module (functions of the startup script) it can do nothing, and a
+ * comment-based help block in the function can.
+ */
 function helpHints(tools: ToolDescriptor[]): string[] {
-  const without = new Map<string, string | null>();
+  const fromModules = new Map<string, string>();
+  const own = new Set<string>();
   for (const tool of tools) {
-    if (tool.descriptionSource === "generated") without.set(tool.command, tool.module);
+    if (tool.descriptionSource !== "generated") continue;
+    if (tool.module) fromModules.set(tool.command, tool.module);
+    else own.add(tool.command);
   }
-  if (without.size === 0) return [];
-  const commands = [...without.keys()];
-  const modules = [...new Set([...without.values()].filter((m): m is string => m !== null))];
-  const shown = commands.slice(0, 10).join(", ") + (commands.length > 10 ? ", ..." : "");
-  return [
-    `${commands.length} command(s) have no help content installed (${shown}); their descriptions are written from metadata. ${
-      modules.length > 0 ? `'Update-Help -Module ${modules.join(", ")}'` : "'Update-Help'"
-    } would add synopses and parameter descriptions (restart svc or clear the catalog cache after it).`,
-  ];
+  const shown = (commands: string[]) =>
+    commands.slice(0, 10).join(", ") + (commands.length > 10 ? ", ..." : "");
+  const hints: string[] = [];
+  if (fromModules.size > 0) {
+    const modules = [...new Set(fromModules.values())];
+    hints.push(
+      `${fromModules.size} command(s) have no help content installed (${
+        shown([...fromModules.keys()])
+      }); their descriptions are generated from metadata, and 'Update-Help -Module ${
+        modules.join(", ")
+      }' would add synopses and parameter descriptions (restart svc or clear the catalog cache after it).`,
+    );
+  }
+  if (own.size > 0) {
+    hints.push(
+      `${own.size} command(s) of no module, such as functions of the startup script, have no help (${
+        shown([...own])
+      }); their descriptions are generated from metadata, and a comment-based help block (.SYNOPSIS, .PARAMETER) in each function would give them one.`,
+    );
+  }
+  return hints;
 }
 
 /**
@@ -354,7 +378,11 @@ export function formatDoctorText(report: DoctorReport): string {
   section(`Tools (${report.tools.length})`);
   for (const t of report.tools) {
     lines.push(
-      `  ${t.name}  <- ${t.command} [${t.parameterSet}] (description from ${t.descriptionSource})`,
+      `  ${t.name}  <- ${t.command} [${t.parameterSet}] (${
+        t.descriptionSource === "generated"
+          ? "description generated from metadata"
+          : `description from ${t.descriptionSource}`
+      })`,
     );
   }
   section("Worker pool");
@@ -389,7 +417,7 @@ export function formatDoctorText(report: DoctorReport): string {
   }
   for (const s of a.schemes) lines.push(`  ${schemeLine(s)}`);
   bullets("Hints", report.hints);
-  bullets("Left out of tool schemas", report.leftOut);
+  bullets("Left out of tools (JSON cannot give these)", report.leftOut);
   bullets("Warnings", report.warnings);
   bullets("Errors", report.errors);
   lines.push(

@@ -17,19 +17,41 @@ export type ConfigErrorCode =
 /** A configuration file, variable or flag is wrong; the message names the key. Exit code 2. */
 export class ConfigError extends Error {
   override name = "ConfigError";
-  /** What kind of configuration problem this is. */
+  /** What kind of configuration problem this is (the first one's, for several). */
   readonly code: ConfigErrorCode;
+  /** Each problem in one sentence; the message lists them when there are several. @default [message] */
+  readonly problems: string[];
   /** Builds the error; `options.cause` carries the underlying failure. */
-  constructor(code: ConfigErrorCode, message: string, options?: ErrorOptions) {
+  constructor(
+    code: ConfigErrorCode,
+    message: string,
+    options?: ErrorOptions & { problems?: string[] },
+  ) {
     super(message, options);
     this.code = code;
+    this.problems = options?.problems ?? [message];
   }
+}
+
+/**
+ * One error for all the problems a configuration has, so that a user fixes them in one pass: the
+ * error itself when there is one, else a list of their sentences.
+ */
+export function allProblems(errors: ConfigError[]): ConfigError {
+  if (errors.length === 1) return errors[0]!;
+  const problems = errors.flatMap((error) => error.problems);
+  return new ConfigError(
+    errors[0]!.code,
+    `${problems.length} configuration problems:\n${problems.map((p) => `  - ${p}`).join("\n")}`,
+    { problems },
+  );
 }
 
 /** Codes of {@linkcode StartupError}. */
 export type StartupErrorCode =
   | "PWSH_NOT_FOUND"
   | "PWSH_TOO_OLD"
+  | "NOT_POWERSHELL"
   | "WORKER_START"
   | "STARTUP_SCRIPT"
   | "CANNOT_LISTEN";

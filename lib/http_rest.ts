@@ -36,7 +36,11 @@ export async function listTools(
   if (req.method !== "GET") {
     throw new HttpError(405, "Use GET /tools", { headers: { allow: "GET" } });
   }
-  return jsonResponse(200, { tools: (await toolsFor(options.mcp, principal)).map(toMcpTool) });
+  return jsonResponse(200, {
+    tools: (await toolsFor(options.mcp, principal)).map((tool) =>
+      toMcpTool(tool, options.mcp.shell)
+    ),
+  });
 }
 
 /**

@@ -16,17 +16,19 @@ import { restrictCommandTool } from "./catalog_command.ts";
 import { tracedCall } from "./telemetry.ts";
 import type { ToolDescriptor } from "./tool_descriptor.ts";
 import type { ShellSettings } from "./config.ts";
-import { overrideOf } from "./config_overrides.ts";
+import { overrideOf, timeoutSettingOf } from "./config_overrides.ts";
+import { settingOf } from "./config_schema.ts";
 import { logger } from "./log.ts";
 import {
   failureResult,
   RESULT_OUTPUT_SCHEMA,
+  resultSizeHint,
   toCallToolResult,
   workerFailureMessage,
 } from "./result.ts";
 import { WorkerUnavailableError } from "./errors.ts";
 import type { RunspaceWorker, WorkerProgress } from "./worker.ts";
-import { outputShaping } from "./output_shaping.ts";
+import { outputShaping, requestedProperties } from "./output_shaping.ts";
 import { closestNames } from "./suggest.ts";
 
 const log = logger("mcp");
@@ -101,8 +103,17 @@ function visibleTool(
   return restrictCommandTool(tool, (set) => authorize(principal, set));
 }
 
-/** Converts a descriptor to the MCP `Tool` shape of `tools/list`. */
-export function toMcpTool(tool: ToolDescriptor): Tool {
+const DEFAULT_RESULT_BYTES = settingOf("ShellConfiguration:MaxResultBytes")!.default as number;
+
+/**
+ * Converts a descriptor to the MCP `Tool` shape of `tools/list`; under a `MaxResultBytes` above its
+ * default it carries the result size hint Claude Code reads ({@linkcode resultSizeHint}).
+ */
+export function toMcpTool(
+  tool: ToolDescriptor,
+  shell: Pick<ShellSettings, "maxResultBytes">,
+): Tool {
+  const hint = resultSizeHint(shell.maxResultBytes, DEFAULT_RESULT_BYTES);
   return {
     name: tool.name,
     title: tool.command,
@@ -110,6 +121,7 @@ export function toMcpTool(tool: ToolDescriptor): Tool {
     inputSchema: tool.inputSchema as Tool["inputSchema"],
     outputSchema: RESULT_OUTPUT_SCHEMA as unknown as Tool["outputSchema"],
     annotations: { ...tool.annotations },
+    ...(hint === null ? {} : { _meta: { "anthropic/maxResultSizeChars": hint } }),
   };
 }
 
@@ -226,6 +238,9 @@ async function runCall(
           parameters,
           credentials,
           depth: shell.serializationDepth,
+          // A read-only command past what svc keeps only makes output nobody sees; stopping it
+          // there is what _MaxResults does, while a command run for its effects runs to its end.
+          stopWhenFull: tool.annotations.readOnlyHint,
           ...outputShaping(shell, override, shaping),
         },
         { signal, timeoutMs, ...(context.onProgress ? { onProgress: context.onProgress } : {}) },
@@ -233,6 +248,8 @@ async function runCall(
     const result = toCallToolResult(tool, outcome, {
       maxResultBytes: shell.maxResultBytes,
       timeoutMs,
+      timeoutSetting: timeoutSettingOf(shell, tool),
+      propertiesChosen: requestedProperties(shaping).length > 0,
     });
     log.info("Tool call {Tool} ({Command}) by {Principal} finished: {Outcome} in {ElapsedMs} ms.", {
       Tool: tool.name,
@@ -330,7 +347,7 @@ export function createMcpServer(options: McpServerOptions): Server {
 
   server.setRequestHandler("tools/list", async (_request, ctx) => {
     const tools = await toolsFor(options, principalOf(ctx.http?.authInfo));
-    return { tools: tools.map(toMcpTool) };
+    return { tools: tools.map((tool) => toMcpTool(tool, options.shell)) };
   });
 
   server.setRequestHandler("tools/call", async (request, ctx): Promise<CallToolResult> => {

@@ -48,6 +48,13 @@ export const SHAPING_PARAMETERS: readonly ToolParameter[] = [
   },
 ];
 
+/** The names a call gave in `_RequestedProperties`, blanks dropped; empty when it gave none. */
+export function requestedProperties(shaping: Record<string, unknown>): string[] {
+  return (shaping["_RequestedProperties"] as string[] | undefined ?? [])
+    .map((name) => name.trim())
+    .filter((name) => name !== "");
+}
+
 /**
  * The `properties` and `maxResults` of a run, PoshMcp's order: `_AllProperties` keeps every property;
  * else `_RequestedProperties`; else the command's `DefaultProperties`; else what PowerShell would show
@@ -61,9 +68,7 @@ export function outputShaping(
   const out: Pick<CommandRun, "properties" | "maxResults"> = {};
   if (typeof shaping["_MaxResults"] === "number") out.maxResults = shaping["_MaxResults"];
   if (shaping["_AllProperties"] === true) return out;
-  const requested = (shaping["_RequestedProperties"] as string[] | undefined ?? [])
-    .map((name) => name.trim())
-    .filter((name) => name !== "");
+  const requested = requestedProperties(shaping);
   if (requested.length > 0) {
     out.properties = requested;
   } else if (override?.defaultProperties && override.defaultProperties.length > 0) {

@@ -130,6 +130,42 @@ export async function resolvePwsh(
   );
 }
 
+/**
+ * What `path --version` says when that is not PowerShell's answer ("PowerShell 7.6.9"), else null:
+ * asked only after a worker failed to start, so that a start pays nothing for it. An executable
+ * that does not answer within `timeoutMs` is killed and counts as not saying.
+ *
+ * @param timeoutMs how long to wait for the answer. @default 5000
+ */
+export async function notPowerShell(path: string, timeoutMs = 5_000): Promise<string | null> {
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(path, {
+      args: ["--version"],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+  } catch {
+    return null; // not startable at all: the start's own error says so
+  }
+  const timer = setTimeout(() => {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already gone */ }
+  }, timeoutMs);
+  try {
+    const output = await child.output();
+    const said = new TextDecoder().decode(output.stdout).trim() ||
+      new TextDecoder().decode(output.stderr).trim();
+    if (/^PowerShell \d/.test(said)) return null;
+    const first = said.split("\n")[0]!.trim().slice(0, 120);
+    return first === "" ? `nothing (exit code ${output.code})` : `"${first}"`;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** One phrase for logs and doctor: where {@linkcode resolvePwsh} found PowerShell. */
 export function describeOrigin(origin: PwshOrigin): string {
   switch (origin) {

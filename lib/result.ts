@@ -2,6 +2,8 @@
  * Shapes what a worker returned into an MCP `CallToolResult`: the pipeline output as JSON text plus
  * `structuredContent`, PowerShell error records as an `isError` result that says what failed,
  * warnings and information records alongside, and the `MaxResultBytes` cap with an explicit notice.
+ * Clients differ in which half they show a model (docs/results.md), so each half says everything:
+ * the output, what was cut or left out and how to ask for it, and why a call failed.
  *
  * @module
  */
@@ -15,22 +17,30 @@ import type {
   OutputShape,
   StreamName,
 } from "./worker_protocol.ts";
-import { fitOutput } from "./result_fit.ts";
+import { fitOutput, type FittedOutput } from "./result_fit.ts";
 
 /** Options of {@linkcode toCallToolResult}. */
 export interface ShapeOptions {
-  /** Largest output text in bytes. @default 1048576 (`ShellConfiguration:MaxResultBytes`) */
+  /** Largest output text in bytes. @default 24576 (`ShellConfiguration:MaxResultBytes`) */
   maxResultBytes: number;
   /** The call's time limit in ms, quoted when it ran out. */
   timeoutMs: number;
+  /** The key that set it, named when it ran out. @default "ShellConfiguration:ToolCallTimeout" */
+  timeoutSetting?: string;
+  /**
+   * The caller named the properties (`_RequestedProperties`): which others each type left out is not
+   * said, since the caller chose them. @default false
+   */
+  propertiesChosen?: boolean;
 }
 
 /**
- * Output JSON up to this many characters is carried both as text and in `structuredContent.output`
- * (the MCP spec asks for both); above it, only the text block carries it and
- * `structuredContent.outputInText` says so.
+ * Output JSON up to this many bytes is carried whole in the text block as well as in
+ * `structuredContent.output`; above it (only under a `MaxResultBytes` raised above it) the text
+ * block shows the items that fit, with a notice, so a client that reads both halves never reads a
+ * large output twice, and one that reads only the text still gets valid JSON and the counts.
  */
-export const STRUCTURED_OUTPUT_LIMIT = 65_536;
+export const TEXT_OUTPUT_LIMIT = 65_536;
 
 const strings = { type: "array", items: { type: "string" } };
 
@@ -39,9 +49,10 @@ export const RESULT_OUTPUT_SCHEMA = {
   type: "object",
   properties: {
     output: { type: "array", description: "Pipeline output, one item per object written." },
-    outputInText: {
-      type: "boolean",
-      description: "true when the output is too large to repeat here: read it from the text block.",
+    notes: {
+      ...strings,
+      description:
+        "What svc says about this result, as the text blocks say it: output cut and how to ask for less, properties left out, records dropped, why the call stopped.",
     },
     truncated: {
       type: "object",
@@ -66,6 +77,17 @@ export const RESULT_OUTPUT_SCHEMA = {
   },
 } as const;
 
+/**
+ * The `_meta["anthropic/maxResultSizeChars"]` of every tool under a `MaxResultBytes` raised above
+ * its default `defaultBytes`, else null. Claude Code keeps a result of up to about 25k tokens in
+ * the conversation and writes a larger one to a file unless the tool declares its results may be
+ * larger; a raised cap is the operator saying they may. The value is the most a result holds: the
+ * output and the call's records, each within the cap (a character takes at least a byte).
+ */
+export function resultSizeHint(maxResultBytes: number, defaultBytes: number): number | null {
+  return maxResultBytes > defaultBytes ? 2 * maxResultBytes : null;
+}
+
 /** Names listed in a text note before it says how many more there are. */
 const LISTED_NAMES = 12;
 
@@ -77,55 +99,91 @@ export function toCallToolResult(
 ): CallToolResult {
   const { result, interrupted } = outcome;
   const { errors, stderr } = splitNativeStderr(result.errors);
-  const structured: Record<string, unknown> = {};
-  const { text, kept, truncated } = fitOutput(
-    result.output,
-    options.maxResultBytes,
-    result.outputCut ?? null,
-  );
-  // Past this size the text block alone carries the output, so a large answer is not sent twice.
-  if (text.length <= STRUCTURED_OUTPUT_LIMIT) structured.output = kept;
-  else structured.outputInText = true;
-  if (truncated) structured.truncated = truncated;
-  const omitted = omissions(result.shape);
+  const fitted = fitOutput(result.output, options.maxResultBytes, result.outputCut ?? null);
+  const shape = options.propertiesChosen ? withoutTypeOmissions(result.shape) : result.shape;
+  const dropped = droppedNote(result.droppedRecords, options.maxResultBytes);
+  const stoppedText = interrupted === "timeout"
+    ? `Command '${tool.command}' timed out after ${
+      seconds(options.timeoutMs)
+    } and was stopped: that is the limit ${
+      options.timeoutSetting ?? "ShellConfiguration:ToolCallTimeout"
+    } sets, so raise it there if the command needs longer`
+    : interrupted
+    ? `Command '${tool.command}' was cancelled and stopped`
+    : null;
+  const shapeLines = shape ? shapeNotes(shape) : [];
+  // The sentences both halves carry; the records themselves are fields of their own in each.
+  const notes = [
+    ...(stoppedText ? [stoppedText] : []),
+    ...(fitted.notice ? [fitted.notice] : []),
+    ...shapeLines,
+    ...(dropped ? [dropped] : []),
+    ...(errors.some(isPromptError) ? [PROMPT_NOTE] : []),
+  ];
+
+  const structured: Record<string, unknown> = { output: fitted.kept };
+  if (fitted.truncated) structured.truncated = fitted.truncated;
+  const omitted = omissions(shape);
   if (omitted) structured.omitted = omitted;
   if (result.warnings.length > 0) structured.warnings = result.warnings;
   if (result.information.length > 0) structured.information = result.information;
   if (result.verbose.length > 0) structured.verbose = result.verbose;
   if (stderr.length > 0) structured.stderr = stderr;
   if (errors.length > 0) structured.errors = errors;
-  const dropped = droppedNote(result.droppedRecords, options.maxResultBytes);
   if (dropped) structured.droppedRecords = result.droppedRecords;
+  if (interrupted) structured.stopped = interrupted;
+  if (notes.length > 0) structured.notes = notes;
 
   const content: CallToolResult["content"] = [];
-  let isError = false;
-  if (interrupted) {
-    isError = true;
-    structured.stopped = interrupted;
-    content.push({
-      type: "text",
-      text: interrupted === "timeout"
-        ? `Command '${tool.command}' timed out after ${
-          seconds(options.timeoutMs)
-        } (ShellConfiguration:ToolCallTimeout) and was stopped`
-        : `Command '${tool.command}' was cancelled and stopped`,
-    });
-  } else if (errors.length > 0) {
-    isError = true;
+  if (stoppedText) content.push({ type: "text", text: stoppedText });
+  else if (errors.length > 0) {
     content.push({ type: "text", text: describeErrors(tool.command, errors) });
   }
-  content.push({ type: "text", text });
-  const notes = [
-    ...(result.shape ? shapeNotes(result.shape) : []),
+  content.push({ type: "text", text: outputText(fitted) });
+  const lines = [
+    ...shapeLines,
     ...result.warnings.map((w) => `WARNING: ${w}`),
     ...result.information.map((i) => `INFO: ${i.message}`),
+    ...result.verbose.map((v) => `VERBOSE: ${v}`),
     ...stderr.map((line) => `STDERR: ${line}`),
     ...(dropped ? [dropped] : []),
   ];
-  if (notes.length > 0) content.push({ type: "text", text: notes.join("\n") });
+  if (lines.length > 0) content.push({ type: "text", text: lines.join("\n") });
   const shaped: CallToolResult = { content, structuredContent: structured };
-  if (isError) shaped.isError = true;
+  if (interrupted || errors.length > 0) shaped.isError = true;
   return shaped;
+}
+
+/**
+ * The text block of the output: the fitted output's JSON and notice, or, past
+ * {@linkcode TEXT_OUTPUT_LIMIT}, the items that fit it with a notice saying where the rest is.
+ */
+function outputText(fitted: FittedOutput): string {
+  const notice = fitted.notice ? `\n${fitted.notice}` : "";
+  if (withinBytes(fitted.json, TEXT_OUTPUT_LIMIT)) return `${fitted.json}${notice}`;
+  const view = fitOutput(fitted.kept, TEXT_OUTPUT_LIMIT);
+  const total = fitted.kept.length;
+  const shown = view.truncated?.shortenedFirst
+    ? "the first item, shortened"
+    : `the first ${view.kept.length} of ${total} item(s)`;
+  return `${view.json}\n[svc: this text shows ${shown}, to stay within ${TEXT_OUTPUT_LIMIT} bytes; structuredContent.output carries all ${total}.]${notice}`;
+}
+
+const encoder = new TextEncoder();
+
+/** Whether `text` takes at most `limit` bytes of UTF-8, encoding it only when its length cannot say. */
+function withinBytes(text: string, limit: number): boolean {
+  // A UTF-16 unit takes one to three bytes, a surrogate pair four.
+  if (text.length > limit) return false;
+  if (text.length * 3 <= limit) return true;
+  return encoder.encode(text).length <= limit;
+}
+
+/** What the caller's own choice of properties makes needless to say: the properties each type left out. */
+function withoutTypeOmissions(shape: OutputShape | undefined): OutputShape | undefined {
+  if (!shape?.types) return shape;
+  const { types: _, ...rest } = shape;
+  return rest;
 }
 
 /**
@@ -222,9 +280,16 @@ function shapeNotes(shape: OutputShape): string[] {
   return notes;
 }
 
-/** Builds the `isError` result of a call that failed before or outside PowerShell. */
+/**
+ * Builds the `isError` result of a call that failed before or outside PowerShell: the sentence in the
+ * text and in `structuredContent.notes`, for clients that show a model only the one or the other.
+ */
 export function failureResult(message: string): CallToolResult {
-  return { content: [{ type: "text", text: message }], isError: true };
+  return {
+    content: [{ type: "text", text: message }],
+    structuredContent: { notes: [message] },
+    isError: true,
+  };
 }
 
 /** Explains a worker failure during a call in one sentence. */
@@ -256,16 +321,22 @@ export function describeErrors(command: string, errors: ErrorInfo[]): string {
         `at ${e.position.scriptName ?? "<script>"}:${e.position.line}:${e.position.column}`,
       );
     }
-    const prompt = isPromptError(e)
-      ? " (svc workers are non-interactive: pass every value as an argument instead of being prompted)"
-      : "";
+    const prompt = isPromptError(e) ? ` (${PROMPT_NOTE})` : "";
     return `- ${e.message}${prompt}${facts.length > 0 ? ` [${facts.join("; ")}]` : ""}`;
   });
   const count = errors.length === 1 ? "an error" : `${errors.length} errors`;
   return `Command '${command}' reported ${count}:\n${lines.join("\n")}`;
 }
 
+const PROMPT_NOTE =
+  "svc workers are non-interactive: pass every value as an argument instead of being prompted";
+
+/**
+ * A prompt that failed without the worker's own sentence (lib/host/cs/ErrorInfo.cs writes one for
+ * the prompts it sees, which says what to do already: the hint is given once).
+ */
 function isPromptError(error: ErrorInfo): boolean {
+  if (error.message.includes("but svc runs commands non-interactively")) return false;
   return (error.fullyQualifiedErrorId ?? "").startsWith("HostFunction") ||
     /does not support user interaction|NonInteractive mode/.test(error.message);
 }

@@ -20,19 +20,29 @@ export interface Truncation {
   atLeast?: true;
   /** The cap, `MaxResultBytes`. */
   limit: number;
-  /** Items in the whole output. */
+  /** Items in the whole output (those written until the stop when `stopped` is set). */
   items: number;
   /** Items kept whole from the start. */
   keptItems: number;
   /** True when the first item did not fit and was shortened rather than dropped. */
   shortenedFirst: boolean;
+  /**
+   * Present (true) when the worker stopped the command once no more output could be kept: `items`
+   * and `bytes` count what it wrote until then.
+   */
+  stopped?: true;
 }
 
 /** Output as JSON text and as items, both within the cap. */
 export interface FittedOutput {
+  /** The kept items' JSON, then the notice on a line of its own when something was cut. */
   text: string;
+  /** The kept items' JSON. */
+  json: string;
   kept: unknown[];
   truncated: Truncation | null;
+  /** The sentence saying what was cut and how to ask for less; null when nothing was. */
+  notice: string | null;
 }
 
 const encoder = new TextEncoder();
@@ -70,7 +80,9 @@ export function fitOutput(
 ): FittedOutput {
   const text = JSON.stringify(output);
   const bytes = byteLength(text);
-  if (bytes <= maxBytes && cut === null) return { text, kept: output, truncated: null };
+  if (bytes <= maxBytes && cut === null) {
+    return { text, json: text, kept: output, truncated: null, notice: null };
+  }
   const budget = itemBudget(maxBytes);
   let used = 2;
   const kept: unknown[] = [];
@@ -91,16 +103,22 @@ export function fitOutput(
     ? `the first item was shortened to fit${
       dropped > 0 ? ` and ${dropped} item(s) after it were dropped` : ""
     }`
+    : cut?.stopped
+    ? `the first ${kept.length} item(s) are kept whole, and the command was stopped after ${items}, as no more could be kept`
     : `the first ${kept.length} of ${items} item(s) are kept whole, ${dropped} dropped`;
   const size = cut === null ? `${total} bytes` : `at least ${total} bytes`;
   const notice =
     `[svc: output truncated: ${size} exceed ShellConfiguration:MaxResultBytes (${maxBytes}); ${what}. Ask for less with _MaxResults or _RequestedProperties.]`;
+  const json = JSON.stringify(kept);
   return {
-    text: `${JSON.stringify(kept)}\n${notice}`,
+    text: `${json}\n${notice}`,
+    json,
+    notice,
     kept,
     truncated: {
       bytes: total,
       ...(cut === null ? {} : { atLeast: true as const }),
+      ...(cut?.stopped ? { stopped: true as const } : {}),
       limit: maxBytes,
       items,
       keptItems: kept.length,

@@ -106,6 +106,11 @@ export interface OutputCut {
   bytes: number;
   /** True when the first item alone exceeded `outputBytes` and was sent shortened. */
   shortenedFirst: boolean;
+  /**
+   * Present (true) when the worker stopped the command once its output was full
+   * (`limits.stopWhenFull`): `items` then counts the items written until it stopped.
+   */
+  stopped?: true;
 }
 
 /** What one call may send svc (protocol §4.4); svc derives it from `MaxResultBytes`. */
@@ -118,6 +123,11 @@ export interface CallLimits {
   streamBytes: number;
   /** Each string of a stream or progress record, in bytes of JSON. */
   textBytes: number;
+  /**
+   * The worker may stop the command once its output exceeds `outputBytes`, as `first` stops it. svc
+   * sets it for commands that only read. @default false
+   */
+  stopWhenFull?: boolean;
 }
 
 /** How the output was shaped (protocol §4.4): the properties each type showed and what was left out. */

@@ -33,6 +33,11 @@ export interface CommandRun {
   properties?: OutputProperties;
   /** Most output items; the command is stopped after them. @default all of them */
   maxResults?: number;
+  /**
+   * The command may be stopped once its output exceeds what svc keeps (`limits.stopWhenFull`): true
+   * for commands that only read, whose stop loses nothing but output nobody would see. @default false
+   */
+  stopWhenFull?: boolean;
 }
 
 /** What the worker adds to every run it sends (see {@linkcode invokeRequest}). */
@@ -51,7 +56,9 @@ export function invokeRequest(run: CommandRun, context: RunContext): InvokeParam
   else if (properties !== undefined) params.select = { properties, display: false };
   if (maxResults !== undefined) params.first = maxResults;
   if (context.progress) params.progress = true;
-  if (context.limits !== null) params.limits = context.limits;
+  if (context.limits !== null) {
+    params.limits = run.stopWhenFull ? { ...context.limits, stopWhenFull: true } : context.limits;
+  }
   return params;
 }
 

@@ -8,6 +8,7 @@
 import { hostCacheDirectory } from "./cache_directory.ts";
 import type { ShellSettings } from "./config.ts";
 import { RemoteError, StartupError, type StartupErrorCode } from "./errors.ts";
+import { notPowerShell } from "./pwsh_path.ts";
 import { RunspaceWorker } from "./worker.ts";
 import type { StartupResult, WorkerInfo } from "./worker_protocol.ts";
 
@@ -108,6 +109,15 @@ export async function startWorker(options: StartWorkerOptions): Promise<ReadyWor
     // PWSH_TOO_OLD from the hello already says what to do about it.
     if (error instanceof StartupError) {
       throw new WorkerStartError(error.code, error.message, { cause: error, info: null });
+    }
+    // Only now is the executable asked what it is, so a start that works pays nothing for it.
+    const answer = await notPowerShell(pwsh);
+    if (answer !== null) {
+      throw new WorkerStartError(
+        "NOT_POWERSHELL",
+        `'${pwsh}' is not PowerShell: asked for its version it answered ${answer}; point --pwsh, SVC_PWSH or ShellConfiguration:PwshPath at pwsh 7.4 or later`,
+        { cause: error, info: null },
+      );
     }
     throw new WorkerStartError(
       "WORKER_START",

@@ -76,6 +76,10 @@ Deno.test("the bundle runs on its own with narrow permissions: --version, doctor
           report.pool.workers.length > 0 && report.pool.workers.every((w: { ok: boolean }) => w.ok),
         );
         assert.ok(report.tools.some((t: { command: string }) => t.command === "Get-Date"));
+        // The image runs doctor at build time to have these ready for its first start (Dockerfile).
+        const cached = [...Deno.readDirSync(`${dir}/cache`)].map((entry) => entry.name);
+        assert.ok(cached.some((name) => /^catalog-\w+\.json$/.test(name)), cached.join(", "));
+        assert.ok(cached.some((name) => /^svc-host-\w+-\w+\.dll$/.test(name)), cached.join(", "));
       },
     );
 

@@ -144,8 +144,10 @@ Deno.test("buildTools() makes one tool per parameter set of Get-Process with rea
     "get_process_id",
     "get_process_id_with_user_name",
   ]);
+  // Listed for doctor, not warned at every start: Get-Process has other sets (issue 31).
+  assert.deepEqual(catalog.warnings, []);
   assert.deepEqual(
-    catalog.warnings,
+    catalog.leftOut,
     ["InputObject", "InputObjectWithUserName"].map((set) =>
       `Parameter set '${set}' of 'Get-Process' is not offered: mandatory parameter 'InputObject' has type System.Diagnostics.Process[], which JSON cannot express`
     ),
@@ -182,18 +184,15 @@ Deno.test("buildTools() offers no set whose mandatory parameter JSON cannot give
   assert.ok(!names.includes("get_process_input_object"), names.join(", "));
   assert.ok(!names.includes("get_process_input_object_with_user_name"), names.join(", "));
   assert.ok(names.includes("get_process_name"));
-  assert.ok(
-    catalog.warnings.includes(
-      "Parameter set 'InputObject' of 'Get-Process' is not offered: mandatory parameter 'InputObject' has type System.Diagnostics.Process[], which JSON cannot express",
-    ),
-    catalog.warnings.join("\n"),
-  );
+  assert.deepEqual(catalog.warnings, []);
   const thing = catalog.tools.find((t) => t.command === "Get-Thing")!;
   assert.ok(!("Filter" in (thing.inputSchema.properties as object)));
   // Its description names only the arguments the tool takes.
   assert.equal(thing.descriptionSource, "generated");
   assert.ok(!thing.description.includes("Filter"), thing.description);
   assert.deepEqual(catalog.leftOut, [
+    "Parameter set 'InputObject' of 'Get-Process' is not offered: mandatory parameter 'InputObject' has type System.Diagnostics.Process[], which JSON cannot express",
+    "Parameter set 'InputObjectWithUserName' of 'Get-Process' is not offered: mandatory parameter 'InputObject' has type System.Diagnostics.Process[], which JSON cannot express",
     "Optional parameter 'Filter' of 'Get-Thing' (set 'Default') is left out: its type System.Management.Automation.ScriptBlock cannot be given in JSON",
   ]);
 });

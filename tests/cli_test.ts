@@ -31,7 +31,12 @@ async function withConfig<T>(
 
 Deno.test("svc doctor reports a healthy configuration in text and JSON, without secrets", async () => {
   const config = {
-    ...fixtureConfig({ Commands: ["Get-Date"] }),
+    // A bare relative StartupScriptPath is the file beside the configuration (issue 31), and its
+    // function, which has no help, is not sent to Update-Help.
+    ...fixtureConfig({
+      Commands: ["Get-Date", "Get-Process", "Get-TeamThing"],
+      Environment: { StartupScriptPath: "startup.ps1" },
+    }),
     McpServer: { RunspacePool: { EagerWarmCount: 2 } },
     Authentication: {
       Enabled: true,
@@ -40,10 +45,25 @@ Deno.test("svc doctor reports a healthy configuration in text and JSON, without 
       },
     },
   };
-  await withConfig(config, async (path) => {
+  await withConfig(config, async (path, dir) => {
+    await Deno.writeTextFile(
+      `${dir}/startup.ps1`,
+      "function Get-TeamThing { param([string]$Name) $Name }",
+    );
     const json = await svc(["doctor", "--format", "json", "--config", path, "--pwsh", TEST_PWSH]);
     assert.equal(json.code, 0, json.stdout + json.stderr);
     const report = JSON.parse(json.stdout);
+    const team = report.tools.find((t: { name: string }) => t.name === "get_team_thing");
+    assert.equal(team?.descriptionSource, "generated", JSON.stringify(report.tools));
+    const hints: string[] = report.hints;
+    assert.ok(
+      hints.some((h) => /of no module, .*\(Get-TeamThing\);.*comment-based help/.test(h)),
+      hints.join("\n"),
+    );
+    assert.ok(!hints.some((h) => /Update-Help/.test(h) && h.includes("Get-TeamThing")));
+    // Get-Process's InputObject sets are listed here, not warned about at every start.
+    assert.ok(report.leftOut.some((l: string) => l.startsWith("Parameter set 'InputObject' of")));
+    assert.ok(!report.warnings.some((w: string) => w.includes("InputObject")), report.warnings);
     assert.equal(report.configuration.path, path);
     assert.equal(report.powershell.path, TEST_PWSH);
     assert.match(report.powershell.version, /^7\./);
@@ -77,11 +97,27 @@ Deno.test("svc doctor reports a healthy configuration in text and JSON, without 
       text.stdout,
       /get_fixture_greeting {2}<- Get-FixtureGreeting \[__AllParameterSets\] \(description from synopsis\)/,
     );
+    assert.match(
+      text.stdout,
+      /get_team_thing {2}<- Get-TeamThing \[__AllParameterSets\] \(description generated from metadata\)/,
+    );
     assert.match(text.stdout, /worker 1: started in \d+ ms/);
     assert.match(text.stdout, /Healthy\./);
     for (const output of [json.stdout, json.stderr, text.stdout, text.stderr]) {
       assert.ok(!output.includes("doctor-secret-5e1f"), "doctor printed an API key");
     }
+  });
+});
+
+Deno.test("svc doctor leaves the catalog where serve looks first: the next start discovers nothing", async () => {
+  const config = fixtureConfig({ Commands: ["Get-Date"] });
+  await withConfig(config, async (path, dir) => {
+    const env = { SVC_CACHE_DIR: `${dir}/cache` };
+    const doctor = await svc(["doctor", "--config", path, "--pwsh", TEST_PWSH], { env });
+    assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr);
+    await using server = await startHttpSvc({ config, env });
+    assert.match(server.stderr(), /Serving \d+ tools from the catalog cache/);
+    assert.doesNotMatch(server.stderr(), /Catalog ready/);
   });
 });
 
@@ -125,6 +161,57 @@ Deno.test("svc doctor exits 2 on a configuration error and 3 without PowerShell"
     assert.equal(json.code, 2);
     assert.match(JSON.parse(json.stdout).errors[0], /'ShellConfiguration:ToolCallTimeout'/);
   });
+  // Four mistakes are four sentences of one run, for serve and doctor alike (issue 31).
+  const mistakes = {
+    ShellConfiguration: {
+      Commands: ["Get-Date"],
+      ToolCallTimeout: 60,
+      SerializationDepth: -1,
+      Environment: { StartupScriptPath: "startup.ps1" },
+    },
+    McpServer: { EnableLegacySse: "maybe" },
+  };
+  await withConfig(mistakes, async (path, dir) => {
+    const expected = [
+      `'ShellConfiguration:ToolCallTimeout' in '${path}': expected a time span like "00:05:00" (hh:mm:ss), got 60; 60 seconds is "00:01:00"`,
+      `'ShellConfiguration:SerializationDepth' in '${path}': expected an integer >= 1, got -1`,
+      `'McpServer:EnableLegacySse' in '${path}': expected true or false, got "maybe"`,
+      `'ShellConfiguration:Environment:StartupScriptPath' in '${path}': no file at '${dir}/startup.ps1' (a relative path is resolved against the configuration file's folder), got "startup.ps1"`,
+    ];
+    const serve = await svc(["serve", "--config", path, "--pwsh", TEST_PWSH]);
+    assert.equal(serve.code, 2, serve.stderr);
+    assert.match(serve.stderr, /^svc: 4 configuration problems:\n/);
+    for (const problem of expected) assert.ok(serve.stderr.includes(problem), serve.stderr);
+    const json = await svc(["doctor", "--format", "json", "--config", path, "--pwsh", TEST_PWSH]);
+    assert.equal(json.code, 2);
+    const errors: string[] = JSON.parse(json.stdout).errors;
+    assert.equal(errors.length, 4, errors.join("\n"));
+    for (const problem of expected) assert.ok(errors.some((e) => e.endsWith(problem)), problem);
+  });
+  // A mistyped flag or command gets the closest name; an unknown one points to --help.
+  const flag = await svc(["serve", "--trasnport", "http"]);
+  assert.equal(flag.code, 2);
+  assert.equal(
+    flag.stderr,
+    "svc: Unknown option '--trasnport' for 'svc serve': did you mean '--transport'?\n",
+  );
+  const far = await svc(["doctor", "--zzzzzz"]);
+  assert.match(far.stderr, /Unknown option '--zzzzzz' for 'svc doctor': run 'svc doctor --help'/);
+  const command = await svc(["serv"]);
+  assert.equal(command.code, 2);
+  assert.equal(command.stderr, "svc: Unknown command 'serv': did you mean 'serve'?\n");
+  // An executable that is not PowerShell is named as such (asked only after its start failed).
+  if (Deno.build.os !== "windows") {
+    const bash = await withConfig(
+      {},
+      (path) => svc(["doctor", "--format", "json", "--config", path, "--pwsh", "/bin/sh"]),
+    );
+    assert.equal(bash.code, 3, bash.stdout + bash.stderr);
+    assert.match(
+      JSON.parse(bash.stdout).errors.join("\n"),
+      /'\/bin\/sh' is not PowerShell: asked for its version it answered .*; point --pwsh, SVC_PWSH or ShellConfiguration:PwshPath at pwsh 7\.4 or later/,
+    );
+  }
   const empty = await Deno.makeTempDir();
   try {
     const run = await svc(["doctor", "--format", "json"], {
@@ -156,6 +243,12 @@ Deno.test("svc create-config and update-config edit the file in the invoking dir
       await Deno.readTextFile(new URL("../appsettings.schema.json", import.meta.url)),
     );
     assert.deepEqual(schema, shipped);
+    // Missing folders are made, as `mkdir -p` would (issue 31).
+    const nested = await svc(["create-config", "--config", "deploy/svc/appsettings.json"], {
+      env: { SVC_INVOCATION_DIR: dir },
+    });
+    assert.equal(nested.code, 0, nested.stderr);
+    assert.ok((await Deno.stat(`${dir}/deploy/svc/appsettings.schema.json`)).isFile);
     const again = await svc(["create-config"], { env: { SVC_INVOCATION_DIR: dir } });
     assert.equal(again.code, 2);
     assert.match(again.stderr, /--force/);

@@ -201,7 +201,7 @@ Deno.test("createConfig() writes every setting svc reads, leaving out only depre
   });
 });
 
-Deno.test("createConfig() writes the defaults the README documents", async () => {
+Deno.test("createConfig() writes the defaults docs/configuration.md documents", async () => {
   await withDir(async (dir) => {
     const path = `${dir}/appsettings.json`;
     await createConfig(path);
@@ -297,9 +297,12 @@ Deno.test("createConfig() with force overwrites an existing file and says so", a
   });
 });
 
-Deno.test("createConfig() reports a missing directory as UNREADABLE_FILE naming the path", async () => {
+Deno.test("createConfig() makes a missing folder, and reports one it cannot make as UNREADABLE_FILE naming the path", async () => {
   await withDir(async (dir) => {
-    const path = `${dir}/missing/appsettings.json`;
+    await createConfig(`${dir}/missing/deeper/appsettings.json`);
+    assert.ok((await Deno.stat(`${dir}/missing/deeper/appsettings.schema.json`)).isFile);
+    await Deno.writeTextFile(`${dir}/plain`, "a file, not a folder");
+    const path = `${dir}/plain/appsettings.json`;
     await assert.rejects(createConfig(path), (error: unknown) => {
       assert.ok(error instanceof ConfigError);
       assert.equal(error.code, "UNREADABLE_FILE");

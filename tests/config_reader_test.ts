@@ -13,15 +13,18 @@ function reader(tree: Tree, env: Tree = {}, file: string | null = "/etc/svc/apps
   return new Reader(tree, { env, file });
 }
 
-function refusal(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    assert.ok(error instanceof ConfigError);
-    assert.equal(error.code, "INVALID_VALUE");
-    return error.message;
-  }
-  throw new Error("expected a ConfigError");
+/**
+ * The problem a read kept: reads go on with the default (so every problem of a file is reported at
+ * once), and the problem is the reader's last.
+ */
+function refusal(read: Reader, fn: () => unknown): string {
+  const before = read.problems.length;
+  fn();
+  assert.equal(read.problems.length, before + 1, "the read kept one problem");
+  const error = read.problems.at(-1)!;
+  assert.ok(error instanceof ConfigError);
+  assert.equal(error.code, "INVALID_VALUE");
+  return error.message;
 }
 
 Deno.test("isTree() is true for objects only", () => {
@@ -101,7 +104,7 @@ Deno.test("Reader takes a setting's default and minimum from lib/config_schema.t
   assert.equal(read.values["Authentication:Schemes:k:HeaderName"], "X-API-Key");
   assert.equal(read.integer("McpServer:MaxConnections", 77), 77, "a computed default is given");
   assert.match(
-    refusal(() => read.integer("McpServer:MaxStreams")),
+    refusal(read, () => read.integer("McpServer:MaxStreams")),
     /expected an integer >= 1, got 0$/,
   );
   // A key without a default, read as if it had one, is a mistake in svc, not in the configuration.
@@ -118,7 +121,7 @@ Deno.test("Reader reads ShellConfiguration keys from PoshMcp's PowerShellConfigu
     0,
   ]);
   assert.equal(
-    refusal(() => read.integer("ShellConfiguration:MaxResultBytes", 1, 1024)),
+    refusal(read, () => read.integer("ShellConfiguration:MaxResultBytes", 1, 1024)),
     "Invalid configuration value for 'PowerShellConfiguration:MaxResultBytes' in '/etc/svc/appsettings.json': expected an integer >= 1024, got 0",
   );
   const both = reader({
@@ -136,36 +139,45 @@ Deno.test("Reader refuses a wrong value in a sentence naming the key, where it w
   });
   const file = "in '/etc/svc/appsettings.json'";
   assert.equal(
-    refusal(() => read.integer("S:Int", 1, 0)),
+    refusal(read, () => read.integer("S:Int", 1, 0)),
     `Invalid configuration value for 'S:Int' ${file}: expected an integer >= 0, got 1.5`,
   );
-  assert.match(refusal(() => read.integer("S:Neg", 1, 0)), /expected an integer >= 0, got "-1"$/);
   assert.match(
-    refusal(() => read.boolean("S:Bool", true)),
+    refusal(read, () => read.integer("S:Neg", 1, 0)),
+    /expected an integer >= 0, got "-1"$/,
+  );
+  assert.match(
+    refusal(read, () => read.boolean("S:Bool", true)),
     /'S:Bool'.*expected true or false, got "yes"$/,
   );
   assert.match(
-    refusal(() => read.choice("S:Choice", ["ParameterSet", "Command"], "Command")),
+    refusal(read, () => read.choice("S:Choice", ["ParameterSet", "Command"], "Command")),
     /'S:Choice'.*expected "ParameterSet" or "Command", got "Both"$/,
   );
   assert.match(
-    refusal(() => read.timeSpan("S:Span", 1)),
-    /'S:Span'.*expected a positive time span like "00:05:00", got "5m"$/,
+    refusal(read, () => read.timeSpan("S:Span", 1)),
+    /'S:Span'.*expected a positive time span like "00:05:00" \(hh:mm:ss\), got "5m"$/,
   );
-  assert.match(refusal(() => read.timeSpan("S:Zero", 1)), /positive time span.*got "00:00:00"$/);
   assert.match(
-    refusal(() => read.strings("L:List")),
+    refusal(read, () => read.timeSpan("S:Zero", 1)),
+    /positive time span.*got "00:00:00"$/,
+  );
+  assert.match(
+    refusal(read, () => read.strings("L:List")),
     /'L:List'.*expected an array of strings, like \["Get-Date"\], got "Get-Date"$/,
   );
-  assert.match(refusal(() => read.strings("L:Mixed")), /got \["a",1\]$/);
-  assert.match(refusal(() => read.optionalString("T:Text")), /'T:Text'.*expected a string, got 5$/);
+  assert.match(refusal(read, () => read.strings("L:Mixed")), /got \["a",1\]$/);
+  assert.match(
+    refusal(read, () => read.optionalString("T:Text")),
+    /'T:Text'.*expected a string, got 5$/,
+  );
 });
 
 Deno.test("Reader says a value came from an environment variable, or from the embedded default", () => {
   const env = { McpServer: { Port: "x" } };
   const fromEnv = reader({ McpServer: { Port: "x", Other: "y" } }, env);
   assert.equal(
-    refusal(() => fromEnv.integer("McpServer:Port", 1, 0)),
+    refusal(fromEnv, () => fromEnv.integer("McpServer:Port", 1, 0)),
     `Invalid configuration value for 'McpServer:Port' in environment variable McpServer__Port: expected an integer >= 0, got "x"`,
   );
   assert.equal(fromEnv.sources["McpServer:Port"], "environment");
@@ -174,7 +186,7 @@ Deno.test("Reader says a value came from an environment variable, or from the em
 
   const embedded = reader({ A: "x" }, {}, null);
   assert.equal(
-    refusal(() => embedded.integer("A", 1, 0)),
+    refusal(embedded, () => embedded.integer("A", 1, 0)),
     `Invalid configuration value for 'A' in the embedded default configuration: expected an integer >= 0, got "x"`,
   );
   embedded.optionalString("A");

@@ -30,7 +30,7 @@ Deno.test("loadSettings() falls back to the embedded default when no file exists
     assert.equal(settings.transport, "stdio");
     assert.ok(settings.shell.commands.includes("Get-Date"));
     assert.equal(settings.shell.toolCallTimeoutMs, 300_000);
-    assert.equal(settings.shell.maxResultBytes, 1_048_576);
+    assert.equal(settings.shell.maxResultBytes, 24_576);
     assert.equal(settings.pool.stopTimeoutMs, 5_000);
     assert.equal(settings.shell.startupScript, null);
   } finally {
@@ -137,7 +137,7 @@ Deno.test("loadSettings() merges PoshMcp's FunctionOverrides into CommandOverrid
     async (path) => {
       await assert.rejects(
         () => loadSettings({ config: path }, { env: {} }),
-        /^ConfigError: Invalid configuration value for 'ShellConfiguration:FunctionOverrides:Stop-Job:ToolCallTimeout' in '.*appsettings\.json': expected a positive time span like "00:05:00", got "00:00:00"$/,
+        /^ConfigError: Invalid configuration value for 'ShellConfiguration:FunctionOverrides:Stop-Job:ToolCallTimeout' in '.*appsettings\.json': expected a positive time span like "00:05:00" \(hh:mm:ss\), got "00:00:00"$/,
       );
     },
   );
@@ -469,4 +469,93 @@ Deno.test("svc doctor shows the process model SubprocessHostMode results in", as
       );
     },
   );
+});
+
+Deno.test("loadSettings() reports every problem of a file at once, one sentence each, and exits as one ConfigError", async () => {
+  await withConfig(
+    `{"ShellConfiguration": {"ToolCallTimeout": 60, "MaxResultBytes": "lots",
+      "ToolGranularity": "Bogus", "CommandOverrides": {"Get-Date": {"ToolCallTimeout": "soon"}}},
+      "McpServer": {"EnableLegacySse": "maybe", "SessionIdPrefix": "a b"}}`,
+    async (path) => {
+      const error = await loadSettings({ config: path }, { env: {} }).then(
+        () => assert.fail("expected a ConfigError"),
+        (e) => e,
+      );
+      assert.ok(error instanceof ConfigError);
+      assert.equal(error.problems.length, 6, error.message);
+      assert.match(error.message, /^6 configuration problems:\n {2}- Invalid/);
+      const at = (key: string) => `Invalid configuration value for '${key}' in '${path}': `;
+      assert.deepEqual(error.problems.toSorted(), [
+        `${at("McpServer:EnableLegacySse")}expected true or false, got "maybe"`,
+        `${at("McpServer:SessionIdPrefix")}expected 1 to 40 letters, digits or '-', got "a b"`,
+        `${
+          at("ShellConfiguration:CommandOverrides:Get-Date:ToolCallTimeout")
+        }expected a time span like "00:05:00" (hh:mm:ss), got "soon"`,
+        `${at("ShellConfiguration:MaxResultBytes")}expected an integer >= 1024, got "lots"`,
+        `${
+          at("ShellConfiguration:ToolCallTimeout")
+        }expected a time span like "00:05:00" (hh:mm:ss), got 60; 60 seconds is "00:01:00"`,
+        `${
+          at("ShellConfiguration:ToolGranularity")
+        }expected "ParameterSet" or "Command", got "Bogus"`,
+      ]);
+    },
+  );
+  // An environment variable's number of seconds gets the same hint; one problem is one sentence.
+  const single = await loadSettings({}, {
+    env: { ShellConfiguration__ToolCallTimeout: "90" },
+    cwd: "/nonexistent",
+  }).then(() => assert.fail("expected a ConfigError"), (e) => e);
+  assert.equal(
+    single.message,
+    `Invalid value of environment variable ShellConfiguration__ToolCallTimeout: expected a time span like "00:05:00" (hh:mm:ss), got "90"; 90 seconds is "00:01:30"`,
+  );
+});
+
+Deno.test("loadSettings() resolves relative paths against the file that set them, else the current directory", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-config-paths-" });
+  try {
+    await Deno.mkdir(`${dir}/conf`);
+    await Deno.writeTextFile(`${dir}/conf/startup.ps1`, "function Get-X { 1 }");
+    await Deno.writeTextFile(`${dir}/here.ps1`, "function Get-Y { 2 }");
+    await Deno.writeTextFile(
+      `${dir}/conf/appsettings.json`,
+      JSON.stringify({
+        ShellConfiguration: {
+          Modules: ["Az.Accounts", "./Mine/Mine.psd1"],
+          CacheDirectory: "cache",
+          PwshPath: "pwsh",
+          Environment: { StartupScriptPath: "startup.ps1" },
+        },
+      }),
+    );
+    const settings = await loadSettings({ config: `${dir}/conf/appsettings.json` }, {
+      env: {},
+      cwd: dir,
+    });
+    assert.equal(settings.shell.startupScriptPath, `${dir}/conf/startup.ps1`);
+    assert.deepEqual(settings.shell.modules, ["Az.Accounts", `${dir}/conf/Mine/Mine.psd1`]);
+    assert.equal(settings.shell.cacheDirectory, `${dir}/conf/cache`);
+    assert.equal(settings.shell.pwshPath, "pwsh", "a bare name is looked up on PATH");
+    // A value from an environment variable means the current directory.
+    const fromEnv = await loadSettings({ config: `${dir}/conf/appsettings.json` }, {
+      env: { ShellConfiguration__Environment__StartupScriptPath: "here.ps1" },
+      cwd: dir,
+    });
+    assert.equal(fromEnv.shell.startupScriptPath, `${dir}/here.ps1`);
+    await assert.rejects(
+      () =>
+        loadSettings({}, {
+          env: { ShellConfiguration__Environment__StartupScriptPath: "missing.ps1" },
+          cwd: dir,
+        }),
+      {
+        name: "ConfigError",
+        message:
+          `Invalid configuration value for 'ShellConfiguration:Environment:StartupScriptPath' in environment variable ShellConfiguration__Environment__StartupScriptPath: no file at '${dir}/missing.ps1' (a relative path is resolved against the current directory), got "missing.ps1"`,
+      },
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

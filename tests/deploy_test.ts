@@ -63,6 +63,24 @@ Deno.test("Dockerfile: non-root, HTTP on all interfaces, EXPOSE and HEALTHCHECK 
   for (const [, sources] of text.matchAll(/^COPY (?!--from)(.+) \S+$/gm)) {
     for (const source of sources!.split(" ")) assert.ok(Deno.statSync(`${root}${source}`), source);
   }
+  // Built ahead as the user that serves, with the entrypoint's permissions (network aside), on the
+  // bundle the entrypoint runs: doctor fills the caches the first start reads (bundle_test).
+  const doctor = JSON.parse(get("RUN").find((run) => run.includes('"doctor"')) ?? "[]") as string[];
+  assert.deepEqual(doctor, [
+    ...entrypoint.filter((a) => a !== "--allow-net"),
+    "doctor",
+  ]);
+  // ...into a directory of the image that no volume of the manifests hides.
+  const hostCache = env.match(/SVC_HOST_CACHE_DIR=(\S+)/)?.[1];
+  assert.ok(hostCache?.startsWith("/opt/svc/"), String(hostCache));
+  assert.doesNotMatch(
+    read("deploy/kubernetes/deployment.yaml"),
+    /SVC_HOST_CACHE_DIR|mountPath: \/opt/,
+  );
+  assert.ok(
+    stage.findIndex((s) => s.instruction === "USER") <
+      stage.findIndex((s) => s.rest === get("RUN").find((run) => run.includes('"doctor"'))),
+  );
   const task = (JSON.parse(read("deno.json")).tasks.bundle as string).split(" -o ")[0]!;
   assert.ok(text.includes(`RUN ${task} -o `), `the bundle stage runs '${task}'`);
 });

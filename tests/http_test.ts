@@ -66,6 +66,20 @@ Deno.test("http serves MCP to every client era, plus /tools, /call and health, i
         arguments: { Name: "modern" },
       });
       assert.deepEqual(outputOf(result), ["Hello, modern!"]);
+      // Under the default MaxResultBytes no size hint, and a cut result says so in both halves.
+      assert.ok(tools.every((tool) => tool._meta === undefined));
+      const cut = await client.callTool({ name: "get_fixture_record", arguments: { Count: 1000 } });
+      const structured = cut.structuredContent as {
+        output: unknown[];
+        truncated: { keptItems: number; stopped?: true };
+        notes: string[];
+      };
+      assert.equal(structured.output.length, structured.truncated.keptItems);
+      assert.equal(structured.truncated.stopped, true);
+      const notice = structured.notes.find((note) => note.includes("output truncated"));
+      assert.ok(notice, JSON.stringify(structured.notes));
+      const text = (cut.content as { text?: string }[]).map((c) => c.text ?? "").join("\n");
+      assert.ok(text.includes(notice), text.slice(-600));
     } finally {
       await client.close();
     }

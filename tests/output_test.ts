@@ -23,6 +23,10 @@ type Structured = {
   };
 };
 
+type Truncated = { limit: number; items: number; keptItems: number; stopped?: true };
+type CallResult = Awaited<ReturnType<Awaited<ReturnType<typeof startSvc>>["callTool"]>>;
+const textOf = (result: CallResult) => result.content.map((c) => c.text ?? "").join("\n");
+
 const notesOf = (result: { content: { type: string; text?: string }[] }) =>
   result.content.map((c) => c.text ?? "").filter((t) => t.startsWith("SHOWN:")).join("\n");
 
@@ -86,6 +90,9 @@ Deno.test("output is shaped for a model: display sets, requested properties, res
     const omitted = (result.structuredContent as Structured).omitted;
     assert.deepEqual(omitted?.unknownProperties, ["NoSuchProperty"]);
     assert.match(notesOf(result), /no output object has a property matching 'NoSuchProperty'/);
+    // The caller chose the properties: which others were left out goes unsaid, in either half.
+    assert.doesNotMatch(notesOf(result), /left out/);
+    assert.equal(omitted?.properties, undefined);
   });
 
   await t.step("_MaxResults keeps the first items and says more exist", async () => {
@@ -164,6 +171,81 @@ Deno.test("output is shaped for a model: display sets, requested properties, res
       assert.ok(elapsed < 2_400, `${Math.round(elapsed)} ms, where all six would take 2.7 s`);
       const next = await svc.callTool("get_fixture_sample", { Count: 1 });
       assert.equal((outputOf(next) as { Late: string }[])[0]!.Late, "late");
+    },
+  );
+
+  await t.step(
+    "tools/list carries no result size hint under the default MaxResultBytes",
+    async () => {
+      const { tools } = await svc.listTools();
+      for (const tool of tools) {
+        assert.equal((tool as { _meta?: unknown })._meta, undefined, tool.name);
+      }
+    },
+  );
+
+  await t.step(
+    "a read-only command is stopped once its output is full: a million records answer at once",
+    async () => {
+      const started = performance.now();
+      const result = await svc.callTool("get_fixture_record", { Count: 1_000_000 });
+      const ms = Math.round(performance.now() - started);
+      const structured = result.structuredContent as Structured & { truncated: Truncated };
+      const { truncated } = structured;
+      assert.equal(truncated.limit, 24_576, "the default cap");
+      assert.equal(truncated.stopped, true, JSON.stringify(truncated));
+      // Unstopped, the worker would have counted all 1,000,000 (about a minute of pwsh here).
+      assert.ok(truncated.items < 2_000, `stopped after ${truncated.items} items, ${ms} ms`);
+      assert.equal(structured.output?.length, truncated.keptItems);
+      assert.match(textOf(result), /the command was stopped after \d+, as no more could be kept/);
+    },
+  );
+
+  await t.step("a command run for its effects is not stopped: every item is counted", async () => {
+    const words = Array.from({ length: 3_000 }, (_, i) => `word-${i}-`.padEnd(24, "w"));
+    const result = await svc.callTool("write_output", { InputObject: words });
+    const { truncated, output } = result.structuredContent as Structured & {
+      truncated: Truncated;
+    };
+    assert.equal(truncated.items, 3_000);
+    assert.equal(truncated.stopped, undefined);
+    assert.deepEqual(output, words.slice(0, truncated.keptItems));
+  });
+
+  await t.step(
+    "each half of a result says everything: a client reading only structuredContent, or only the text",
+    async () => {
+      const cut = await svc.callTool("get_fixture_record", { Count: 1_000 });
+      const failed = await svc.callTool("invoke_fixture_error", { Message: "bad thing" });
+      const prompt = await svc.callTool("read_fixture_prompt", {});
+      const views = {
+        structuredContent: (r: CallResult) => JSON.stringify(r.structuredContent),
+        content: (r: CallResult) => textOf(r),
+      };
+      for (const [half, view] of Object.entries(views)) {
+        const seen = view(cut);
+        assert.match(seen, /record1\b/, half);
+        assert.match(
+          seen,
+          /output truncated: at least \d+ bytes exceed ShellConfiguration:MaxResultBytes \(24576\)/,
+          half,
+        );
+        assert.match(seen, /Ask for less with _MaxResults or _RequestedProperties/, half);
+        assert.match(
+          seen,
+          /left out: Owner, Path, Notes\. Name properties in _RequestedProperties/,
+          half,
+        );
+        // No client reads a large output twice: each half holds it within the cap once.
+        assert.ok(new TextEncoder().encode(seen).length < 24_576 + 4_096, half);
+        const error = view(failed);
+        for (const detail of ["bad thing", "InvalidArgument", "fixture-target", "FixtureError"]) {
+          assert.ok(error.includes(detail), `${half} lacks ${detail}: ${error}`);
+        }
+        assert.match(view(prompt), /svc runs commands non-interactively/, half);
+      }
+      const kept = (cut.structuredContent as Structured).output!;
+      assert.deepEqual(JSON.parse(textOf(cut).split("\n")[0]!), kept, "the same items in both");
     },
   );
 
@@ -270,6 +352,12 @@ Deno.test("invokeRequest(): properties become select, maxResults first; progress
     progress: true,
     limits,
   });
+  // A command that only reads may be stopped once its output is full; without limits there is none.
+  assert.deepEqual(invokeRequest({ ...run, stopWhenFull: true }, { limits, progress: false }), {
+    ...run,
+    limits: { ...limits, stopWhenFull: true },
+  });
+  assert.deepEqual(invokeRequest({ ...run, stopWhenFull: true }, none), run);
 });
 
 Deno.test("fitOutput(): whole items from the start, then a count of what was dropped", () => {
@@ -315,12 +403,23 @@ Deno.test({
   name:
     "real format views: Get-Process, Get-ChildItem -Recurse and Get-PSDrive show what PowerShell shows",
   fn: async () => {
+    // A whole Process at depth 4 takes more than the default cap: raised, as an operator would.
     await using svc = await startSvc({
-      config: { ShellConfiguration: { Commands: ["Get-Process", "Get-ChildItem", "Get-PSDrive"] } },
+      config: {
+        ShellConfiguration: {
+          Commands: ["Get-Process", "Get-ChildItem", "Get-PSDrive"],
+          MaxResultBytes: 262_144,
+        },
+      },
     });
     // Its InputObject set takes Process objects, which no JSON client can send: not offered.
     const { tools } = await svc.listTools();
     const names = tools.map((tool) => tool.name);
+    // Over the default cap every tool says how large its results may be (Claude Code reads it).
+    for (const tool of tools) {
+      const meta = (tool as { _meta?: Record<string, unknown> })._meta;
+      assert.equal(meta?.["anthropic/maxResultSizeChars"], 524_288, tool.name);
+    }
     assert.ok(names.includes("get_process_id"), names.join(", "));
     assert.ok(!names.some((name) => name.startsWith("get_process_input_object")), names.join(", "));
 

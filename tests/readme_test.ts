@@ -1,54 +1,173 @@
 /**
- * The README's HTTP cookbook works as written: each curl line runs against a live svc (the address
- * replaced by the test server's) and gets a 2xx JSON answer; the Sha256 recipe gives the digest svc
- * computes for the same key.
+ * The README works when followed literally: its quick start's serve command serves the built-in
+ * configuration from a directory outside the repository, its test command is the one `.ci/run`
+ * runs, and every step of "Expose your own commands" (PATH, a directory in a fresh home, the
+ * module, create-config, update-config, doctor, and the desktop client's entry started as a client
+ * starts it) runs as written and ends with an MCP client calling the new tool.
  */
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
-import { outputWithin } from "./support/deadline.ts";
-import { startHttpSvc } from "./support/harness.ts";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { defaultCacheDirectory } from "../lib/cache_directory.ts";
+import { outputWithin, within } from "./support/deadline.ts";
+import { TEST_PWSH } from "./support/harness.ts";
 
-const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
+const root = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
+const readme = await Deno.readTextFile(`${root}/README.md`);
 
-function block(marker: string): string {
-  const match = new RegExp(`<!-- ${marker} -->\\s*\`\`\`sh\\n([\\s\\S]*?)\`\`\``).exec(readme);
-  assert.ok(match, `README has no sh block after '<!-- ${marker} -->'`);
+/** The text of the fenced `language` block that follows `<!-- marker -->`. */
+function block(marker: string, language: string): string {
+  const match = new RegExp(`<!-- ${marker} -->\\s*\`\`\`${language}\\n([\\s\\S]*?)\`\`\``)
+    .exec(readme);
+  assert.ok(match, `README has no ${language} block after '<!-- ${marker} -->'`);
   return match[1]!;
 }
 
-/** The block's commands: comments dropped, backslash-continued lines joined. */
+/** A block's commands, each without its trailing comment. */
 function commands(text: string): string[] {
-  return text.replace(/\\\n\s*/g, "").split("\n").filter((l) => l.trim() && !l.startsWith("#"));
+  return text.split("\n").map((line) => line.replace(/\s+#.*$/, "").trim()).filter(Boolean);
 }
 
-Deno.test("every curl line of the README cookbook gets a 2xx JSON answer from a live svc", async () => {
-  // The cookbook is written for the embedded default configuration, as the README says.
-  const embedded = JSON.parse(
-    await Deno.readTextFile(new URL("../appsettings.json", import.meta.url)),
-  );
-  await using svc = await startHttpSvc({ config: embedded });
-  const lines = commands(block("cookbook"));
-  assert.ok(lines.length >= 5, `found ${lines.length} commands`);
-  for (const line of lines) {
-    const command = line.replaceAll("http://127.0.0.1:8080", svc.url)
-      .replace(/^curl -s /, "curl -s -w '\\n%{http_code}' ");
-    const run = await outputWithin("bash", {
-      args: ["-c", command],
-      stdout: "piped",
-      stderr: "piped",
-    }, line);
-    const out = new TextDecoder().decode(run.stdout).trim();
-    const status = Number(out.slice(out.lastIndexOf("\n") + 1));
-    const body = out.slice(0, out.lastIndexOf("\n"));
-    assert.ok(status >= 200 && status < 300, `${line}\n=> ${status} ${body.slice(0, 300)}`);
-    const parsed = JSON.parse(body);
-    assert.ok(parsed.error === undefined && !parsed.isError, `${line}\n=> ${body.slice(0, 300)}`);
+// Servers started here compile no worker host of their own (as the harness's do not).
+const HOST_CACHE: Record<string, string> = defaultCacheDirectory()
+  ? { SVC_HOST_CACHE_DIR: defaultCacheDirectory()! }
+  : {};
+
+/** Connects an MCP client to `command args` started in `cwd` with exactly `env`; runs `use`. */
+async function withStdioServer(
+  entry: { command: string; args: string[]; cwd: string; env: Record<string, string> },
+  use: (client: Client) => Promise<void>,
+): Promise<void> {
+  // `env -i` clears what the SDK transport would otherwise pass on (USER, SHELL, TERM …).
+  const transport = new StdioClientTransport({
+    command: "/usr/bin/env",
+    args: [
+      "-i",
+      ...Object.entries(entry.env).map(([key, value]) => `${key}=${value}`),
+      entry.command,
+      ...entry.args,
+    ],
+    cwd: entry.cwd,
+    stderr: "pipe",
+  });
+  let log = "";
+  transport.stderr?.on("data", (chunk: Uint8Array) => log += new TextDecoder().decode(chunk));
+  const client = new Client({ name: "svc-readme-test", version: "1.0.0" });
+  try {
+    await within(client.connect(transport), `'${entry.command}' to answer initialize`);
+    await use(client);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; server stderr: ${log.trim() || "(empty)"}`);
+  } finally {
+    await client.close();
   }
+}
+
+const IS_UNIX = Deno.build.os !== "windows";
+
+Deno.test({
+  name: "README quick start: its test command is .ci/run's, and its serve command serves the " +
+    "built-in configuration outside the repository",
+  // bin/svc is a bash script; Windows runs bin\svc.cmd, which tests/recipes_test.ts does not cover.
+  ignore: !IS_UNIX,
+  fn: async () => {
+    const [serve, test] = commands(block("quick-start", "sh"));
+    assert.equal(test, "bin/deno task test");
+    const ci = await Deno.readTextFile(`${root}/.ci/run`);
+    assert.ok(
+      ci.split("\n").some((line) => line.trim().startsWith(test!)),
+      `.ci/run does not run the README's test command '${test}'`,
+    );
+    assert.equal(serve, "bin/svc serve");
+    const [program, ...args] = serve!.split(" ");
+    const scratch = await Deno.makeTempDir({ prefix: "svc-readme-quick-" });
+    try {
+      await withStdioServer({
+        command: `${root}/${program}`,
+        args,
+        cwd: scratch,
+        env: {
+          PATH: "/usr/bin:/bin",
+          HOME: Deno.env.get("HOME") ?? scratch,
+          SVC_PWSH: TEST_PWSH,
+          SVC_CACHE_DIR: `${scratch}/cache`,
+          ...HOST_CACHE,
+        },
+      }, async (client) => {
+        const names = (await client.listTools()).tools.map((tool) => tool.name);
+        // The six commands the README names, each as at least one tool.
+        for (const command of ["date", "location", "process", "time_zone", "uptime", "culture"]) {
+          assert.ok(names.some((name) => name.startsWith(`get_${command}`)), `get_${command}`);
+        }
+      });
+    } finally {
+      await Deno.remove(scratch, { recursive: true });
+    }
+  },
 });
 
-Deno.test("the README's Sha256 recipe gives the digest svc computes for an API key", async () => {
-  const [line] = commands(block("cookbook-sha256"));
-  const run = await outputWithin("bash", { args: ["-c", line!], stdout: "piped" }, line!);
-  const digest = new TextDecoder().decode(run.stdout).trim();
-  assert.equal(digest, createHash("sha256").update("my-secret-key").digest("hex"));
+Deno.test({
+  name: "README 'Expose your own commands': each step runs as written, and a client calls the tool",
+  ignore: !IS_UNIX,
+  fn: async () => {
+    const home = await Deno.makeTempDir({ prefix: "svc-readme-home-" });
+    try {
+      // The steps as one bash session, as a reader types them: from the clone, then in ~/mytools.
+      const module = block("guide: MyTools.psm1", "powershell");
+      const script = [
+        "set -euo pipefail",
+        ...commands(block("guide: path", "sh")),
+        ...commands(block("guide: directory", "sh")),
+        `cat > MyTools.psm1 <<'END_OF_MODULE'\n${module}END_OF_MODULE`,
+        ...commands(block("guide: configure", "sh")),
+        ...commands(block("guide: check", "sh")),
+      ].join("\n");
+      const run = await outputWithin(
+        "bash",
+        {
+          args: ["-c", script],
+          cwd: root,
+          env: { HOME: home, SVC_PWSH: TEST_PWSH, ...HOST_CACHE },
+          stdout: "piped",
+          stderr: "piped",
+        },
+        "the README's walk",
+        120_000,
+      );
+      const stdout = new TextDecoder().decode(run.stdout);
+      const stderr = new TextDecoder().decode(run.stderr);
+      assert.equal(run.code, 0, `${stdout}\n${stderr}`);
+      // doctor names the new tool beside the command it runs.
+      assert.match(stdout, /get_greeting\b.*Get-Greeting/, stdout);
+
+      const entry = JSON.parse(
+        block("guide: client", "json").replaceAll("/opt/svc", root)
+          .replaceAll("/home/you", home).replaceAll("/usr/local/bin/pwsh", TEST_PWSH),
+      ).mcpServers.mytools as { command: string; args: string[]; env: Record<string, string> };
+      await withStdioServer({
+        command: entry.command,
+        args: entry.args,
+        cwd: "/",
+        env: { PATH: "/usr/bin:/bin", HOME: home, ...entry.env, ...HOST_CACHE },
+      }, async (client) => {
+        const tool = (await client.listTools()).tools.find((t) => t.name === "get_greeting");
+        assert.ok(tool, "get_greeting is offered");
+        assert.match(tool.description ?? "", /Greets someone by name/);
+        const schema = tool.inputSchema as {
+          required?: string[];
+          properties: Record<string, { enum?: string[] }>;
+        };
+        assert.deepEqual(schema.required, ["Name"]);
+        assert.deepEqual(schema.properties.Style?.enum?.slice().sort(), ["Loud", "Plain"]);
+        const result = await client.callTool({
+          name: "get_greeting",
+          arguments: { Name: "World", Style: "Loud" },
+        });
+        assert.notEqual(result.isError, true, JSON.stringify(result));
+        assert.match(JSON.stringify(result.content), /HELLO, WORLD!/);
+      });
+    } finally {
+      await Deno.remove(home, { recursive: true });
+    }
+  },
 });

@@ -1,10 +1,13 @@
 /**
- * The README's client recipes work when pasted: each documented stdio entry is started exactly as a
- * client would start it — its `command`, `args` and `env`, from `/`, with nothing else in the
- * environment but a minimal `PATH` and `HOME` — and an MCP client gets the tool list; the HTTP
- * entry's URL and header reach a server with an API key; the Inspector commands run as written.
+ * The client recipes of docs/clients.md work when pasted: each documented stdio entry is started
+ * exactly as a client would start it — its `command`, `args` and `env`, from `/`, with nothing else
+ * in the environment but a minimal `PATH` and `HOME` — and an MCP client gets the tool list; the
+ * HTTP entry's URL and header reach a server with an API key; the Inspector commands run as
+ * written; each curl line gets a 2xx JSON answer from a live svc, and the Sha256 recipe gives the
+ * digest svc computes for the same key.
  */
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { Client } from "@modelcontextprotocol/client";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
@@ -13,7 +16,7 @@ import { fixtureConfig, startHttpSvc, TEST_PWSH } from "./support/harness.ts";
 
 const root = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
 
-/** The placeholders the README tells the reader to replace, and what this machine has instead. */
+/** The placeholders docs/clients.md tells the reader to replace, and what this machine has instead. */
 const PLACEHOLDERS: [string, string][] = [["/opt/svc", root], ["/usr/local/bin/pwsh", TEST_PWSH]];
 
 interface Entry {
@@ -27,7 +30,7 @@ function recipeBlock(name: string, language: string): string {
   const match = new RegExp(
     `<!-- recipe: ${name} -->\\s*\`\`\`${language}\\n([\\s\\S]*?)\`\`\``,
   ).exec(readme);
-  assert.ok(match, `README has no ${language} block after '<!-- recipe: ${name} -->'`);
+  assert.ok(match, `${CLIENTS} has no ${language} block after '<!-- recipe: ${name} -->'`);
   return match[1]!;
 }
 
@@ -42,52 +45,54 @@ function recipe(name: string): Entry {
   return { command: entry.command, args: entry.args ?? [], env: entry.env ?? {} };
 }
 
-const readme = await Deno.readTextFile(`${root}/README.md`);
+const CLIENTS = "docs/clients.md";
+const readme = await Deno.readTextFile(`${root}/${CLIENTS}`);
 
-for (const name of ["claude-desktop", "vscode"]) {
-  Deno.test(`README recipe '${name}' starts from / with only PATH and HOME and lists tools`, async () => {
-    const entry = recipe(name);
-    assert.ok(entry.command.startsWith("/"), `command '${entry.command}' is not absolute`);
-    const home = await Deno.makeTempDir({ prefix: "svc-recipe-home-" });
-    // The catalog cache lands in $HOME/.cache/svc, so a fresh HOME also proves a cold start works;
-    // Deno's own cache follows HOME too, which proves the project's packages need no download.
-    const environment = [`PATH=/usr/bin:/bin`, `HOME=${home}`].concat(
-      Object.entries(entry.env).map(([key, value]) => `${key}=${value}`),
-    );
-    // `env -i` clears everything the SDK transport would otherwise pass on (USER, SHELL, TERM …).
-    const transport = new StdioClientTransport({
-      command: "/usr/bin/env",
-      args: ["-i", ...environment, entry.command, ...entry.args],
-      cwd: "/",
-      stderr: "pipe",
-    });
-    let log = "";
-    const stderr = transport.stderr;
-    stderr?.on("data", (chunk: Uint8Array) => log += new TextDecoder().decode(chunk));
-    const client = new Client({ name: "svc-recipe-test", version: "1.0.0" });
-    try {
-      const { tools } = await within(
-        client.connect(transport).then(() => client.listTools()),
-        `'${name}' to answer initialize and tools/list`,
-      ).catch((error) => {
-        throw new Error(`${error.message}; server stderr: ${log.trim() || "(empty)"}`);
-      });
-      assert.ok(
-        tools.some((tool) => tool.name.startsWith("get_date")),
-        `no get_date in ${tools.map((t) => t.name)}`,
-      );
-      assert.doesNotMatch(log, /^Task /m, "a deno task banner reached the client's stderr");
-      assert.doesNotMatch(
-        log,
-        /embedded default|built into svc/,
-        "svc did not read the --config file",
-      );
-    } finally {
-      await client.close();
-      await Deno.remove(home, { recursive: true });
-    }
+// The two stdio entries start the same server; one start, from a cold cache, proves both.
+Deno.test("recipes 'claude-desktop' and 'vscode' start from / with only PATH and HOME and list tools", async () => {
+  const name = "claude-desktop";
+  const entry = recipe(name);
+  assert.deepEqual(recipe("vscode"), entry, "the stdio entries start the same server");
+  assert.ok(entry.command.startsWith("/"), `command '${entry.command}' is not absolute`);
+  const home = await Deno.makeTempDir({ prefix: "svc-recipe-home-" });
+  // The catalog cache lands in $HOME/.cache/svc, so a fresh HOME also proves a cold start works;
+  // Deno's own cache follows HOME too, which proves the project's packages need no download.
+  const environment = [`PATH=/usr/bin:/bin`, `HOME=${home}`].concat(
+    Object.entries(entry.env).map(([key, value]) => `${key}=${value}`),
+  );
+  // `env -i` clears everything the SDK transport would otherwise pass on (USER, SHELL, TERM …).
+  const transport = new StdioClientTransport({
+    command: "/usr/bin/env",
+    args: ["-i", ...environment, entry.command, ...entry.args],
+    cwd: "/",
+    stderr: "pipe",
   });
-}
+  let log = "";
+  const stderr = transport.stderr;
+  stderr?.on("data", (chunk: Uint8Array) => log += new TextDecoder().decode(chunk));
+  const client = new Client({ name: "svc-recipe-test", version: "1.0.0" });
+  try {
+    const { tools } = await within(
+      client.connect(transport).then(() => client.listTools()),
+      `'${name}' to answer initialize and tools/list`,
+    ).catch((error) => {
+      throw new Error(`${error.message}; server stderr: ${log.trim() || "(empty)"}`);
+    });
+    assert.ok(
+      tools.some((tool) => tool.name.startsWith("get_date")),
+      `no get_date in ${tools.map((t) => t.name)}`,
+    );
+    assert.doesNotMatch(log, /^Task /m, "a deno task banner reached the client's stderr");
+    assert.doesNotMatch(
+      log,
+      /embedded default|built into svc/,
+      "svc did not read the --config file",
+    );
+  } finally {
+    await client.close();
+    await Deno.remove(home, { recursive: true });
+  }
+});
 
 const RECIPE_KEY = "recipe-key-3f9a71c2";
 
@@ -104,7 +109,7 @@ function startKeyedSvc() {
   });
 }
 
-Deno.test("README recipe 'vscode-http' reaches svc with its header, and is refused without it", async () => {
+Deno.test("recipe 'vscode-http' reaches svc with its header, and is refused without it", async () => {
   const parsed = JSON.parse(recipeBlock("vscode-http", "json"));
   const entry = parsed.servers.svc as {
     type: string;
@@ -143,21 +148,22 @@ function words(line: string): string[] {
   return [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!);
 }
 
-Deno.test("README recipe 'inspector': the Inspector CLI commands list and call over stdio and HTTP", async () => {
+Deno.test("recipe 'inspector': the Inspector CLI commands list and call over stdio and HTTP", async () => {
   await using svc = await startKeyedSvc();
   const lines = recipeBlock("inspector", "sh").trim().split("\n");
   assert.equal(lines.length, 3);
   const home = await Deno.makeTempDir({ prefix: "svc-recipe-inspector-" });
   try {
     for (const line of lines) {
-      const [npx, inspector, ...rest] = words(
-        line.replaceAll("/opt/svc", root).replaceAll("<key>", RECIPE_KEY)
-          .replaceAll("http://127.0.0.1:8080", svc.url),
-      );
+      let text = line.replaceAll("<key>", RECIPE_KEY).replaceAll("http://127.0.0.1:8080", svc.url);
+      for (const [placeholder, actual] of PLACEHOLDERS) text = text.replaceAll(placeholder, actual);
+      const [npx, inspector, ...rest] = words(text);
       assert.equal(`${npx} ${inspector}`, "npx @modelcontextprotocol/inspector@2.12.0");
       assert.equal(rest[0], "--cli", "--cli comes first, where the Inspector's launcher reads it");
-      // The same package through Deno's npm support (this machine need not have Node); the
-      // Inspector passes a server only the environment it is given, hence SVC_PWSH.
+      // The Inspector passes a server only the environment it is given, hence SVC_PWSH.
+      const stdio = rest.includes("--");
+      if (stdio) assert.ok(rest.includes(`SVC_PWSH=${TEST_PWSH}`), `${line}: no -e SVC_PWSH=`);
+      // The same package through Deno's npm support (this machine need not have Node).
       const args = [
         "run",
         "--allow-all",
@@ -166,17 +172,10 @@ Deno.test("README recipe 'inspector': the Inspector CLI commands list and call o
         "--no-lock",
         `npm:${inspector}`,
       ];
-      const stdio = rest.includes("--");
       const run = await outputWithin(
         Deno.execPath(),
         {
-          // --cli must come first: the Inspector's launcher reads the mode from it.
-          args: [
-            ...args,
-            rest[0]!,
-            ...(stdio ? ["-e", `SVC_PWSH=${TEST_PWSH}`] : []),
-            ...rest.slice(1),
-          ],
+          args: [...args, ...rest],
           cwd: home,
           env: { MCP_INSPECTOR_SECRET_STORE: "memory" },
           stdout: "piped",
@@ -198,4 +197,46 @@ Deno.test("README recipe 'inspector': the Inspector CLI commands list and call o
   } finally {
     await Deno.remove(home, { recursive: true });
   }
+});
+
+function sh(marker: string): string {
+  const match = new RegExp(`<!-- ${marker} -->\\s*\`\`\`sh\\n([\\s\\S]*?)\`\`\``).exec(readme);
+  assert.ok(match, `${CLIENTS} has no sh block after '<!-- ${marker} -->'`);
+  return match[1]!;
+}
+
+/** A block's commands: comments dropped, backslash-continued lines joined. */
+function commands(text: string): string[] {
+  return text.replace(/\\\n\s*/g, "").split("\n").filter((l) => l.trim() && !l.startsWith("#"));
+}
+
+Deno.test("every curl line of the HTTP recipes gets a 2xx JSON answer from a live svc", async () => {
+  // The lines are written for the built-in configuration, as docs/clients.md says.
+  const embedded = JSON.parse(await Deno.readTextFile(`${root}/appsettings.json`));
+  await using svc = await startHttpSvc({ config: embedded });
+  const lines = commands(sh("cookbook"));
+  assert.ok(lines.length >= 6, `found ${lines.length} commands`);
+  for (const line of lines) {
+    const command = line.replaceAll("http://127.0.0.1:8080", svc.url)
+      .replace(/^curl -s /, "curl -s -w '\\n%{http_code}' ");
+    const run = await outputWithin("bash", {
+      args: ["-c", command],
+      stdout: "piped",
+      stderr: "piped",
+    }, line);
+    const out = new TextDecoder().decode(run.stdout).trim();
+    const status = Number(out.slice(out.lastIndexOf("\n") + 1));
+    const body = out.slice(0, out.lastIndexOf("\n"));
+    assert.ok(status >= 200 && status < 300, `${line}\n=> ${status} ${body.slice(0, 300)}`);
+    const parsed = JSON.parse(body);
+    assert.ok(parsed.error === undefined && !parsed.isError, `${line}\n=> ${body.slice(0, 300)}`);
+    assert.ok(parsed.result?.isError !== true, `${line}\n=> ${body.slice(0, 300)}`);
+  }
+});
+
+Deno.test("the Sha256 recipe gives the digest svc computes for an API key", async () => {
+  const [line] = commands(sh("cookbook-sha256"));
+  const run = await outputWithin("bash", { args: ["-c", line!], stdout: "piped" }, line!);
+  const digest = new TextDecoder().decode(run.stdout).trim();
+  assert.equal(digest, createHash("sha256").update("my-secret-key").digest("hex"));
 });

@@ -6,8 +6,15 @@ const bytes = (text: string) => new TextEncoder().encode(text).length;
 Deno.test("fitOutput() returns output within the cap as it is, with no notice", () => {
   const output = [{ a: 1 }, "two", null];
   const fitted = fitOutput(output, 1024);
-  assert.deepEqual(fitted, { text: '[{"a":1},"two",null]', kept: output, truncated: null });
-  assert.deepEqual(fitOutput([], 1024), { text: "[]", kept: [], truncated: null });
+  const json = '[{"a":1},"two",null]';
+  assert.deepEqual(fitted, { text: json, json, kept: output, truncated: null, notice: null });
+  assert.deepEqual(fitOutput([], 1024), {
+    text: "[]",
+    json: "[]",
+    kept: [],
+    truncated: null,
+    notice: null,
+  });
   // Exactly at the cap still fits.
   const exact = ["x".repeat(1024 - 4)];
   assert.equal(fitOutput(exact, 1024).truncated, null);

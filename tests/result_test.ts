@@ -4,7 +4,8 @@ import { WorkerError } from "../lib/errors.ts";
 import {
   describeErrors,
   failureResult,
-  STRUCTURED_OUTPUT_LIMIT,
+  resultSizeHint,
+  TEXT_OUTPUT_LIMIT,
   toCallToolResult,
   workerFailureMessage,
 } from "../lib/result.ts";
@@ -64,11 +65,56 @@ Deno.test("toCallToolResult() gives output as JSON text and structuredContent, w
   });
 });
 
-Deno.test("toCallToolResult() carries large output in the text block only, and says so", () => {
-  const output = ["x".repeat(STRUCTURED_OUTPUT_LIMIT)];
+Deno.test("toCallToolResult() carries the whole output in structuredContent, and in the text only what fits 64 KiB, saying where the rest is", () => {
+  // 100 items of about 1 KB: 100 KB, within a raised cap of 1 MiB but past TEXT_OUTPUT_LIMIT.
+  const output = Array.from({ length: 100 }, (_, i) => ({ Id: i, Text: "x".repeat(1000) }));
   const shaped = toCallToolResult(tool, { result: result({ output }), interrupted: null }, OPTIONS);
-  assert.deepEqual(shaped.structuredContent, { outputInText: true });
-  assert.equal(texts(shaped)[0], JSON.stringify(output));
+  assert.deepEqual(
+    structured(shaped).output,
+    output,
+    "a client reading structuredContent gets it all",
+  );
+  const [json, notice] = texts(shaped)[0]!.split("\n");
+  const shown = JSON.parse(json!) as unknown[];
+  assert.ok(new TextEncoder().encode(json).length <= TEXT_OUTPUT_LIMIT);
+  assert.deepEqual(
+    shown,
+    output.slice(0, shown.length),
+    "the text shows whole items from the start",
+  );
+  assert.equal(
+    notice,
+    `[svc: this text shows the first ${shown.length} of 100 item(s), to stay within 65536 bytes; structuredContent.output carries all 100.]`,
+  );
+  // Output that fits is carried whole in both: a client reading either loses nothing.
+  const small = toCallToolResult(tool, {
+    result: result({ output: output.slice(0, 10) }),
+    interrupted: null,
+  }, OPTIONS);
+  assert.equal(texts(small)[0], JSON.stringify(output.slice(0, 10)));
+  assert.deepEqual(structured(small).output, output.slice(0, 10));
+});
+
+Deno.test("toCallToolResult() says what MaxResultBytes cut in both halves: the text's notice is structuredContent's note", () => {
+  const output = Array.from({ length: 50 }, (_, i) => ({ Id: i, Text: "y".repeat(100) }));
+  const shaped = toCallToolResult(tool, {
+    result: result({
+      output,
+      outputCut: { items: 900, bytes: 90_000, shortenedFirst: false, stopped: true },
+    }),
+    interrupted: null,
+  }, { ...OPTIONS, maxResultBytes: 2048 });
+  const content = structured(shaped);
+  const truncated = content.truncated as Record<string, unknown>;
+  assert.equal(truncated.stopped, true);
+  assert.equal(truncated.items, 900);
+  const notice = texts(shaped)[0]!.split("\n")[1]!;
+  assert.match(
+    notice,
+    /^\[svc: output truncated: at least 90000 bytes exceed ShellConfiguration:MaxResultBytes \(2048\); the first \d+ item\(s\) are kept whole, and the command was stopped after 900, as no more could be kept\. Ask for less with _MaxResults or _RequestedProperties\.\]$/,
+  );
+  assert.deepEqual(content.notes, [notice]);
+  assert.equal((content.output as unknown[]).length, truncated.keptItems);
 });
 
 Deno.test("toCallToolResult() reports error records as an error result naming the command, output still given", () => {
@@ -124,10 +170,17 @@ Deno.test("toCallToolResult() says a call timed out after its limit, or was canc
   assert.equal(structured(timedOut).stopped, "timeout");
   assert.equal(
     texts(timedOut)[0],
-    "Command 'Get-Thing' timed out after 1.5 s (ShellConfiguration:ToolCallTimeout) and was stopped",
+    "Command 'Get-Thing' timed out after 1.5 s and was stopped: that is the limit ShellConfiguration:ToolCallTimeout sets, so raise it there if the command needs longer",
   );
-  const whole = toCallToolResult(tool, { result: result(), interrupted: "timeout" }, OPTIONS);
-  assert.match(texts(whole)[0]!, /timed out after 300 s /);
+  const whole = toCallToolResult(tool, { result: result(), interrupted: "timeout" }, {
+    ...OPTIONS,
+    timeoutSetting: "ShellConfiguration:CommandOverrides:Get-Thing:ToolCallTimeout",
+  });
+  assert.match(
+    texts(whole)[0]!,
+    /timed out after 300 s .*limit ShellConfiguration:CommandOverrides:Get-Thing:ToolCallTimeout sets/,
+  );
+  assert.deepEqual(structured(timedOut).notes, [texts(timedOut)[0]]);
   const cancelled = toCallToolResult(tool, { result: result(), interrupted: "cancelled" }, OPTIONS);
   assert.equal(texts(cancelled)[0], "Command 'Get-Thing' was cancelled and stopped");
   assert.equal(structured(cancelled).stopped, "cancelled");
@@ -160,8 +213,10 @@ Deno.test("toCallToolResult() adds warnings, information and shaping notes in on
     "SHOWN: more results exist than _MaxResults allowed; raise _MaxResults to see them.",
     "WARNING: careful",
     "INFO: fyi",
+    "VERBOSE: detail",
   ]);
   const content = structured(shaped);
+  assert.deepEqual(content.notes, texts(shaped)[1]!.split("\n").slice(0, 4));
   assert.deepEqual(content.omitted, {
     properties: [
       { type: "System.Thing", shown: ["Id"], omitted },
@@ -238,9 +293,53 @@ Deno.test("workerFailureMessage() explains an exited worker, passes worker error
   assert.equal(workerFailureMessage(tool, "odd"), "Calling 'Get-Thing' failed: odd");
 });
 
-Deno.test("failureResult() is an error result with the message as its only text", () => {
+Deno.test("toCallToolResult() leaves the properties each type left out unsaid when the caller named the properties", () => {
+  const shape = {
+    moreResults: false,
+    types: [{ type: "System.Thing", shown: ["Id"], omitted: ["A", "B"] }],
+    unknownProperties: ["Nope"],
+  };
+  const chosen = toCallToolResult(tool, {
+    result: result({ output: [{ Id: 1 }], shape }),
+    interrupted: null,
+  }, { ...OPTIONS, propertiesChosen: true });
+  assert.deepEqual(texts(chosen), [
+    '[{"Id":1}]',
+    "SHOWN: no output object has a property matching 'Nope'.",
+  ]);
+  assert.deepEqual(structured(chosen).omitted, { unknownProperties: ["Nope"] });
+  assert.deepEqual(structured(chosen).notes, [
+    "SHOWN: no output object has a property matching 'Nope'.",
+  ]);
+  const display = toCallToolResult(tool, {
+    result: result({ output: [{ Id: 1 }], shape }),
+    interrupted: null,
+  }, OPTIONS);
+  assert.match(texts(display)[1]!, /^SHOWN: System\.Thing objects show Id; left out: A, B\./);
+});
+
+Deno.test("toCallToolResult() gives the prompt advice in structuredContent too", () => {
+  const shaped = toCallToolResult(tool, {
+    result: result({
+      errors: [record("x", { fullyQualifiedErrorId: "HostFunctionNotImplemented" })],
+    }),
+    interrupted: null,
+  }, OPTIONS);
+  assert.deepEqual(structured(shaped).notes, [
+    "svc workers are non-interactive: pass every value as an argument instead of being prompted",
+  ]);
+});
+
+Deno.test("failureResult() is an error result with the message as its text and its note", () => {
   assert.deepEqual(failureResult("No such tool"), {
     content: [{ type: "text", text: "No such tool" }],
+    structuredContent: { notes: ["No such tool"] },
     isError: true,
   });
+});
+
+Deno.test("resultSizeHint() is given only above the default cap, as the output and records it allows", () => {
+  assert.equal(resultSizeHint(24_576, 24_576), null);
+  assert.equal(resultSizeHint(1024, 24_576), null);
+  assert.equal(resultSizeHint(1_048_576, 24_576), 2_097_152);
 });

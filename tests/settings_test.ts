@@ -3,7 +3,8 @@
  * lib/config_schema.ts (a flag's in lib/config_flags.ts). The reads, the JSON Schema and `--help`
  * take them from there; what is written by hand for people (the `create-config` template, the
  * README, docs/, the settings' JSDoc) is checked against it here, so that a default changed in one
- * place and not the others fails a test naming the place.
+ * place and not the others fails a test naming the place. The configuration reference
+ * (docs/configuration.md) is generated instead, and checked here for being up to date.
  */
 import assert from "node:assert/strict";
 import { parse } from "jsonc-parser";
@@ -11,6 +12,7 @@ import { parseTimeSpan } from "../lib/config_reader.ts";
 import { type Flag, flagDefault, FLAGS, flagVariable } from "../lib/config_flags.ts";
 import { allSettings, appSettingsSchema, type Setting, settingOf } from "../lib/config_schema.ts";
 import { defaultConfigText } from "../lib/config_template.ts";
+import { configReference, formatted, REFERENCE_PATH } from "../scripts/config_reference.ts";
 
 const root = new URL("../", import.meta.url);
 const read = (path: string) => Deno.readTextFileSync(new URL(path, root));
@@ -174,28 +176,37 @@ Deno.test("README.md and docs/ give a setting's default in prose as the schema d
   assert.ok(checked >= 8, `only ${checked} prose defaults checked`);
 });
 
-Deno.test("the README's command-line table gives each flag's variable and default as the schema does", () => {
-  const rows = read("README.md").split("\n").filter((line) => /^\| `--/.test(line));
+Deno.test("the reference's command-line table gives each flag's variable and default as the schema does", () => {
+  const rows = read(REFERENCE_PATH).split("\n").filter((line) => /^\| `--/.test(line));
   const flags = Object.values(FLAGS) as Flag[];
   assert.equal(rows.length, flags.length, "one row per flag");
   for (const row of rows) {
-    const [flagCell, variableCell, defaultCell] = row.split("|").slice(1, -1).map((c) =>
+    // A cell may hold `\|`, as in `<stdio\|http>`: split on the other bars.
+    const [flagCell, variableCell, defaultCell] = row.split(/(?<!\\)\|/).slice(1, -1).map((c) =>
       c.replaceAll("`", "").trim()
     );
-    const flag = flags.find((f) => f.flag === flagCell);
-    assert.ok(flag, `README names unknown flag ${flagCell}`);
-    assert.equal(variableCell, flagVariable(flag), `README's variable of ${flag.flag}`);
+    const flag = flags.find((f) => f.flag === flagCell!.split(" ")[0]);
+    assert.ok(flag, `${REFERENCE_PATH} names unknown flag ${flagCell}`);
+    assert.equal(variableCell, flagVariable(flag), `${REFERENCE_PATH}'s variable of ${flag.flag}`);
     // The literal default (or the key's), where there is one, as a word of the cell.
     const key = flag.key === undefined ? undefined : settingOf(flag.key);
     const literal = key === undefined ? flag.default : written(key);
     if (literal != null) {
       assert.ok(
         defaultCell!.split(/[\s,;()]+/).includes(literal),
-        `README's default of ${flag.flag} is not ${literal}: ${defaultCell}`,
+        `${REFERENCE_PATH}'s default of ${flag.flag} is not ${literal}: ${defaultCell}`,
       );
     }
     assert.ok(flagDefault(flag).length > 0);
   }
+});
+
+Deno.test("docs/configuration.md is what `deno task schema` generates from the settings", async () => {
+  assert.equal(
+    read(REFERENCE_PATH),
+    await formatted(configReference()),
+    `${REFERENCE_PATH} is stale: run bin/deno task schema`,
+  );
 });
 
 Deno.test("the settings' JSDoc @default values agree with the schema", () => {

@@ -33,6 +33,10 @@ Deno.test("callTool() answers a runner's WorkerUnavailableError as unavailable, 
     kind: "unavailable",
     message: "No worker is free for the call",
     retryAfterSeconds: 7,
-    result: { content: [{ type: "text", text: "No worker is free for the call" }], isError: true },
+    result: {
+      content: [{ type: "text", text: "No worker is free for the call" }],
+      structuredContent: { notes: ["No worker is free for the call"] },
+      isError: true,
+    },
   });
 });

@@ -488,9 +488,9 @@ export async function tempDir(prefix = "svc-bench-"): Promise<string> {
   return dir;
 }
 
-/** The argv and environment of `svc serve` for a transport. */
+/** The argv and environment of `svc serve` for a transport, or of `svc doctor` on the same settings. */
 export async function svcCommand(
-  transport: "http" | "stdio",
+  transport: "http" | "stdio" | "doctor",
   options: SvcOptions,
 ): Promise<{ argv: string[]; env: Record<string, string>; cwd: string }> {
   const root = options.root ?? REPO_ROOT;
@@ -503,9 +503,7 @@ export async function svcCommand(
     "--quiet",
     `--config=${root}deno.json`,
     `${root}main.ts`,
-    "serve",
-    "--transport",
-    transport,
+    ...(transport === "doctor" ? ["doctor"] : ["serve", "--transport", transport]),
     ...(transport === "http" ? ["--port", "0", "--host", "127.0.0.1"] : []),
     "--config",
     `${dir}/appsettings.json`,

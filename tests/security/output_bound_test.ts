@@ -64,9 +64,10 @@ Deno.test({
   await call("get_large_output", { Kilobytes: 1024 });
 
   await t.step("100 MB of output items: whole items kept, the rest counted", async () => {
+    // Not read-only: svc lets it run to its end, and the worker counts what it cannot send.
     const [result, growth] = await peakGrowth(
       svc.pid,
-      () => call("get_large_output", { Kilobytes: 100 * 1024 }),
+      () => call("write_large_output", { Kilobytes: 100 * 1024 }),
     );
     assert.notEqual(result.isError, true, textOf(result).slice(0, 400));
     const truncated = result.structuredContent?.truncated as Record<string, unknown>;
@@ -79,6 +80,19 @@ Deno.test({
       /output truncated: at least \d+ bytes exceed ShellConfiguration:MaxResultBytes \(1048576\); the first 1[45] of 1600 item\(s\) are kept whole, 158[56] dropped/,
     );
     assert.ok(new TextEncoder().encode(text).length <= MAX_RESULT_BYTES + 1024);
+    assert.ok(growth < PEAK_GROWTH_BOUND, `svc's peak RSS grew ${growth / MB} MB`);
+  });
+
+  await t.step("the same from a read-only command: stopped once its output is full", async () => {
+    const [result, growth] = await peakGrowth(
+      svc.pid,
+      () => call("get_large_output", { Kilobytes: 100 * 1024 }),
+    );
+    const truncated = result.structuredContent?.truncated as Record<string, unknown>;
+    assert.equal(truncated.stopped, true, JSON.stringify(truncated));
+    // 1.25 MiB of 64 KiB items fill the worker's budget at the 21st; the stop lands a few later.
+    assert.ok(Number(truncated.items) < 100, JSON.stringify(truncated));
+    assert.ok(Number(truncated.keptItems) >= 14 && Number(truncated.keptItems) < 16);
     assert.ok(growth < PEAK_GROWTH_BOUND, `svc's peak RSS grew ${growth / MB} MB`);
   });
 
@@ -146,7 +160,12 @@ Deno.test({
 
 Deno.test("under a small MaxResultBytes: output up to it arrives whole, shape reports and progress are bounded", async (t) => {
   const config = {
-    ShellConfiguration: { Modules: [OUTPUT_FIXTURE], MaxResultBytes: 4096 },
+    ShellConfiguration: {
+      Modules: [OUTPUT_FIXTURE],
+      MaxResultBytes: 4096,
+      // The operator's choice, unlike a caller's, is followed by what it left out.
+      CommandOverrides: { "Get-WideObject": { DefaultProperties: ["P1"] } },
+    },
     McpServer: { RunspacePool: { MinPoolSize: 1, EagerWarmCount: 1, StopTimeout: "00:00:02" } },
   };
   await using svc = await startHttpSvc({ config });
@@ -178,11 +197,7 @@ Deno.test("under a small MaxResultBytes: output up to it arrives whole, shape re
   await t.step(
     "an object of 1000 properties: the report lists 256 omitted names, counts all",
     async () => {
-      const result = await call("get_wide_object", {
-        Properties: 1000,
-        Count: 40,
-        _RequestedProperties: ["P1"],
-      });
+      const result = await call("get_wide_object", { Properties: 1000, Count: 40 });
       const omitted = result.structuredContent?.omitted as {
         properties: { type: string; omitted: string[]; omittedCount: number }[];
       };

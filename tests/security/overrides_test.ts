@@ -64,7 +64,7 @@ Deno.test(
         Commands: ["Get-Process", "Get-Date"],
         ToolGranularity: "Command",
         CommandOverrides: {
-          // The form the README documents: a parameter set's tool name.
+          // The form docs/security.md documents: a parameter set's tool name.
           "get_process_id": { RequiredRoles: ["admin"] },
           "Get-Date": { RequiredRoles: ["admin"] },
         },

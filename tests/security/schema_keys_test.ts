@@ -74,7 +74,8 @@ const shell = {
   },
   Environment: {
     StartupScript: "$x = 1",
-    StartupScriptPath: "/tmp/startup.ps1",
+    // Relative: the file beside the configuration, written below.
+    StartupScriptPath: "startup.ps1",
     PassVariables: ["SVC_LOG_LEVEL"],
     RemoveVariables: ["AWS_*"],
   },
@@ -174,6 +175,7 @@ async function readKeys(section: "ShellConfiguration" | "PowerShellConfiguration
     const own = section === "PowerShellConfiguration" ? { SubprocessHostMode: "Pool" } : {};
     const config = { ...rest, [section]: { ...shell, ...own } };
     await Deno.writeTextFile(`${dir}/appsettings.json`, JSON.stringify(config));
+    await Deno.writeTextFile(`${dir}/startup.ps1`, "$y = 2");
     const settings = await loadSettings({ config: `${dir}/appsettings.json` }, {
       env: {},
       cwd: dir,

@@ -36,6 +36,12 @@ namespace Svc.Host
         /// <summary>Each string of a stream or progress record is cut to this many bytes of JSON.</summary>
         public long TextBytes { get; private set; }
 
+        /// <summary>
+        /// True when svc lets the worker stop the command once its output is full (the command only
+        /// reads, so stopping it loses nothing but output svc could not keep). Default false.
+        /// </summary>
+        public bool StopWhenFull { get; private set; }
+
         /// <summary>Records left out per stream (<c>errors</c>, <c>warnings</c>, ...); empty when none were.</summary>
         public OrderedDictionary Dropped { get; private set; }
 
@@ -59,6 +65,7 @@ namespace Svc.Host
                 FirstItemBytes = Positive(table, "firstItemBytes"),
                 StreamBytes = Positive(table, "streamBytes"),
                 TextBytes = Positive(table, "textBytes"),
+                StopWhenFull = Flag(table, "stopWhenFull"),
             };
         }
 
@@ -97,6 +104,13 @@ namespace Svc.Host
             string[] kept = new string[count];
             for (int i = 0; i < count; i++) kept[i] = TextCut.CutMiddle(names[i], NameBytes);
             return kept;
+        }
+
+        private static bool Flag(Hashtable table, string name)
+        {
+            object value = table[name];
+            if (value != null && !(value is bool)) throw new ArgumentException("The invoke limit '" + name + "' is not a boolean.");
+            return value != null && (bool)value;
         }
 
         private static long Positive(Hashtable table, string name)

@@ -1,6 +1,7 @@
 // svc worker, part of lib/host.ps1 (compiled by lib/host/assembly.ps1): error records as the
 // ErrorInfo objects of docs/worker-protocol.md.
 using System;
+using System.Collections;
 using System.Collections.Specialized;
 using System.Management.Automation;
 using System.Management.Automation.Host;
@@ -25,11 +26,11 @@ namespace Svc.Host
 
         /// <summary>
         /// The record's message. The worker runspace has no host UI, so a prompt fails at once with a
-        /// HostException whose text names the prompt only for confirmations (Read-Host's prompt is not in
-        /// it at all); the statement that prompted is known, so the message quotes it, says why it failed,
-        /// and what to do instead.
+        /// HostException whose text names what was asked only for confirmations (Read-Host's prompt is
+        /// among the command's arguments instead); the message quotes what was asked, says why it
+        /// failed and what to pass instead, once: the host's own advice (a console) does not apply.
         /// </summary>
-        public static string MessageOf(ErrorRecord record)
+        public static string MessageOf(ErrorRecord record, string invoked = null, Hashtable arguments = null)
         {
             string message = record.ToString();
             Exception exception = record.Exception;
@@ -39,14 +40,63 @@ namespace Svc.Host
             string command = invocation != null && invocation.MyCommand != null ? invocation.MyCommand.Name : null;
             if (string.IsNullOrEmpty(command)) command = "The command";
             string statement = invocation != null && invocation.Line != null ? invocation.Line.Trim() : "";
-            string asked = statement.Length > 0 ? " (at: " + statement + ")" : "";
-            return command + " asked for user input" + asked +
-                ", but svc runs commands non-interactively: give the value as a parameter, or -Confirm:$false for a confirmation. " +
-                message;
+            string at = statement.Length > 0 ? " at: " + statement + "," : ",";
+            string confirmation = ConfirmationOf(exception.Message);
+            if (confirmation != null)
+            {
+                // Remove-Item's question about a folder's children is ShouldContinue, which
+                // -Confirm:$false does not answer; -Recurse is what it asks for.
+                string hint = confirmation.IndexOf("Recurse parameter was not specified", StringComparison.Ordinal) >= 0
+                    ? "pass Recurse (-Recurse) to remove the folder with everything in it"
+                    : "pass Confirm false (-Confirm:$false) to go ahead without asking";
+                return command + " asked for confirmation (\"" + confirmation + "\")" + at +
+                    " but svc runs commands non-interactively: " + hint + ".";
+            }
+            // A record does not keep the arguments of a command svc invoked itself; the call's are
+            // those when the prompting command is the one invoked.
+            if (!string.Equals(command, invoked, StringComparison.OrdinalIgnoreCase)) arguments = null;
+            string prompt = ArgumentOf(invocation, arguments, "Prompt") ?? ArgumentOf(invocation, arguments, "Message");
+            string asked = prompt != null ? "prompt \"" + prompt + "\"" : "no prompt given";
+            return command + " asked for user input (" + asked + ")" + at +
+                " but svc runs commands non-interactively: give the value as an argument instead.";
+        }
+
+        /// <summary>What a confirmation asked, from the HostException's text; null when it names nothing.</summary>
+        private static string ConfirmationOf(string text)
+        {
+            const string Marker = "with the following message:";
+            int index = text == null ? -1 : text.IndexOf(Marker, StringComparison.Ordinal);
+            if (index < 0) return null;
+            string asked = text.Substring(index + Marker.Length).Trim();
+            return asked.Length > 0 ? asked : null;
+        }
+
+        /// <summary>A string argument of the prompting command (Read-Host's -Prompt), bound or given; else null.</summary>
+        private static string ArgumentOf(InvocationInfo invocation, Hashtable arguments, string name)
+        {
+            if (invocation != null && invocation.BoundParameters != null)
+            {
+                foreach (var entry in invocation.BoundParameters)
+                {
+                    if (string.Equals(entry.Key, name, StringComparison.OrdinalIgnoreCase)) return TextOf(entry.Value);
+                }
+            }
+            if (arguments == null) return null;
+            foreach (DictionaryEntry entry in arguments)
+            {
+                if (string.Equals(entry.Key as string, name, StringComparison.OrdinalIgnoreCase)) return TextOf(entry.Value);
+            }
+            return null;
+        }
+
+        private static string TextOf(object value)
+        {
+            string text = value as string;
+            return string.IsNullOrEmpty(text) ? null : text;
         }
 
         /// <summary>The ErrorInfo object of a record: strings, numbers, booleans and nulls only.</summary>
-        public static OrderedDictionary From(ErrorRecord record, bool terminating)
+        public static OrderedDictionary From(ErrorRecord record, bool terminating, string invoked = null, Hashtable arguments = null)
         {
             InvocationInfo invocation = record.InvocationInfo;
             OrderedDictionary position = null;
@@ -60,7 +110,7 @@ namespace Svc.Host
             }
             ErrorCategoryInfo category = record.CategoryInfo;
             OrderedDictionary info = new OrderedDictionary();
-            info["message"] = MessageOf(record);
+            info["message"] = MessageOf(record, invoked, arguments);
             info["fullyQualifiedErrorId"] = NonEmpty(record.FullyQualifiedErrorId);
             info["category"] = category.Category.ToString();
             info["targetName"] = NonEmpty(category.TargetName);

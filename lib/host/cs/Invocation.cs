@@ -10,7 +10,6 @@ using System.Management.Automation;
 using System.Management.Automation.Runspaces;
 using System.Net;
 using System.Threading.Tasks;
-using Microsoft.PowerShell.Commands;
 
 namespace Svc.Host
 {
@@ -21,7 +20,9 @@ namespace Svc.Host
         private readonly Stopwatch _watch = new Stopwatch();
         // Set once, by Start's object initializer.
         private Runspace _worker;
-        private int _depth;
+        // The command and the arguments it was given, for the message of a prompt it made (ErrorInfo).
+        private string _command;
+        private Hashtable _arguments;
         private int _first;
         private object _savedProgress;
         private bool _stopRequested;
@@ -29,17 +30,20 @@ namespace Svc.Host
         private object _shapeTypes;
         private object _unknownProperties;
         private int _uncomputed;
-        // What the limits left out of the output: all items, a lower bound of their JSON's size, and
-        // whether the first item was shortened. Set by EncodeItems; _cutItems < 0 when nothing was.
-        private int _cutItems = -1;
-        private long _cutBytes;
-        private bool _shortenedFirst;
-        // While the command runs (OnOutputAdded): a lower bound of the JSON of the items held, and the
-        // items let go of at once because they could never be sent, with a lower bound of their size.
-        private long _heldBytes = 2;
+        // The output within the limits; items join it as the command writes them while they need no
+        // format lookup (OnOutputAdded), the rest when it has ended (ToResponse).
+        private OutputBudget _budget;
+        private OutputProjection.Pass _projection;
+        // Items the command wrote (after `first`), and whether the worker stopped it because its output
+        // was full (limits.stopWhenFull).
+        private int _written;
+        private bool _stoppedWhenFull;
+        // Held while the command runs once an item waits for a format lookup (all later ones wait
+        // behind it): a lower bound of their JSON, and the items let go of at once because they could
+        // never be sent, with a lower bound of their size.
+        private long _heldBytes;
         private int _droppedItems;
         private long _droppedBytes;
-        private long _lastDroppedBytes;
 
         /// <summary>The request's id.</summary>
         public long Id { get; private set; }
@@ -69,10 +73,11 @@ namespace Svc.Host
         /// command has ended and <see cref="Task"/> has completed: on the pipeline's thread, or on the
         /// caller's, inside this method, when the pipeline fails before it starts. <paramref name="atEnd"/>
         /// (may be null) runs on the pipeline's thread before <see cref="Task"/> completes, so what it
-        /// undoes is undone before the response is sent. Defaults: depth 4, no limit on items, no
+        /// undoes is undone before the response is sent. <paramref name="projection"/> (may be null)
+        /// projects the output for the request's <c>select</c>. Defaults: depth 4, no limit on items, no
         /// projection, no progress, no limits on the response.
         /// </summary>
-        public static Invocation Start(Runspace worker, long id, Hashtable request, Action ended, Action atEnd)
+        public static Invocation Start(Runspace worker, long id, Hashtable request, Action ended, Action atEnd, OutputProjection projection)
         {
             string command = request["command"] as string;
             if (string.IsNullOrEmpty(command)) throw new ArgumentException("The invoke request names no command.");
@@ -125,15 +130,23 @@ namespace Svc.Host
                 Invocation run = new Invocation
                 {
                     _worker = worker,
+                    _command = command,
+                    _arguments = parameters,
                     Id = id,
                     PowerShell = ps,
-                    _depth = depth,
                     _first = first,
                     Select = select,
                     Limits = limits,
                     Progress = progress,
                     _savedProgress = savedProgress,
                 };
+                if (projection != null && select != null)
+                {
+                    // Only worth it where the output may be projected while the command runs.
+                    if (limits != null && limits.StopWhenFull && LanguagePrimitives.IsTrue(select["display"])) projection.Prepare(worker, command);
+                    run._projection = projection.Begin(run);
+                }
+                run._budget = new OutputBudget(limits, run._projection, depth);
                 if (limits != null) run._output.DataAdded += run.OnOutputAdded;
                 // A completed, empty input collection: the command gets no pipeline input. The output
                 // collection is ours, so objects written before a Stop or a terminating error survive.
@@ -177,16 +190,30 @@ namespace Svc.Host
             }
         }
 
-        // On the pipeline's thread, as each output item is written. Once the items held certainly take
-        // more than OutputBytes as JSON (a string at least its length, quotes and comma; anything else two
-        // bytes), no later item can be sent: it is counted and let go of at once, so a command that
-        // writes gigabytes of text does not have the worker hold them until it ends.
+        // On the pipeline's thread, as each output item is written: the item joins the output at once, so
+        // the worker knows the moment the output is full, lets go of every later item as it is written
+        // (a command that writes gigabytes does not have the worker hold them until it ends) and, when
+        // svc allows it, stops the command there. An item whose projection needs a format lookup is held
+        // for the command's end, and so is every later one, while they may still fit.
         private void OnOutputAdded(object sender, DataAddedEventArgs e)
         {
             PSObject item = _output[e.Index];
-            string text = item != null ? item.BaseObject as string : null;
-            long bound = text != null ? text.Length + 3 : 2;
-            if (_heldBytes <= Limits.OutputBytes)
+            _written++;
+            if (_first > 0 && _written > _first)
+            {
+                // The extra item that says more exist; Select-Object stops the command after it.
+                _moreResults = true;
+                _output.RemoveAt(e.Index);
+                return;
+            }
+            if (_output.Count == 1 && _budget.TryAdd(item, false))
+            {
+                _output.RemoveAt(e.Index);
+                if (_budget.Full) StopWhenFull();
+                return;
+            }
+            long bound = OutputBudget.LowerBound(item);
+            if (_budget.Bytes + _heldBytes <= Limits.OutputBytes)
             {
                 _heldBytes += bound;
                 return;
@@ -194,7 +221,17 @@ namespace Svc.Host
             _output.RemoveAt(e.Index);
             _droppedItems++;
             _droppedBytes += bound;
-            _lastDroppedBytes = bound;
+            StopWhenFull();
+        }
+
+        // The output is full: no later item can be sent. A command svc marked as only reading
+        // (limits.stopWhenFull) is stopped, as Select-Object -First stops one; any other runs to its
+        // end, its side effects being what it was called for.
+        private void StopWhenFull()
+        {
+            if (!Limits.StopWhenFull || _stopRequested) return;
+            _stoppedWhenFull = true;
+            Stop();
         }
 
         /// <summary>Asks the command to stop, once; returns at once (Stop() would block the slot's loop).</summary>
@@ -234,19 +271,11 @@ namespace Svc.Host
             if (Progress) _worker.SessionStateProxy.SetVariable("ProgressPreference", _savedProgress);
             Collection<PSObject> all = _output.ReadAll();
             int count = all.Count;
-            if (_first > 0 && count + _droppedItems > _first)
+            // Under limits the extra item was told apart as it was written (OnOutputAdded).
+            if (Limits == null && _first > 0 && count > _first)
             {
                 _moreResults = true;
-                // The extra item that says more exist is the last one written: held, or let go of.
-                if (_droppedItems > 0)
-                {
-                    _droppedItems--;
-                    _droppedBytes -= _lastDroppedBytes;
-                }
-                else
-                {
-                    count = _first;
-                }
+                count = _first;
             }
             PSObject[] items = new PSObject[count];
             for (int i = 0; i < count; i++) items[i] = all[i];
@@ -265,16 +294,24 @@ namespace Svc.Host
         }
 
         /// <summary>
-        /// The response frame: the items, each projected by <paramref name="projection"/> (null: none)
-        /// and encoded as ConvertTo-Json -Compress -EnumsAsStrings would at the request's depth (an item
-        /// that cannot be encoded becomes its string), then the streams, all within the request's
-        /// limits. Runs type-data script properties, so call it from a scope without strict mode.
+        /// The response frame: the output, each item projected for the request's <c>select</c> and
+        /// encoded as ConvertTo-Json -Compress -EnumsAsStrings would at the request's depth (an item
+        /// that cannot be encoded becomes its string), <paramref name="items"/> being those held until
+        /// the end; then the streams, all within the request's limits. Runs type-data script
+        /// properties, so call it from a scope without strict mode.
         /// </summary>
-        public string ToResponse(PSObject[] items, OutputProjection projection)
+        public string ToResponse(PSObject[] items)
         {
-            OutputProjection.Pass pass = projection != null && Select != null ? projection.Begin(this, items) : null;
-            string output = EncodeItems(items, pass);
-            if (pass != null) pass.Finish();
+            // The held items are projected now; their script-block columns are computed a batch ahead.
+            if (_projection != null) _projection.Hold(items);
+            for (int i = 0; i < items.Length; i++)
+            {
+                _budget.TryAdd(items[i], true);
+                items[i] = null;
+            }
+            _budget.Dropped(_droppedItems, _droppedBytes);
+            string output = _budget.ToJson();
+            if (_projection != null) _projection.Finish();
             bool stopped = PowerShell.InvocationStateInfo.State == PSInvocationState.Stopped;
             // The task is built over EndInvoke; its AggregateException holds what EndInvoke threw.
             Exception terminating = Task.IsFaulted && Task.Exception != null ? Task.Exception.InnerException : null;
@@ -285,11 +322,11 @@ namespace Svc.Host
             foreach (ErrorRecord record in PowerShell.Streams.Error.ReadAll())
             {
                 if (terminatingRecord != null && ReferenceEquals(record, terminatingRecord)) continue;
-                Add(errors, "errors", () => ErrorInfo.From(record, false));
+                Add(errors, "errors", () => ErrorInfo.From(record, false, _command, _arguments));
             }
             if (terminatingRecord != null)
             {
-                OrderedDictionary info = ErrorInfo.From(terminatingRecord, true);
+                OrderedDictionary info = ErrorInfo.From(terminatingRecord, true, _command, _arguments);
                 errors.Add(Limits != null ? Limits.Cut(info) : info);
             }
             ArrayList warnings = new ArrayList();
@@ -319,7 +356,7 @@ namespace Svc.Host
             result["debug"] = debug;
             result["information"] = information;
             result["hadErrors"] = PowerShell.HadErrors;
-            result["stopped"] = stopped;
+            result["stopped"] = stopped && !_stoppedWhenFull;
             result["durationMs"] = _watch.ElapsedMilliseconds;
             if (_first > 0 || Select != null)
             {
@@ -333,12 +370,13 @@ namespace Svc.Host
                 }
                 result["shape"] = shape;
             }
-            if (_cutItems >= 0)
+            if (_budget.Full)
             {
                 OrderedDictionary cut = new OrderedDictionary();
-                cut["items"] = _cutItems;
-                cut["bytes"] = _cutBytes;
-                cut["shortenedFirst"] = _shortenedFirst;
+                cut["items"] = _budget.Items;
+                cut["bytes"] = _budget.Bytes;
+                cut["shortenedFirst"] = _budget.ShortenedFirst;
+                if (_stoppedWhenFull) cut["stopped"] = true;
                 result["outputCut"] = cut;
             }
             if (Limits != null && Limits.Dropped.Count > 0) result["droppedRecords"] = Limits.Dropped;
@@ -350,86 +388,6 @@ namespace Svc.Host
         {
             if (Limits == null) into.Add(make());
             else Limits.Keep(into, stream, make);
-        }
-
-        // The items as a JSON array. Under the limits, items are encoded (and projected) in order while
-        // the array stays within OutputBytes; the first that does not fit and every later one are only
-        // counted, never projected or encoded, and their size is known only as a lower bound. A first
-        // item too large on its own is shortened to FirstItemBytes instead. Each item is let go of once
-        // encoded, so the worker never holds the output and its encoding whole at once.
-        private string EncodeItems(PSObject[] items, OutputProjection.Pass projection)
-        {
-            JsonObject.ConvertToJsonContext context = new JsonObject.ConvertToJsonContext(_depth, true, true);
-            System.Text.StringBuilder json = new System.Text.StringBuilder("[");
-            long bytes = 2;
-            int kept = 0;
-            for (int i = 0; i < items.Length; i++)
-            {
-                object item = items[i];
-                items[i] = null;
-                string text = Limits != null && item != null ? PSObject.AsPSObject(item).BaseObject as string : null;
-                if (text != null && text.Length + 2 > Limits.OutputBytes)
-                {
-                    // A JSON string takes at least a byte per UTF-16 unit: this one cannot fit, so it is
-                    // not encoded to find out by how much.
-                    Cut(json, items, kept, i, bytes + text.Length + 2 + (kept > 0 ? 1 : 0), () => JsonValue.Serialize(TextCut.CutMiddle(text, Limits.FirstItemBytes)));
-                    break;
-                }
-                if (projection != null) item = projection.Project(item, i);
-                string encoded = Encode(item, in context);
-                if (Limits != null)
-                {
-                    long size = System.Text.Encoding.UTF8.GetByteCount(encoded) + (kept > 0 ? 1 : 0);
-                    if (bytes + size > Limits.OutputBytes)
-                    {
-                        Cut(json, items, kept, i, bytes + size, () => TextCut.ShortenJson(encoded, Limits.FirstItemBytes));
-                        break;
-                    }
-                    bytes += size;
-                }
-                if (kept++ > 0) json.Append(',');
-                json.Append(encoded);
-            }
-            // Items let go of while the command ran follow held ones that cannot all fit, so the loop
-            // has cut; this only keeps the count right should the bound and the encoding ever disagree.
-            if (_cutItems < 0 && _droppedItems > 0)
-            {
-                _cutItems = items.Length + _droppedItems;
-                _cutBytes = bytes + _droppedBytes;
-            }
-            return json.Append(']').ToString();
-        }
-
-        // Item `index` did not fit and the array so far is `bytes` long with it: every later item adds
-        // its comma and at least a byte, a string at least its length and quotes (counted, not encoded).
-        // When nothing was kept yet, the item is kept shortened.
-        private void Cut(System.Text.StringBuilder json, PSObject[] items, int kept, int index, long bytes, Func<string> shortened)
-        {
-            for (int i = index + 1; i < items.Length; i++)
-            {
-                string text = items[i] != null ? items[i].BaseObject as string : null;
-                bytes += text != null ? text.Length + 3 : 2;
-            }
-            _cutItems = items.Length + _droppedItems;
-            _cutBytes = bytes + _droppedBytes;
-            if (kept > 0) return;
-            json.Append(shortened());
-            _shortenedFirst = true;
-        }
-
-        private static string Encode(object item, in JsonObject.ConvertToJsonContext context)
-        {
-            if (item == null) return "null";
-            try
-            {
-                return JsonObject.ConvertToJson(item, in context) ?? "null";
-            }
-            catch (Exception)
-            {
-                string text;
-                try { text = item.ToString(); } catch (Exception) { text = PSObject.AsPSObject(item).BaseObject.GetType().FullName; }
-                return JsonValue.Serialize(text);
-            }
         }
 
         private static bool Contains(object[] names, string name)

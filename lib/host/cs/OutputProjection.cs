@@ -28,6 +28,7 @@ namespace Svc.Host
         private const int LookupsPerCall = 64;
         private const int KeptViews = 4096;
         private readonly Dictionary<string, View> _views = new Dictionary<string, View>(StringComparer.Ordinal);
+        private readonly HashSet<string> _prepared = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
 
         /// <summary>
         /// <paramref name="viewOf"/> is called with a type chain (string[]) and returns its first table
@@ -42,16 +43,46 @@ namespace Svc.Host
         }
 
         /// <summary>
-        /// A pass over <paramref name="items"/>, <paramref name="run"/>'s output, for its <c>select</c>
-        /// (<c>properties</c>: names or wildcards; <c>display</c>: what PowerShell shows). Items are
-        /// projected one by one as they are encoded, so those past what svc keeps are never projected
-        /// (script-block columns are computed a batch ahead); <see cref="Pass.Finish"/> gives the run
-        /// its report. Reads properties, so call it from a scope without strict mode (type-data members
-        /// are written for non-strict code).
+        /// A pass over <paramref name="run"/>'s output for its <c>select</c> (<c>properties</c>: names or
+        /// wildcards; <c>display</c>: what PowerShell shows). Items are projected one by one as they are
+        /// encoded, so those past what svc keeps are never projected (script-block columns are computed
+        /// a batch ahead, among the items held until the command's end); <see cref="Pass.Finish"/> gives
+        /// the run its report. Reads properties, so call it from a scope without strict mode (type-data
+        /// members are written for non-strict code).
         /// </summary>
-        public Pass Begin(Invocation run, PSObject[] items)
+        public Pass Begin(Invocation run)
         {
-            return new Pass(this, run, items);
+            return new Pass(this, run);
+        }
+
+        /// <summary>
+        /// Looks up, once per command name, the views of the types <paramref name="command"/> declares
+        /// it writes ([OutputType]), while <paramref name="worker"/> is idle: a pass may then project
+        /// them as the command writes them, when no lookup can run (<see cref="Pass.TryProject"/>).
+        /// Best effort: a name or type that cannot be resolved is skipped.
+        /// </summary>
+        public void Prepare(Runspace worker, string command)
+        {
+            if (!_prepared.Add(command)) return;
+            try
+            {
+                CommandInfo info = worker.SessionStateProxy.InvokeCommand.GetCommand(command, CommandTypes.All);
+                if (info == null) return;
+                int lookups = 0;
+                foreach (PSTypeName declared in info.OutputType)
+                {
+                    Type type = declared.Type;
+                    if (type == null || typeof(string) == type || type.IsValueType || typeof(IEnumerable).IsAssignableFrom(type)) continue;
+                    List<string> chain = new List<string>();
+                    for (Type t = type; t != null; t = t.BaseType) chain.Add(t.FullName);
+                    View ignored;
+                    TryViewOf(chain.ToArray(), true, ref lookups, out ignored);
+                }
+            }
+            catch (Exception)
+            {
+                // Only an optimization: the output is projected when the command has ended instead.
+            }
         }
 
         /// <summary>One call's projection: the items projected so far and what they showed and left out.</summary>
@@ -59,7 +90,9 @@ namespace Svc.Host
         {
             private readonly OutputProjection _owner;
             private readonly Invocation _run;
-            private readonly PSObject[] _items;
+            // The items held until the command's end (Hold), and where the next one to project is.
+            private PSObject[] _held;
+            private int _cursor;
             private readonly object[] _requested;
             private readonly bool _display;
             private readonly OrderedDictionary _types = new OrderedDictionary(StringComparer.Ordinal);
@@ -71,26 +104,43 @@ namespace Svc.Host
             private int _uncomputed;
             private int _lookups;
 
-            internal Pass(OutputProjection owner, Invocation run, PSObject[] items)
+            internal Pass(OutputProjection owner, Invocation run)
             {
                 _owner = owner;
                 _run = run;
-                _items = items;
                 _requested = AsList(run.Select["properties"]);
                 _display = LanguagePrimitives.IsTrue(run.Select["display"]);
                 _patterns = new WildcardPattern[_requested.Length];
                 for (int i = 0; i < _requested.Length; i++) _patterns[i] = WildcardPattern.Get(Text(_requested[i]), WildcardOptions.IgnoreCase);
             }
 
-            /// <summary>The item to encode in place of <paramref name="item"/>, the output's item <paramref name="index"/>.</summary>
-            public object Project(object item, int index)
+            /// <summary>
+            /// The items held until the command's end, which the output gets in this order; script-block
+            /// columns are computed among them a batch ahead.
+            /// </summary>
+            public void Hold(PSObject[] items)
             {
+                _held = items;
+                _cursor = 0;
+            }
+
+            /// <summary>
+            /// The item to encode in place of <paramref name="item"/>, in <paramref name="projected"/>.
+            /// False, projecting nothing, when that needs the worker runspace and <paramref name="mayLookUp"/>
+            /// is false (the command still runs there): the format data of a type chain not looked up
+            /// yet, or a script-block column.
+            /// </summary>
+            public bool TryProject(object item, bool mayLookUp, out object projected)
+            {
+                projected = item;
                 PSObject wrapped = Projectable(item);
-                if (wrapped == null) return item;
+                if (wrapped == null) return true;
                 View view;
-                List<object> selection = Selection(wrapped, out view);
-                if (selection == null) return item;
+                List<object> selection;
+                if (!TrySelection(wrapped, mayLookUp, out view, out selection)) return false;
+                if (selection == null) return true;
                 PSMemberInfoCollection<PSPropertyInfo> properties = wrapped.Properties;
+                if (!mayLookUp && view != null && view.HasScripts && Plan(properties, view, selection) != null) return false;
                 OrderedDictionary shown = new OrderedDictionary(StringComparer.OrdinalIgnoreCase);
                 ComputedColumns.Job job = null;
                 bool planned = false;
@@ -116,7 +166,7 @@ namespace Svc.Host
                         {
                             if (!planned)
                             {
-                                job = JobFor(index, wrapped, view, selection);
+                                job = JobFor(wrapped, view, selection);
                                 planned = true;
                             }
                             value = job != null ? job.Values[column.Index] : null;
@@ -127,7 +177,8 @@ namespace Svc.Host
                 }
                 if (_requested.Length == 0) AddIdentity(shown, properties);
                 Report(wrapped, shown, properties);
-                return shown;
+                projected = shown;
+                return true;
             }
 
             /// <summary>Gives the run its report: per type what was shown and left out, requested names that matched nothing, and items whose computed columns the time bound left null.</summary>
@@ -143,9 +194,19 @@ namespace Svc.Host
 
             // What to show of the item, in order: view columns and property names; null to keep it whole.
             // Requested names match the view's columns (what the report called them), then properties.
-            private List<object> Selection(PSObject wrapped, out View view)
+            // False when the view is not known yet and may not be looked up now.
+            private bool TrySelection(PSObject wrapped, bool mayLookUp, out View view, out List<object> selection)
             {
-                view = _owner.ViewOf(wrapped, ref _lookups);
+                selection = null;
+                string[] chain = new string[wrapped.TypeNames.Count];
+                wrapped.TypeNames.CopyTo(chain, 0);
+                if (!_owner.TryViewOf(chain, mayLookUp, ref _lookups, out view)) return false;
+                selection = Selection(wrapped, view);
+                return true;
+            }
+
+            private List<object> Selection(PSObject wrapped, View view)
+            {
                 List<object> selection = new List<object>();
                 if (_requested.Length > 0)
                 {
@@ -185,14 +246,25 @@ namespace Svc.Host
                 return selection;
             }
 
-            // The computed values of item `index`, computing a batch from it on when they are not yet:
-            // the items after it that are projected with script-block columns too, as many as were
-            // projected before it (16 to 1024), so no more than half of the work goes to items past
-            // what svc keeps. Null when the item needs no script or the time bound was reached.
-            private ComputedColumns.Job JobFor(int index, PSObject wrapped, View view, List<object> selection)
+            // The computed values of the item, computing a batch from it on when they are not yet: the
+            // held items after it that are projected with script-block columns too, as many as were
+            // held before it (16 to 1024), so no more than half of the work goes to items past what svc
+            // keeps. Null when the item needs no script or the time bound was reached.
+            private ComputedColumns.Job JobFor(PSObject wrapped, View view, List<object> selection)
             {
+                int index = -1;
+                if (_held != null)
+                {
+                    for (int i = _cursor; i < _held.Length; i++)
+                    {
+                        if (!ReferenceEquals(_held[i], wrapped)) continue;
+                        index = i;
+                        _cursor = i + 1;
+                        break;
+                    }
+                }
                 ComputedColumns.Job job;
-                if (_jobs.TryGetValue(index, out job))
+                if (index >= 0 && _jobs.TryGetValue(index, out job))
                 {
                     _jobs.Remove(index);
                     if (!job.Done) _uncomputed++;
@@ -207,14 +279,15 @@ namespace Svc.Host
                 }
                 job = new ComputedColumns.Job(wrapped, scripts);
                 List<ComputedColumns.Job> batch = new List<ComputedColumns.Job> { job };
-                int last = Math.Min(_items.Length - 1, index + Math.Min(Math.Max(index, 16), 1024));
+                int last = index < 0 ? -1 : Math.Min(_held.Length - 1, index + Math.Min(Math.Max(index, 16), 1024));
                 for (int i = index + 1; i <= last; i++)
                 {
-                    PSObject next = Projectable(_items[i]);
+                    PSObject next = Projectable(_held[i]);
                     if (next == null || _jobs.ContainsKey(i)) continue;
                     View nextView;
-                    List<object> nextSelection = Selection(next, out nextView);
-                    string[] nextScripts = nextSelection != null ? Plan(next.Properties, nextView, nextSelection) : null;
+                    List<object> nextSelection;
+                    if (!TrySelection(next, true, out nextView, out nextSelection)) continue;
+                    string[] nextScripts = nextSelection != null && nextView != null && nextView.HasScripts ? Plan(next.Properties, nextView, nextSelection) : null;
                     if (nextScripts == null) continue;
                     ComputedColumns.Job ahead = new ComputedColumns.Job(next, nextScripts);
                     _jobs[i] = ahead;
@@ -262,22 +335,21 @@ namespace Svc.Host
             }
         }
 
-        // The first table or list view of the object's type chain (kept per chain), or null. A chain
-        // not kept yet is looked up while the call has made fewer than LookupsPerCall lookups: output
-        // of thousands of made-up type names must not cost thousands of Get-FormatData runs.
-        internal View ViewOf(PSObject wrapped, ref int lookups)
+        // The first table or list view of a type chain (kept per chain), or null; false when it is not
+        // known yet and may not be looked up now. A chain not kept yet is looked up while the call has
+        // made fewer than LookupsPerCall lookups (else it has none): output of thousands of made-up
+        // type names must not cost thousands of Get-FormatData runs.
+        internal bool TryViewOf(string[] chain, bool mayLookUp, ref int lookups, out View view)
         {
-            string[] chain = new string[wrapped.TypeNames.Count];
-            wrapped.TypeNames.CopyTo(chain, 0);
             string key = string.Join("|", chain);
-            View view;
-            if (_views.TryGetValue(key, out view)) return view;
-            if (lookups >= LookupsPerCall) return null;
+            if (_views.TryGetValue(key, out view)) return true;
+            if (!mayLookUp) return false;
+            if (lookups >= LookupsPerCall) return true;
             lookups++;
             view = View.From(_viewOf.InvokeReturnAsIs(new object[] { chain }));
             if (_views.Count >= KeptViews) _views.Clear();
             _views[key] = view;
-            return view;
+            return true;
         }
 
         // The object to project, or null for values without properties worth choosing from (encoded whole).
@@ -368,6 +440,8 @@ namespace Svc.Host
         internal sealed class View
         {
             internal ViewColumn[] Columns;
+            // Some column is a script block.
+            internal bool HasScripts;
 
             // The view projection.ps1 described, or null for none.
             internal static View From(object answer)
@@ -382,7 +456,8 @@ namespace Svc.Host
                     Hashtable column = Unwrap(entry) as Hashtable;
                     if (column != null) columns.Add(ViewColumn.From(column, columns.Count));
                 }
-                return columns.Count > 0 ? new View { Columns = columns.ToArray() } : null;
+                if (columns.Count == 0) return null;
+                return new View { Columns = columns.ToArray(), HasScripts = columns.Exists(column => column.Script != null) };
             }
 
             private static object Unwrap(object value)

@@ -175,7 +175,7 @@ namespace Svc.Host
             {
                 EngineState engine = EngineState;
                 bool keep = KeepChildren;
-                Running = Invocation.Start(_worker, id, parameters, Wake, engine == null ? null : () => engine.EndCall(keep));
+                Running = Invocation.Start(_worker, id, parameters, Wake, engine == null ? null : () => engine.EndCall(keep), _projection);
                 _resetAfter = resetId;
                 IdleTrim.CallStarted();
             }
@@ -348,7 +348,7 @@ namespace Svc.Host
             IdleTrim.CallEnded();
             try
             {
-                string response = running.ToResponse(running.TakeOutput(), _projection);
+                string response = running.ToResponse(running.TakeOutput());
                 // The environment and the rest of the process-wide state go back before the caller hears
                 // of the end: its next call may run on a sibling runspace of this process at once.
                 if (ProcessState != null) ProcessState.Restore();

@@ -1,0 +1,142 @@
+// svc worker, part of lib/host.ps1 (compiled by lib/host/assembly.ps1): one call's output as the JSON
+// array the response carries (protocol §4.4). Items are projected and encoded in order while the array
+// stays within the call's outputBytes; from the first that does not fit, items are only counted. The
+// invocation adds items as the command writes them, on its pipeline thread, so it knows the moment the
+// output is full and can stop the command there; an item whose projection needs a format lookup
+// waits for the command's end, since the lookup runs a pipeline in the busy worker runspace.
+using System;
+using System.Management.Automation;
+using System.Text;
+using Microsoft.PowerShell.Commands;
+
+namespace Svc.Host
+{
+    /// <summary>The output array of one call, within its limits.</summary>
+    public sealed class OutputBudget
+    {
+        private readonly StringBuilder _json = new StringBuilder("[");
+        private readonly CallLimits _limits;
+        private readonly OutputProjection.Pass _projection;
+        private readonly JsonObject.ConvertToJsonContext _context;
+        private long _bytes = 2;
+        private int _kept;
+
+        /// <summary>
+        /// <paramref name="limits"/> null: every item is kept. <paramref name="projection"/> null: items
+        /// are encoded whole. <paramref name="depth"/> is ConvertTo-Json's.
+        /// </summary>
+        public OutputBudget(CallLimits limits, OutputProjection.Pass projection, int depth)
+        {
+            _limits = limits;
+            _projection = projection;
+            _context = new JsonObject.ConvertToJsonContext(depth, true, true);
+        }
+
+        /// <summary>True once an item did not fit: every later one is only counted.</summary>
+        public bool Full { get; private set; }
+
+        /// <summary>Items added, kept or counted.</summary>
+        public int Items { get; private set; }
+
+        /// <summary>Bytes of the array so far; once <see cref="Full"/>, a lower bound of the whole output's.</summary>
+        public long Bytes { get { return _bytes; } }
+
+        /// <summary>True when the first item alone did not fit and was kept shortened.</summary>
+        public bool ShortenedFirst { get; private set; }
+
+        /// <summary>
+        /// Adds the next item: kept projected and encoded while it fits, else counted. False, with the
+        /// item not added, when its projection needs a format lookup and <paramref name="mayLookUp"/> is
+        /// false. Reads properties and type-data script properties, which are written for code without
+        /// strict mode.
+        /// </summary>
+        public bool TryAdd(object item, bool mayLookUp)
+        {
+            if (Full)
+            {
+                Count(item);
+                return true;
+            }
+            string text = _limits != null && item != null ? PSObject.AsPSObject(item).BaseObject as string : null;
+            if (text != null && text.Length + 2 > _limits.OutputBytes)
+            {
+                // A JSON string takes at least a byte per UTF-16 unit: this one cannot fit, so it is not
+                // encoded to find out by how much.
+                Overflow(_bytes + text.Length + 2 + (_kept > 0 ? 1 : 0), () => JsonValue.Serialize(TextCut.CutMiddle(text, _limits.FirstItemBytes)));
+                return true;
+            }
+            object projected = item;
+            if (_projection != null && !_projection.TryProject(item, mayLookUp, out projected)) return false;
+            string encoded = Encode(projected, in _context);
+            long size = Encoding.UTF8.GetByteCount(encoded) + (_kept > 0 ? 1 : 0);
+            if (_limits != null && _bytes + size > _limits.OutputBytes)
+            {
+                Overflow(_bytes + size, () => TextCut.ShortenJson(encoded, _limits.FirstItemBytes));
+                return true;
+            }
+            _bytes += size;
+            Items++;
+            if (_kept++ > 0) _json.Append(',');
+            _json.Append(encoded);
+            return true;
+        }
+
+        /// <summary>Counts <paramref name="items"/> let go of unencoded, which take at least <paramref name="bytes"/>.</summary>
+        public void Dropped(int items, long bytes)
+        {
+            if (items == 0) return;
+            Full = true;
+            Items += items;
+            _bytes += bytes;
+        }
+
+        /// <summary>The array's JSON; call once, after the last item.</summary>
+        public string ToJson()
+        {
+            return _json.Append(']').ToString();
+        }
+
+        /// <summary>
+        /// What an item takes at least as JSON, counted without encoding it: a string its length, quotes
+        /// and comma; anything else two bytes.
+        /// </summary>
+        public static long LowerBound(object item)
+        {
+            string text = item != null ? PSObject.AsPSObject(item).BaseObject as string : null;
+            return text != null ? text.Length + 3 : 2;
+        }
+
+        private void Count(object item)
+        {
+            Items++;
+            _bytes += LowerBound(item);
+        }
+
+        // The item did not fit and the array is `bytes` long with it. When nothing was kept yet, it is
+        // kept shortened.
+        private void Overflow(long bytes, Func<string> shortened)
+        {
+            Full = true;
+            Items++;
+            _bytes = bytes;
+            if (_kept > 0) return;
+            _json.Append(shortened());
+            ShortenedFirst = true;
+        }
+
+        private static string Encode(object item, in JsonObject.ConvertToJsonContext context)
+        {
+            if (item == null) return "null";
+            try
+            {
+                return JsonObject.ConvertToJson(item, in context) ?? "null";
+            }
+            catch (Exception)
+            {
+                string text;
+                try { text = item.ToString(); } catch (Exception) { text = PSObject.AsPSObject(item).BaseObject.GetType().FullName; }
+                return JsonValue.Serialize(text);
+            }
+        }
+    }
+}
