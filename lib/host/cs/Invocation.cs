@@ -143,7 +143,7 @@ namespace Svc.Host
                 if (projection != null && select != null)
                 {
                     // Only worth it where the output may be projected while the command runs.
-                    if (limits != null && limits.StopWhenFull && LanguagePrimitives.IsTrue(select["display"])) projection.Prepare(worker, command);
+                    if (limits != null && limits.StopWhenFull) projection.Prepare(worker, command);
                     run._projection = projection.Begin(run);
                 }
                 run._budget = new OutputBudget(limits, run._projection, depth);

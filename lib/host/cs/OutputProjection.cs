@@ -103,6 +103,9 @@ namespace Svc.Host
             private ComputedColumns _computed;
             private int _uncomputed;
             private int _lookups;
+            // Type chains whose view was not known while the command ran, projected without it for
+            // the whole pass (see TrySelection); their views are looked up as the pass ends.
+            private readonly Dictionary<string, string[]> _withoutView = new Dictionary<string, string[]>(StringComparer.Ordinal);
 
             internal Pass(OutputProjection owner, Invocation run)
             {
@@ -184,6 +187,12 @@ namespace Svc.Host
             /// <summary>Gives the run its report: per type what was shown and left out, requested names that matched nothing, and items whose computed columns the time bound left null.</summary>
             public void Finish()
             {
+                // The command has ended: the views it could not wait for are looked up for later calls.
+                foreach (string[] chain in _withoutView.Values)
+                {
+                    View ignored;
+                    _owner.TryViewOf(chain, true, ref _lookups, out ignored);
+                }
                 List<string> unmatched = new List<string>();
                 foreach (object pattern in _requested) { if (!_matched.Contains(Text(pattern))) unmatched.Add(Text(pattern)); }
                 object[] typeList = new object[_types.Count];
@@ -195,18 +204,39 @@ namespace Svc.Host
             // What to show of the item, in order: view columns and property names; null to keep it whole.
             // Requested names match the view's columns (what the report called them), then properties.
             // False when the view is not known yet and may not be looked up now.
+            // While the command runs, a chain whose view is not known yet is projected without it when
+            // that needs no guess (its display set; requested names that all match properties), so a
+            // read-only command can still be stopped once its output is full; the rest of the pass
+            // keeps to that, so one call's items share one shape. Else the item waits for the end.
             private bool TrySelection(PSObject wrapped, bool mayLookUp, out View view, out List<object> selection)
             {
                 selection = null;
                 string[] chain = new string[wrapped.TypeNames.Count];
                 wrapped.TypeNames.CopyTo(chain, 0);
-                if (!_owner.TryViewOf(chain, mayLookUp, ref _lookups, out view)) return false;
-                selection = Selection(wrapped, view);
+                string key = string.Join("|", chain);
+                bool complete;
+                if (_withoutView.ContainsKey(key))
+                {
+                    view = null;
+                    selection = Selection(wrapped, null, out complete);
+                    return true;
+                }
+                if (_owner.TryViewOf(chain, mayLookUp, ref _lookups, out view))
+                {
+                    selection = Selection(wrapped, view, out complete);
+                    return true;
+                }
+                List<object> provisional = Selection(wrapped, null, out complete);
+                if (provisional == null || !complete) return false;
+                _withoutView[key] = chain;
+                selection = provisional;
                 return true;
             }
 
-            private List<object> Selection(PSObject wrapped, View view)
+            // `complete`: every requested name matched a column or property of this item.
+            private List<object> Selection(PSObject wrapped, View view, out bool complete)
             {
+                complete = true;
                 List<object> selection = new List<object>();
                 if (_requested.Length > 0)
                 {
@@ -230,6 +260,7 @@ namespace Svc.Host
                             selection.Add(property.Name);
                         }
                         if (matched) _matched.Add(Text(_requested[i]));
+                        else complete = false;
                     }
                     return selection;
                 }
