@@ -15,6 +15,11 @@ export interface BoundArguments {
   credentials: string[];
   /** The shaping arguments given (`_RequestedProperties`, `_AllProperties`, `_MaxResults`), by name. */
   shaping: Record<string, unknown>;
+  /**
+   * The provider the given dynamic arguments belong to, and their names: the worker runs the call
+   * only on paths of that provider (protocol §4.4). @default undefined: none given
+   */
+  provider?: { name: string; arguments: string[] };
 }
 
 /** The outcome of {@linkcode bindArguments}: bound arguments, or the reason they were refused. */
@@ -42,6 +47,7 @@ export function bindArguments(tool: ToolDescriptor, args: unknown): BindResult {
   const parameters: Record<string, unknown> = {};
   const credentials: string[] = [];
   const shaping: Record<string, unknown> = {};
+  let provider: BoundArguments["provider"];
   for (const [key, value] of Object.entries(given)) {
     const parameter = byName.get(key.toLowerCase());
     if (!parameter) {
@@ -52,7 +58,7 @@ export function bindArguments(tool: ToolDescriptor, args: unknown): BindResult {
       };
     }
     if (value === null || value === undefined) continue;
-    const checked = checkValue(value, parameter.schema, parameter.name);
+    const checked = checkValue(value, checkedSchema(parameter), parameter.name);
     if (!checked.ok) {
       return {
         ok: false,
@@ -65,6 +71,11 @@ export function bindArguments(tool: ToolDescriptor, args: unknown): BindResult {
     }
     parameters[parameter.name] = checked.value;
     if (parameter.kind === "credential") credentials.push(parameter.name);
+    if (parameter.provider) {
+      // A tool's dynamic parameters all come from one provider (the catalog describes one).
+      provider ??= { name: parameter.provider, arguments: [] };
+      provider.arguments.push(parameter.name);
+    }
   }
   for (const parameter of tool.parameters) {
     if (parameter.required && !(parameter.name in parameters)) {
@@ -74,8 +85,27 @@ export function bindArguments(tool: ToolDescriptor, args: unknown): BindResult {
       };
     }
   }
-  return { ok: true, value: { parameters, credentials, shaping } };
+  return {
+    ok: true,
+    value: { parameters, credentials, shaping, ...(provider ? { provider } : {}) },
+  };
 }
+
+/**
+ * The schema an argument is checked against: its own, with every accepted value as the enum when
+ * the schema lists only some of them (`ToolParameter.accepted`).
+ */
+function checkedSchema(parameter: ToolParameter): JsonSchema {
+  const { schema, accepted } = parameter;
+  if (!accepted) return schema;
+  if (schema.type === "array") {
+    return { ...schema, items: { ...(schema.items as JsonSchema), enum: accepted } };
+  }
+  return { ...schema, enum: accepted };
+}
+
+/** Accepted values a refusal lists in full; past it, the first few and the count. */
+const LISTED_VALUES = 64;
 
 type Checked = { ok: true; value: unknown } | { ok: false; message: string };
 
@@ -198,7 +228,14 @@ function checkString(value: unknown, schema: JsonSchema): Checked {
   if (Array.isArray(schema.enum)) {
     const match = (schema.enum as string[]).find((e) => e.toLowerCase() === text.toLowerCase());
     if (match === undefined) {
-      return fail(`the value is not one of ${(schema.enum as string[]).join(", ")}`);
+      const values = schema.enum as string[];
+      return fail(
+        values.length <= LISTED_VALUES
+          ? `the value is not one of ${values.join(", ")}`
+          : `the value is not one of the ${values.length} accepted values (${
+            values.filter((v) => v !== "").slice(0, 8).join(", ")
+          }, …)`,
+      );
     }
     return { ok: true, value: match };
   }

@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { createHash } from "node:crypto";
 import type { ShellSettings, ToolGranularity } from "./config.ts";
 import { commandTool } from "./catalog_command.ts";
 import { annotationsFor } from "./catalog_annotations.ts";
@@ -26,6 +27,7 @@ import {
   toolDescription,
 } from "./catalog_description.ts";
 import { SHAPING_PARAMETERS } from "./output_shaping.ts";
+import { ENUM_CAP, MAX_TOOL_NAME } from "./tool_portability.ts";
 import type { JsonSchema, ToolDescriptor, ToolParameter } from "./tool_descriptor.ts";
 import type {
   CommandMeta,
@@ -170,7 +172,8 @@ function snake(text: string): string {
 
 /**
  * The MCP tool name of a command's parameter set: `get_process_name`; a command with only
- * `__AllParameterSets` gets the bare name (`get_date`). Names contain only `[a-z0-9_]`.
+ * `__AllParameterSets` gets the bare name (`get_date`). Names contain only `[a-z0-9_]` and have at
+ * most 64 characters: a longer one keeps its first 55 and a digest of the whole.
  */
 export function toolName(command: string, parameterSet: string | null): string {
   let name = snake(command);
@@ -178,7 +181,13 @@ export function toolName(command: string, parameterSet: string | null): string {
   if (parameterSet && parameterSet.trim() !== "" && parameterSet !== ALL_SETS) {
     name = `${name}_${snake(parameterSet)}`;
   }
-  return name === "" ? "unnamed_command" : name;
+  if (name === "") return "unnamed_command";
+  // Clients refuse longer names; a digest of the whole name keeps a cut one unique.
+  if (name.length > MAX_TOOL_NAME) {
+    const digest = createHash("sha256").update(name).digest("hex").slice(0, 8);
+    name = `${name.slice(0, MAX_TOOL_NAME - digest.length - 1)}_${digest}`;
+  }
+  return name;
 }
 
 /** Options of {@linkcode buildTools}. */
@@ -241,6 +250,9 @@ export function buildTools(commands: CommandMeta[], options: BuildToolsOptions):
     }
     for (const tool of setTools) offer(tool, `${command.name} (set ${tool.parameterSet})`);
   }
+  // One order for every list of tools, whatever order discovery found the commands in: clients
+  // cache and compare tool lists, and the conformance suite warns on an unstable order.
+  tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return {
     tools,
     warnings,
@@ -260,9 +272,13 @@ function buildTool(
   const ordered = [...set.parameters].sort(parameterOrder);
   for (const param of ordered) {
     const lower = param.name.toLowerCase();
-    if (COMMON_PARAMETERS.has(lower) || param.isDynamic) continue;
+    if (COMMON_PARAMETERS.has(lower)) continue;
+    // A dynamic parameter is offered only when discovery said whose it is: a provider's, described
+    // for a path of that provider (a function's dynamicparam block depends on what, svc cannot tell).
+    const provider = param.isDynamic ? command.provider ?? null : null;
+    if (param.isDynamic && provider === null) continue;
     if ((lower === "whatif" || lower === "confirm") && !command.supportsShouldProcess) continue;
-    const built = toolParameter(param, command.help?.parameters[param.name] ?? null);
+    const built = toolParameter(param, command.help?.parameters[param.name] ?? null, provider);
     if (built) {
       parameters.push(built);
     } else if (param.isMandatory) {
@@ -313,38 +329,36 @@ function parameterOrder(a: ParamMeta, b: ParamMeta): number {
   return pa !== pb ? pa - pb : a.name.localeCompare(b.name);
 }
 
-function toolParameter(param: ParamMeta, helpText: string | null): ToolParameter | null {
+function toolParameter(
+  param: ParamMeta,
+  helpText: string | null,
+  provider: string | null,
+): ToolParameter | null {
+  const described = (parameter: ToolParameter) =>
+    withDescription(provider ? { ...parameter, provider } : parameter, param, helpText);
   if (param.isSwitch) {
-    return withDescription(
-      {
-        name: param.name,
-        schema: { type: "boolean" },
-        required: param.isMandatory,
-        kind: "switch",
-      },
-      param,
-      helpText,
-    );
+    return described({
+      name: param.name,
+      schema: { type: "boolean" },
+      required: param.isMandatory,
+      kind: "switch",
+    });
   }
   if (param.isCredential) {
-    return withDescription(
-      {
-        name: param.name,
-        schema: {
-          type: "object",
-          properties: {
-            UserName: { type: "string" },
-            Password: { type: "string", writeOnly: true },
-          },
-          required: ["UserName", "Password"],
-          additionalProperties: false,
+    return described({
+      name: param.name,
+      schema: {
+        type: "object",
+        properties: {
+          UserName: { type: "string" },
+          Password: { type: "string", writeOnly: true },
         },
-        required: param.isMandatory,
-        kind: "credential",
+        required: ["UserName", "Password"],
+        additionalProperties: false,
       },
-      param,
-      helpText,
-    );
+      required: param.isMandatory,
+      kind: "credential",
+    });
   }
   const isArray = param.elementType !== null || param.type.endsWith("[]");
   const elementType = param.elementType ?? (isArray ? param.type.slice(0, -2) : param.type);
@@ -364,11 +378,7 @@ function toolParameter(param: ParamMeta, helpText: string | null): ToolParameter
       schema.minLength = Math.max(Number(schema.minLength ?? 0), 1);
     }
   }
-  return withDescription(
-    { name: param.name, schema, required: param.isMandatory, kind: "value" },
-    param,
-    helpText,
-  );
+  return described({ name: param.name, schema, required: param.isMandatory, kind: "value" });
 }
 
 function scalarSchema(type: string, param: ParamMeta): JsonSchema | null {
@@ -378,7 +388,7 @@ function scalarSchema(type: string, param: ParamMeta): JsonSchema | null {
   let schema: JsonSchema;
   const range = INTEGER_RANGES[type];
   if (param.enumValues && param.enumValues.length > 0) {
-    schema = { type: "string", enum: [...param.enumValues] };
+    schema = { type: "string", ...listedEnum(param.enumValues) };
   } else if (range) {
     schema = { type: "integer", minimum: range[0], maximum: range[1] };
   } else if (type === "System.Double" || type === "System.Single" || type === "System.Decimal") {
@@ -388,13 +398,11 @@ function scalarSchema(type: string, param: ParamMeta): JsonSchema | null {
   } else if (
     /^System\.Collections\.(Hashtable|IDictionary|Specialized\.OrderedDictionary)$/.test(type)
   ) {
-    schema = { type: "object" };
+    schema = { type: "object", properties: {}, additionalProperties: true };
   } else if (type === "System.Management.Automation.PSObject" || type === "System.Object") {
     schema = anyValueSchema();
   } else if (type === "System.DateTime" || type === "System.DateTimeOffset") {
     schema = { type: "string", format: "date-time" };
-  } else if (type === "System.Guid") {
-    schema = { type: "string", format: "uuid" };
   } else if (type === "System.Char") {
     schema = { type: "string", minLength: 1, maxLength: 1 };
   } else {
@@ -403,8 +411,9 @@ function scalarSchema(type: string, param: ParamMeta): JsonSchema | null {
   }
   if (param.validateSet && param.validateSet.length > 0) {
     delete schema.anyOf;
+    delete schema.enum;
     schema.type = "string";
-    schema.enum = [...param.validateSet];
+    Object.assign(schema, listedEnum(param.validateSet));
   }
   if (param.validateRange && (schema.type === "integer" || schema.type === "number")) {
     const { min, max } = param.validateRange;
@@ -429,23 +438,69 @@ function anyValueSchema(): JsonSchema {
     { type: "string" },
     { type: "number" },
     { type: "boolean" },
-    { type: "object", additionalProperties: true },
+    { type: "object", properties: {}, additionalProperties: true },
   ];
   return { anyOf: [...scalars, { type: "array", items: { anyOf: scalars } }] };
 }
+
+/**
+ * The values of a ValidateSet or enum as a schema lists them: without an empty member (clients
+ * refuse or mangle one) and only up to `ENUM_CAP` of them (Get-Culture's 806 names made an 8.7 KB
+ * schema). What is left out is still accepted: {@linkcode acceptedValues} keeps it for svc's check.
+ */
+function listedEnum(values: string[]): { enum?: string[] } {
+  const listed = values.filter((value) => value !== "");
+  return listed.length > 0 && listed.length <= ENUM_CAP ? { enum: listed } : {};
+}
+
+/** The ValidateSet, else the enum names, of a parameter; null when it has neither. */
+function valuesOf(param: ParamMeta): string[] | null {
+  if (param.validateSet && param.validateSet.length > 0) return param.validateSet;
+  if (param.enumValues && param.enumValues.length > 0) return param.enumValues;
+  return null;
+}
+
+/** Every value PowerShell accepts, when the schema cannot list them all; else undefined. */
+function acceptedValues(param: ParamMeta): string[] | undefined {
+  const values = valuesOf(param);
+  if (!values || listedEnum(values).enum?.length === values.length) return undefined;
+  return [...values];
+}
+
+/** Values named in a description before "such as" stops. */
+const NAMED_VALUES = 8;
 
 function withDescription(
   parameter: ToolParameter,
   param: ParamMeta,
   helpText: string | null,
 ): ToolParameter {
-  const set = param.validateSet ?? param.enumValues;
-  const phrase = set && set.length > 0
-    ? `${param.elementType || param.type.endsWith("[]") ? "Each item is one" : "One"} of: ${
-      set.join(", ")
-    }`
+  const accepted = acceptedValues(param);
+  if (accepted) parameter.accepted = accepted;
+  const text = sanitize(helpText ?? "") || sanitize(param.helpMessage ?? "") || valuesPhrase(param);
+  const provider = parameter.provider
+    ? `${parameter.provider} provider parameter: only for ${parameter.provider} paths.`
     : null;
-  const text = sanitize(helpText ?? "") || sanitize(param.helpMessage ?? "") || phrase;
-  if (text) parameter.schema.description = cap(text, PARAMETER_DESCRIPTION_CAP);
+  const full = [text, provider].filter((part) => part).join(" ");
+  if (full) parameter.schema.description = cap(full, PARAMETER_DESCRIPTION_CAP);
   return parameter;
+}
+
+/** `One of: a, b` for a parameter with few values; `One of 806 values, such as …` for many. */
+function valuesPhrase(param: ParamMeta): string | null {
+  const each = param.elementType || param.type.endsWith("[]") ? "Each item is one" : "One";
+  const values = valuesOf(param);
+  if (!values) {
+    const suggested = (param.completions ?? []).filter((value) => value !== "");
+    return suggested.length > 0
+      ? `Suggested values: ${suggested.slice(0, ENUM_CAP).join(", ")}.`
+      : null;
+  }
+  const listed = values.filter((value) => value !== "");
+  const empty = listed.length < values.length ? " (or an empty string)" : "";
+  return listed.length <= ENUM_CAP
+    ? `${each} of: ${listed.join(", ")}${empty}`
+    : `${each} of ${listed.length} values${empty}, such as ${
+      listed.slice(0, NAMED_VALUES).join(", ")
+    }`;
 }

@@ -8,6 +8,7 @@
  */
 import { replaceFile } from "./atomic_write.ts";
 import { createHash } from "node:crypto";
+import DISCOVERY_SCRIPT from "./host/discovery.ps1" with { type: "text" };
 import { defaultCacheDirectory } from "./cache_directory.ts";
 import { buildTools, candidateQuery, type Catalog, selectCommands } from "./catalog.ts";
 import type { ToolDescriptor } from "./tool_descriptor.ts";
@@ -19,7 +20,15 @@ import type { CommandMeta, CommandsResult, ModuleStatus } from "./worker_protoco
 
 const log = logger("catalog");
 
-const CACHE_FORMAT = 7;
+// Raised whenever the catalog's policy changes what it builds from the same metadata (8: tools
+// sorted by name, portable schemas, provider parameters).
+const CACHE_FORMAT = 8;
+
+/**
+ * The discovery scripts the worker runs: what they report decides the catalog, so a catalog cached
+ * by another version of them is never served.
+ */
+const DISCOVERY_DIGEST = createHash("sha256").update(DISCOVERY_SCRIPT).digest("hex").slice(0, 16);
 
 /** What a cached catalog is keyed on: the configuration and the pwsh binary. */
 interface CatalogKeyInput {
@@ -34,9 +43,10 @@ export interface CatalogCacheOptions {
 }
 
 /**
- * The cache key: a digest of everything that decides the catalog before a worker runs (selection
- * settings, startup script text and file stamp, pwsh path and file stamp). Module and PowerShell
- * versions are checked after startup with {@linkcode catalogStillValid}.
+ * The cache key: a digest of everything that decides the catalog before a worker runs (the cache
+ * format, the discovery scripts, selection settings, startup script text and file stamp, pwsh path
+ * and file stamp). Module and PowerShell versions are checked after startup with
+ * {@linkcode catalogStillValid}.
  */
 async function catalogKey(input: CatalogKeyInput): Promise<string> {
   const { shell, pwshPath } = input;
@@ -51,6 +61,7 @@ async function catalogKey(input: CatalogKeyInput): Promise<string> {
   };
   const material = JSON.stringify({
     format: CACHE_FORMAT,
+    discovery: DISCOVERY_DIGEST,
     commands: shell.commands,
     include: shell.includePatterns,
     exclude: shell.excludePatterns,

@@ -15,6 +15,8 @@ import { ANONYMOUS, Authenticator } from "./auth.ts";
 import type { Settings, SettingSource } from "./config.ts";
 import { type HostMode, replacementOf } from "./config_pool.ts";
 import { discoverCatalog, storeCatalog } from "./discovery.ts";
+import { toMcpTool } from "./mcp.ts";
+import { portabilityFindings } from "./tool_portability.ts";
 import { StartupError } from "./errors.ts";
 import { describeOrigin, resolvePwsh } from "./pwsh_path.ts";
 import type { WorkerInfo } from "./worker.ts";
@@ -138,6 +140,7 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
       report.warnings.push(...catalog.warnings);
       report.leftOut.push(...(catalog.leftOut ?? []));
       report.hints.push(...helpHints(catalog.tools));
+      checkToolSchemas(catalog.tools, settings, report);
       if (catalog.tools.length === 0) {
         report.warnings.push("No tools are offered: check Commands, Modules and the patterns");
       } else report.warnings.push(...callerWarnings(settings, catalog.tools));
@@ -259,6 +262,26 @@ function helpHints(tools: ToolDescriptor[]): string[] {
     );
   }
   return hints;
+}
+
+/**
+ * The tool list as clients receive it, checked against the portable subset
+ * (`lib/tool_portability.ts`): each finding a warning, its size and tool count a hint.
+ */
+function checkToolSchemas(tools: ToolDescriptor[], settings: Settings, report: DoctorReport): void {
+  const listed = tools.map((tool) => toMcpTool(tool, settings.shell));
+  const bytes = new TextEncoder().encode(JSON.stringify({ tools: listed })).length;
+  const findings = portabilityFindings(listed);
+  for (const finding of findings) {
+    report.warnings.push(
+      `${finding}; some MCP clients refuse such a tool list (docs/tool-schemas.md)`,
+    );
+  }
+  report.hints.push(
+    `tools/list carries ${listed.length} tool(s) in ${bytes} bytes${
+      findings.length === 0 ? ", every schema in the portable subset (docs/tool-schemas.md)" : ""
+    }`,
+  );
 }
 
 /**

@@ -230,13 +230,14 @@ async function runCall(
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   try {
-    const { parameters, credentials, shaping } = bound.value;
+    const { parameters, credentials, shaping, provider } = bound.value;
     const outcome = await runner.withWorker({ signal, principal }, (worker) =>
       worker.invoke(
         {
           command: tool.command,
           parameters,
           credentials,
+          ...(provider ? { provider } : {}),
           depth: shell.serializationDepth,
           // A read-only command past what svc keeps only makes output nobody sees; stopping it
           // there is what _MaxResults does, while a command run for its effects runs to its end.

@@ -26,6 +26,16 @@ export interface ToolParameter {
   required: boolean;
   /** How the argument binds. */
   kind: ParameterKind;
+  /**
+   * Every value PowerShell accepts, when the schema's `enum` does not list them all (an empty
+   * member, or more than `ENUM_CAP`): svc checks the argument against these. @default undefined
+   */
+  accepted?: string[];
+  /**
+   * The provider whose dynamic parameter this is (`FileSystem`): a call that gives it runs only on
+   * paths of that provider (`docs/tool-schemas.md`). @default undefined: a parameter of the command
+   */
+  provider?: string;
 }
 
 /** Where a tool's description came from. */

@@ -31,6 +31,11 @@ export interface ParamMeta {
    * in metadata from workers before it existed: taken as true.
    */
   fromString?: boolean;
+  /**
+   * Values an argument completer of the parameter suggests (`ArgumentCompletions`, e.g. the names
+   * `-Encoding` takes), not a limit. Absent in metadata from workers before it existed.
+   */
+  completions?: string[] | null;
 }
 
 /** One parameter set of a command. */
@@ -61,6 +66,12 @@ export interface CommandMeta {
   outputTypes: string[];
   parameterSets: ParameterSetMeta[];
   help: HelpMeta | null;
+  /**
+   * The provider whose dynamic parameters the sets include (`FileSystem`): a provider cmdlet's are
+   * described for a path of that provider. Null or absent: the dynamic parameters belong to no
+   * known provider and are not offered.
+   */
+  provider?: string | null;
 }
 
 /** A PowerShell error record, flattened (protocol §4.4). */
@@ -186,6 +197,11 @@ export interface InvokeParams {
   limits?: CallLimits;
   /** Id of the reset the worker runs once it has answered the call (protocol §4.4). @default none */
   thenReset?: number;
+  /**
+   * The provider the call's dynamic arguments belong to: the worker refuses the call unless every
+   * `Path` and `LiteralPath` (else the current location) is of it (protocol §4.4). @default none
+   */
+  provider?: { name: string; arguments: string[] };
 }
 
 /** A `progress` frame: the newest progress record of a running invoke (protocol §4.4). */

@@ -38,6 +38,11 @@ export interface CommandRun {
    * for commands that only read, whose stop loses nothing but output nobody would see. @default false
    */
   stopWhenFull?: boolean;
+  /**
+   * The provider the dynamic arguments among `parameters` belong to, and their names: the call runs
+   * only on paths of that provider. @default none: no dynamic argument
+   */
+  provider?: { name: string; arguments: string[] };
 }
 
 /** What the worker adds to every run it sends (see {@linkcode invokeRequest}). */
@@ -50,8 +55,9 @@ export interface RunContext {
 
 /** The `invoke` params of a run. */
 export function invokeRequest(run: CommandRun, context: RunContext): InvokeParams {
-  const { command, parameters, credentials, depth, properties, maxResults } = run;
+  const { command, parameters, credentials, depth, properties, maxResults, provider } = run;
   const params: InvokeParams = { command, parameters, credentials, depth };
+  if (provider) params.provider = provider;
   if (properties === "display") params.select = { properties: null, display: true };
   else if (properties !== undefined) params.select = { properties, display: false };
   if (maxResults !== undefined) params.first = maxResults;

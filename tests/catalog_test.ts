@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { bindArguments } from "../lib/arguments.ts";
 import { buildTools, selectCommands, toolName, wildcard } from "../lib/catalog.ts";
 import { annotationsFor } from "../lib/catalog_annotations.ts";
 import { cap, sanitize } from "../lib/catalog_description.ts";
@@ -137,12 +138,13 @@ Deno.test("selectCommands() narrows module commands by include patterns and lets
 
 Deno.test("buildTools() makes one tool per parameter set of Get-Process with real metadata", () => {
   const catalog = buildTools([cmdletMeta("Get-Process")], { psVersion: "7.6.9" });
-  // The InputObject sets take Process objects, which no JSON client can send: not offered.
+  // The InputObject sets take Process objects, which no JSON client can send: not offered. Tools
+  // come sorted by name, whatever order PowerShell reports the sets in.
   assert.deepEqual(catalog.tools.map((t) => t.name), [
-    "get_process_name",
-    "get_process_name_with_user_name",
     "get_process_id",
     "get_process_id_with_user_name",
+    "get_process_name",
+    "get_process_name_with_user_name",
   ]);
   // Listed for doctor, not warned at every start: Get-Process has other sets (issue 31).
   assert.deepEqual(catalog.warnings, []);
@@ -238,7 +240,7 @@ Deno.test("buildTools() maps every parameter kind to its JSON Schema keywords", 
   });
   assert.deepEqual(p.Names, { type: "array", items: { type: "string" }, minItems: 1, maxItems: 3 });
   assert.equal((p.Numbers!.items as Record<string, unknown>).type, "integer");
-  assert.deepEqual(p.Options, { type: "object" });
+  assert.deepEqual(p.Options, { type: "object", properties: {}, additionalProperties: true });
   // Any JSON value, each branch typed, so typed-dialect clients and `--strict` accept it.
   const branches = (p.Anything!.anyOf as Record<string, unknown>[]).map((b) => b.type);
   assert.deepEqual(branches, ["string", "number", "boolean", "object", "array"]);
@@ -256,6 +258,46 @@ Deno.test("buildTools() maps every parameter kind to its JSON Schema keywords", 
   assert.deepEqual(p.WhatIf, { type: "boolean" }, "WhatIf stays where ShouldProcess is supported");
   assert.deepEqual(tool.parameters.find((x) => x.name === "Credential")?.kind, "credential");
   assert.deepEqual(tool.parameters.find((x) => x.name === "Force")?.kind, "switch");
+});
+
+Deno.test("buildTools() offers a provider's dynamic parameters, marked as its, and binding names the provider", () => {
+  const sets: [string, ParamMeta[]][] = [["Path", [
+    param("Path", "System.String[]", { position: 0, isMandatory: true }),
+    param("Raw", "System.Management.Automation.SwitchParameter", { isDynamic: true }),
+    param("Encoding", "System.Text.Encoding", { isDynamic: true, completions: ["utf8", "ascii"] }),
+  ]]];
+  const [tool] = buildTools([command("Get-Content", sets, { provider: "FileSystem" })], {
+    psVersion: "7.6.9",
+  }).tools;
+  const p = tool!.inputSchema.properties as Record<string, JsonSchema>;
+  assert.deepEqual(p.Raw, {
+    type: "boolean",
+    description: "FileSystem provider parameter: only for FileSystem paths.",
+  });
+  assert.equal(
+    p.Encoding!.description,
+    "Suggested values: utf8, ascii. FileSystem provider parameter: only for FileSystem paths.",
+  );
+  assert.equal(p.Path!.description, undefined);
+  assert.deepEqual(tool!.parameters.filter((x) => x.provider).map((x) => x.name), [
+    "Encoding",
+    "Raw",
+  ]);
+  const bound = bindArguments(tool!, { Path: ["/tmp/a"], raw: true, Encoding: "utf8" });
+  assert.ok(bound.ok);
+  assert.deepEqual(bound.value.provider, { name: "FileSystem", arguments: ["Raw", "Encoding"] });
+  const plain = bindArguments(tool!, { Path: ["/tmp/a"] });
+  assert.ok(plain.ok && !("provider" in plain.value), "no provider without a provider argument");
+
+  // Dynamic parameters whose provider discovery could not tell (a function's dynamicparam block,
+  // metadata from an older worker) are not offered.
+  const [bare] = buildTools([command("Get-Content", sets)], { psVersion: "7.6.9" }).tools;
+  assert.deepEqual(
+    Object.keys(bare!.inputSchema.properties as object).filter((k) => !k.startsWith("_")),
+    [
+      "Path",
+    ],
+  );
 });
 
 Deno.test("buildTools() reports collisions and unbindable mandatory sets instead of overwriting", () => {
@@ -302,7 +344,7 @@ Deno.test("buildTools() takes descriptions from help, then metadata, sanitized a
   const bare = command("Get-Bare", [["__AllParameterSets", [param("Name", "System.String")]]], {
     help: { synopsis: "Get-Bare [-Name <string>]", description: null, parameters: {} },
   });
-  const [a, b] = buildTools([helped, bare], { psVersion: "7.4.6" }).tools;
+  const [b, a] = buildTools([helped, bare], { psVersion: "7.4.6" }).tools;
   assert.equal(a!.description, "Returns a greeting for a name.");
   assert.equal(a!.descriptionSource, "synopsis");
   assert.equal(
@@ -362,8 +404,8 @@ Deno.test("buildTools() with ToolGranularity Command makes one flat tool per com
     psVersion: "7.6.9",
     granularity: "Command",
   });
-  assert.deepEqual(catalog.tools.map((t) => t.name), ["get_process", "get_date"]);
-  const process = catalog.tools[0]!;
+  assert.deepEqual(catalog.tools.map((t) => t.name), ["get_date", "get_process"]);
+  const process = catalog.tools[1]!;
   const properties = process.inputSchema.properties as Record<string, JsonSchema>;
   for (const name of ["Name", "Id", "IncludeUserName", "Module", "FileVersionInfo"]) {
     assert.ok(name in properties, `${name} is an argument of get_process`);

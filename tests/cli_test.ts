@@ -91,6 +91,15 @@ Deno.test("svc doctor reports a healthy configuration in text and JSON, without 
     assert.equal(sources["--pwsh"], "flag");
     assert.deepEqual(report.auth.schemes[0].keys, [{ id: "ci", scopes: [], roles: ["reader"] }]);
     assert.deepEqual(report.errors, []);
+    // The tool list as clients get it is checked against the portable subset, and measured.
+    assert.ok(
+      report.hints.some((hint: string) =>
+        new RegExp(
+          `^tools/list carries ${report.tools.length} tool\\(s\\) in \\d+ bytes, every schema in the portable subset`,
+        ).test(hint)
+      ),
+      report.hints.join("\n"),
+    );
     const text = await svc(["doctor", "--config", path, "--pwsh", TEST_PWSH]);
     assert.equal(text.code, 0);
     assert.match(

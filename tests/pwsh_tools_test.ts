@@ -50,6 +50,8 @@ function Wait-DotNetSleep { [System.Threading.Thread]::Sleep(60000); 'woke' }
 const COMMANDS = [
   "Get-Process",
   "Get-ChildItem",
+  "Get-Content",
+  "Set-Content",
   "Write-Host",
   "Write-Information",
   "Write-Output",
@@ -199,6 +201,112 @@ Deno.test({
           notice.slice(0, 400),
           /output truncated: at least \d+ bytes exceed ShellConfiguration:MaxResultBytes/,
         );
+      },
+    );
+
+    await t.step(
+      "FileSystem provider parameters: offered and described, bound, and refused on another provider's path",
+      async () => {
+        const { tools } = await svc.listTools();
+        const argumentsOf = (name: string) =>
+          tools.find((t) => t.name === tool(name))!.inputSchema.properties as Record<
+            string,
+            { type: string; description?: string }
+          >;
+        const content = argumentsOf("get_content_path");
+        const items = argumentsOf("get_child_item_items");
+        const write = argumentsOf("set_content_path");
+        const offered = [
+          [content, ["Raw", "Encoding", "Delimiter", "Wait", "AsByteStream"]],
+          [argumentsOf("get_content_literal_path"), ["Raw", "Encoding"]],
+          [items, ["File", "Directory", "Hidden", "ReadOnly", "System", "FollowSymlink"]],
+          [write, ["Encoding", "NoNewline", "AsByteStream"]],
+        ] as const;
+        for (const [properties, names] of offered) {
+          for (const name of names) {
+            assert.ok(properties[name], `${name} in ${Object.keys(properties).join(", ")}`);
+            assert.match(properties[name].description ?? "", /FileSystem provider parameter/);
+          }
+        }
+        assert.equal(content.Raw!.type, "boolean");
+        assert.match(content.Encoding!.description ?? "", /Suggested values: .*utf8NoBOM/);
+        assert.doesNotMatch(
+          content.Path!.description ?? "",
+          /provider/,
+          "Path is the cmdlet's own",
+        );
+
+        const dir = `${work}/provider`;
+        await Deno.mkdir(`${dir}/sub`, { recursive: true });
+        await Deno.writeTextFile(`${dir}/lines.txt`, "one\ntwo\n");
+        await Deno.writeTextFile(`${dir}/sub/deep.txt`, "x");
+        const ok = async (name: string, args: Record<string, unknown>) => {
+          const result = await call(svc, name, args);
+          assert.ok(!result.isError, textOf(result));
+          return structured(result).output;
+        };
+        // Get-Content -Raw: one string instead of one per line.
+        assert.deepEqual(await ok("get_content_path", { Path: [`${dir}/lines.txt`] }), [
+          "one",
+          "two",
+        ]);
+        assert.deepEqual(
+          await ok("get_content_path", { Path: [`${dir}/lines.txt`], Raw: true }),
+          ["one\ntwo\n"],
+        );
+        // Get-ChildItem -File -Recurse, and -Directory.
+        const files = await ok("get_child_item_items", {
+          Path: [dir],
+          File: true,
+          Recurse: true,
+          Name: true,
+        });
+        assert.deepEqual(files.sort(), ["lines.txt", "sub/deep.txt"]);
+        assert.deepEqual(
+          await ok("get_child_item_items", { Path: [dir], Directory: true, Name: true }),
+          [
+            "sub",
+          ],
+        );
+        // Set-Content -Encoding writes UTF-16 LE with its byte-order mark, Get-Content reads it back.
+        await ok("set_content_path", {
+          Path: [`${dir}/wide.txt`],
+          Value: ["hé"],
+          Encoding: "unicode",
+          NoNewline: true,
+        });
+        assert.deepEqual(
+          [...await Deno.readFile(`${dir}/wide.txt`)],
+          [0xff, 0xfe, 0x68, 0x00, 0xe9, 0x00],
+        );
+        assert.deepEqual(
+          await ok("get_content_path", { Path: [`${dir}/wide.txt`], Encoding: "unicode" }),
+          ["hé"],
+        );
+
+        // A path of another provider is still a path, but never with the FileSystem's arguments:
+        // PowerShell would ask that provider for parameters of the same names, which svc never offered.
+        for (
+          const [name, args, provider] of [
+            ["get_content_path", { Path: ["Env:PATH"], Raw: true }, "Environment"],
+            [
+              "get_content_literal_path",
+              { LiteralPath: ["variable:PSHOME"], Encoding: "utf8" },
+              "Variable",
+            ],
+            ["get_child_item_items", { Path: [dir, "Function:"], File: true }, "Function"],
+          ] as const
+        ) {
+          const refused = await call(svc, name, args);
+          assert.ok(refused.isError, `${name} ${JSON.stringify(args)}: ${textOf(refused)}`);
+          assert.match(
+            textOf(refused),
+            new RegExp(
+              `The FileSystem provider's argument '\\w+' cannot be used with path '[^']+', which is in the ${provider} provider`,
+            ),
+          );
+        }
+        assert.ok(!(await call(svc, "get_content_path", { Path: ["Env:PATH"] })).isError);
       },
     );
 

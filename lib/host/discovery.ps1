@@ -130,6 +130,7 @@ $DescribeScript = {
             validatePattern             = $null
             validateCount               = $null
             validateNotNullOrEmpty      = $false
+            completions                 = $null
             isDynamic                   = $Parameter.IsDynamic
             fromString                  = & $fromString $valueType $Parameter.Attributes
         }
@@ -158,6 +159,9 @@ $DescribeScript = {
                 } elseif ($attribute -is [System.Management.Automation.ValidateNotNullOrEmptyAttribute] -or
                     $attribute.GetType().FullName -eq 'System.Management.Automation.ValidateNotNullOrWhiteSpaceAttribute') {
                     $meta['validateNotNullOrEmpty'] = $true
+                } elseif ($attribute -is [System.Management.Automation.ArgumentCompletionsAttribute]) {
+                    # Suggestions, not a limit: -Encoding takes these names and any code page.
+                    $meta['completions'] = [string[]]@(foreach ($result in $attribute.CompleteArgument('', $Parameter.Name, '', $null, @{})) { $result.CompletionText })
                 }
             } catch {
                 [Console]::Error.WriteLine("host.ps1: skipped an attribute of parameter '$($Parameter.Name)': $($_.Exception.Message)")
@@ -188,6 +192,27 @@ $DescribeScript = {
         }
     }
 
+    # A provider cmdlet (Get-Content, Get-ChildItem, Set-Content) asks the provider of its first path
+    # for dynamic parameters (-Raw, -File, -Encoding); asked with a FileSystem path, Get-Command
+    # describes the FileSystem provider's, whatever the runspace's location. It can pass the path only
+    # where the first positional parameter is Path or LiteralPath in every set. Null otherwise.
+    $fileSystemCommand = {
+        param($Command)
+        if ($Command -isnot [System.Management.Automation.CmdletInfo] -or $null -eq $Command.ImplementingType -or
+            -not [Microsoft.PowerShell.Commands.CoreCommandBase].IsAssignableFrom($Command.ImplementingType)) { return $null }
+        $first = @(foreach ($set in $Command.ParameterSets) { foreach ($p in $set.Parameters) { if ($p.Position -eq 0) { $p.Name } } })
+        if ($first.Count -eq 0) { return $null }
+        foreach ($name in $first) { if ($name -ne 'Path' -and $name -ne 'LiteralPath') { return $null } }
+        $qualified = [System.Management.Automation.WildcardPattern]::Escape($Command.Name)
+        if ($Command.ModuleName) { $qualified = "$($Command.ModuleName)\$qualified" }
+        $path = 'FileSystem::' + [System.IO.Path]::GetTempPath()
+        try {
+            return @(Microsoft.PowerShell.Core\Get-Command -Name $qualified -CommandType Cmdlet -ArgumentList $path -ErrorAction Ignore)[0]
+        } catch {
+            return $null
+        }
+    }
+
     $commands = [System.Collections.Generic.List[object]]::new()
     $missing = [System.Collections.Generic.List[string]]::new()
     foreach ($item in $Names) {
@@ -196,6 +221,12 @@ $DescribeScript = {
             $command = @(Microsoft.PowerShell.Core\Get-Command -Name ([System.Management.Automation.WildcardPattern]::Escape($name)) -ErrorAction Ignore)[0]
             if ($command -is [System.Management.Automation.AliasInfo]) { $command = $command.ResolvedCommand }
             if ($null -eq $command) { $missing.Add($name); continue }
+            $provider = $null
+            $withPath = & $fileSystemCommand $command
+            if ($null -ne $withPath) {
+                $command = $withPath
+                $provider = 'FileSystem'
+            }
             $metadata = $null
             try { $metadata = [System.Management.Automation.CommandMetadata]::new($command) } catch { $metadata = $null }
             $sets = [System.Collections.Generic.List[object]]::new()
@@ -226,6 +257,7 @@ $DescribeScript = {
                     outputTypes           = @(foreach ($type in $command.OutputType) { $type.Name })
                     parameterSets         = $sets
                     help                  = $help
+                    provider              = $provider
                 })
         } catch {
             [Console]::Error.WriteLine("host.ps1: cannot describe '$name': $($_.Exception.Message)")

@@ -94,6 +94,10 @@ namespace Svc.Host
             if (selectValue != null && select == null) throw new ArgumentException("The invoke select is not an object.");
             bool progress = request["progress"] is bool && (bool)request["progress"];
             CallLimits limits = CallLimits.From(request["limits"]);
+            object providerValue = request["provider"];
+            Hashtable provider = providerValue as Hashtable;
+            if (providerValue != null && provider == null) throw new ArgumentException("The invoke provider is not an object.");
+            if (provider != null) RequireProvider(worker, provider, parameters);
             int first = 0;
             if (request["first"] != null)
             {
@@ -388,6 +392,58 @@ namespace Svc.Host
         {
             if (Limits == null) into.Add(make());
             else Limits.Keep(into, stream, make);
+        }
+
+        /// <summary>
+        /// Throws unless every <c>Path</c> and <c>LiteralPath</c> argument, or the current location when
+        /// there is none, is of the provider whose dynamic parameters the call gives (protocol §4.4).
+        /// PowerShell asks the provider of the first path for dynamic parameters, so a path of another
+        /// provider would bind the caller's arguments to that provider's parameters of the same names,
+        /// which svc never described or offered.
+        /// </summary>
+        private static void RequireProvider(Runspace worker, Hashtable provider, Hashtable parameters)
+        {
+            string name = provider["name"] as string;
+            if (string.IsNullOrEmpty(name)) throw new ArgumentException("The invoke provider has no name.");
+            object[] given = provider["arguments"] as object[];
+            string arguments = given == null || given.Length == 0 ? "its dynamic arguments" : "argument " + string.Join(", ", Array.ConvertAll(given, a => "'" + a + "'"));
+            PathIntrinsics paths = worker.SessionStateProxy.Path;
+            bool anyPath = false;
+            if (parameters != null)
+            {
+                foreach (DictionaryEntry entry in parameters)
+                {
+                    string key = (string)entry.Key;
+                    if (!string.Equals(key, "Path", StringComparison.OrdinalIgnoreCase) && !string.Equals(key, "LiteralPath", StringComparison.OrdinalIgnoreCase)) continue;
+                    object[] values = entry.Value as object[] ?? new object[] { entry.Value };
+                    foreach (object value in values)
+                    {
+                        string path = LanguagePrimitives.ConvertTo<string>(value) ?? "";
+                        anyPath = true;
+                        string shown = path.Length > 200 ? path.Substring(0, 200) + "…" : path;
+                        ProviderInfo found;
+                        PSDriveInfo drive;
+                        try
+                        {
+                            paths.GetUnresolvedProviderPathFromPSPath(path, out found, out drive);
+                        }
+                        catch (Exception e)
+                        {
+                            throw new ArgumentException("The " + name + " provider's " + arguments + " cannot be used with path '" + shown + "': its provider is unknown (" + e.Message + ").");
+                        }
+                        if (!string.Equals(found.Name, name, StringComparison.OrdinalIgnoreCase))
+                        {
+                            throw new ArgumentException("The " + name + " provider's " + arguments + " cannot be used with path '" + shown + "', which is in the " + found.Name + " provider.");
+                        }
+                    }
+                }
+            }
+            if (anyPath) return;
+            PathInfo location = paths.CurrentLocation;
+            if (!string.Equals(location.Provider.Name, name, StringComparison.OrdinalIgnoreCase))
+            {
+                throw new ArgumentException("The " + name + " provider's " + arguments + " need a Path or LiteralPath: the current location is in the " + location.Provider.Name + " provider.");
+            }
         }
 
         private static bool Contains(object[] names, string name)
