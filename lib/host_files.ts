@@ -9,6 +9,7 @@ import HOST_ASSEMBLY from "./host/assembly.ps1" with { type: "text" };
 import HOST_CS_CALL_LIMITS from "./host/cs/CallLimits.cs" with { type: "text" };
 import HOST_CS_CHANGE_COUNTERS from "./host/cs/ChangeCounters.cs" with { type: "text" };
 import HOST_CS_CLASS_STATICS from "./host/cs/ClassStatics.cs" with { type: "text" };
+import HOST_CS_COMPUTED_COLUMNS from "./host/cs/ComputedColumns.cs" with { type: "text" };
 import HOST_CS_ENVIRONMENT from "./host/cs/EnvironmentSnapshot.cs" with { type: "text" };
 import HOST_CS_ENGINE_HANDLERS from "./host/cs/EngineHandlers.cs" with { type: "text" };
 import HOST_CS_ENGINE_STATE from "./host/cs/EngineState.cs" with { type: "text" };
@@ -47,6 +48,7 @@ const HOST_FILES: Record<string, string> = {
   "host/cs/CallLimits.cs": HOST_CS_CALL_LIMITS,
   "host/cs/ChangeCounters.cs": HOST_CS_CHANGE_COUNTERS,
   "host/cs/ClassStatics.cs": HOST_CS_CLASS_STATICS,
+  "host/cs/ComputedColumns.cs": HOST_CS_COMPUTED_COLUMNS,
   "host/cs/EnvironmentSnapshot.cs": HOST_CS_ENVIRONMENT,
   "host/cs/EngineHandlers.cs": HOST_CS_ENGINE_HANDLERS,
   "host/cs/EngineState.cs": HOST_CS_ENGINE_STATE,

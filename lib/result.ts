@@ -66,7 +66,7 @@ export const RESULT_OUTPUT_SCHEMA = {
     omitted: {
       type: "object",
       description:
-        "Properties left out per type, requested properties that matched nothing, and whether _MaxResults cut the output.",
+        "Properties left out per type, requested properties that matched nothing, whether _MaxResults cut the output, and how many items' computed columns the time bound left null.",
     },
     warnings: strings,
     verbose: strings,
@@ -241,6 +241,7 @@ function omissions(shape: OutputShape | undefined): Record<string, unknown> | nu
     out.unknownProperties = shape.unknownProperties;
   }
   if (shape.moreResults) out.moreResults = true;
+  if (shape.uncomputed) out.uncomputed = shape.uncomputed;
   return Object.keys(out).length > 0 ? out : null;
 }
 
@@ -269,6 +270,11 @@ function shapeNotes(shape: OutputShape): string[] {
   if (shape.moreResults) {
     notes.push(
       "SHOWN: more results exist than _MaxResults allowed; raise _MaxResults to see them.",
+    );
+  }
+  if (shape.uncomputed) {
+    notes.push(
+      `SHOWN: the computed columns of ${shape.uncomputed} item(s) are null: computing them took more than the 1 second a call allows; ask for fewer items with _MaxResults, or for properties with _RequestedProperties.`,
     );
   }
   return notes;

@@ -152,6 +152,8 @@ export interface OutputShape {
   types?: { type: string; shown: string[]; omitted: string[]; omittedCount?: number }[];
   /** Requested names (or wildcards) that matched no property of any item. */
   unknownProperties?: string[];
+  /** Items whose script-block columns were left null: computing them took longer than the worker's bound (1 s a call). */
+  uncomputed?: number;
 }
 
 /** Which properties of output objects to keep (protocol §4.4). */

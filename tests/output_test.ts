@@ -19,6 +19,7 @@ type Structured = {
     properties?: { type: string; shown: string[]; omitted: string[] }[];
     unknownProperties?: string[];
     moreResults?: boolean;
+    uncomputed?: number;
   };
 };
 
@@ -108,6 +109,70 @@ Deno.test("output is shaped for a model: display sets, requested properties, res
     assert.equal(result.isError, true);
     assert.match(result.content[0]?.text ?? "", /'_MaxResults'.*less than the minimum 1/);
   });
+
+  await t.step(
+    "a format view shows its group-by, its columns by label (script blocks computed in the worker) and the identity",
+    async () => {
+      const errors = async () =>
+        outputOf(await svc.callTool("get_variable", { Name: ["Error"], ValueOnly: true }));
+      const errorsBefore = await errors();
+      const result = await svc.callTool("get_fixture_sample", { Count: 2 });
+      assert.equal(result.isError, undefined);
+      // Greeting calls the module's own function: the column ran in the worker runspace.
+      const expected = [1, 2].map((i) => ({
+        Batch: "batch1",
+        Name: `sample${i}`,
+        "Size (KB)": 2 * i,
+        Greeting: `Hello, sample${i}!`,
+        Late: "late",
+        Broken: null,
+        Id: i,
+      }));
+      assert.deepEqual(outputOf(result), expected);
+      const structured = result.structuredContent as Structured;
+      assert.deepEqual(structured.output, expected);
+      assert.deepEqual(structured.omitted?.properties, [{
+        type: "SvcFixture.Sample",
+        shown: ["Batch", "Name", "Size (KB)", "Greeting", "Late", "Broken", "Id"],
+        omitted: ["Bytes", "DelayMilliseconds", "BlockMilliseconds"],
+      }]);
+      // The column that throws shows nothing, as in PowerShell, and leaves $Error as the call did.
+      assert.deepEqual(await errors(), errorsBefore);
+    },
+  );
+
+  await t.step("_RequestedProperties names computed columns as the report shows them", async () => {
+    const result = await svc.callTool("get_fixture_sample", {
+      Count: 1,
+      _RequestedProperties: ["size (kb)", "Name", "Bytes"],
+    });
+    assert.deepEqual(outputOf(result), [{ "Size (KB)": 2, Name: "sample1", Bytes: 2048 }]);
+    assert.equal((result.structuredContent as Structured).omitted?.unknownProperties, undefined);
+  });
+
+  await t.step(
+    "computed columns stop at the time bound and say so; the worker goes on",
+    async () => {
+      // Each Late waits 450 ms: the 1 s bound ends the third, and the rest are not started.
+      const started = performance.now();
+      const result = await svc.callTool("get_fixture_sample", { Count: 6, DelayMilliseconds: 450 });
+      const elapsed = performance.now() - started;
+      const items = outputOf(result) as { Late: string | null; Name: string }[];
+      assert.equal(items.length, 6);
+      assert.equal(items[0]!.Late, "late");
+      assert.equal(items[5]!.Late, null);
+      assert.equal(items[5]!.Name, "sample6");
+      const uncomputed = (result.structuredContent as Structured).omitted?.uncomputed ?? 0;
+      assert.ok(uncomputed >= 3 && uncomputed <= 5, `${uncomputed} items left null`);
+      assert.match(
+        notesOf(result),
+        /computed columns of \d item\(s\) are null: computing them took more than the 1 second/,
+      );
+      assert.ok(elapsed < 2_400, `${Math.round(elapsed)} ms, where all six would take 2.7 s`);
+      const next = await svc.callTool("get_fixture_sample", { Count: 1 });
+      assert.equal((outputOf(next) as { Late: string }[])[0]!.Late, "late");
+    },
+  );
 
   await t.step(
     "tools/list carries no result size hint under the default MaxResultBytes",
@@ -335,12 +400,16 @@ Deno.test("shorten(): an object keeps every key, its long strings cut", () => {
 });
 
 Deno.test({
-  name: "Get-Process comes back in under 2 KB, and whole with _AllProperties",
+  name:
+    "real format views: Get-Process, Get-ChildItem -Recurse and Get-PSDrive show what PowerShell shows",
   fn: async () => {
     // A whole Process at depth 4 takes more than the default cap: raised, as an operator would.
     await using svc = await startSvc({
       config: {
-        ShellConfiguration: { Commands: ["Get-Process", "Get-ChildItem"], MaxResultBytes: 262_144 },
+        ShellConfiguration: {
+          Commands: ["Get-Process", "Get-ChildItem", "Get-PSDrive"],
+          MaxResultBytes: 262_144,
+        },
       },
     });
     // Its InputObject set takes Process objects, which no JSON client can send: not offered.
@@ -353,31 +422,90 @@ Deno.test({
     }
     assert.ok(names.includes("get_process_id"), names.join(", "));
     assert.ok(!names.some((name) => name.startsWith("get_process_input_object")), names.join(", "));
+
+    // Process: the view's columns, memory and CPU computed by its script blocks, Id kept.
     const one = await svc.callTool("get_process_id", { Id: [Deno.pid] });
     assert.equal(one.isError, undefined);
     const bytes = new TextEncoder().encode(JSON.stringify(one)).length;
-    assert.ok(bytes < 2048, `${bytes} bytes for one process`);
+    assert.ok(bytes < 2300, `${bytes} bytes for one process`);
     const [process] = outputOf(one) as Record<string, unknown>[];
-    assert.deepEqual(Object.keys(process!), ["Id", "Handles", "CPU", "SI", "Name"]);
+    assert.deepEqual(Object.keys(process!), [
+      "NPM(K)",
+      "PM(M)",
+      "WS(M)",
+      "CPU(s)",
+      "Id",
+      "SI",
+      "ProcessName",
+    ]);
     assert.equal(process!.Id, Deno.pid);
+    // "{0:N2}" -f [float]($_.WS / 1MB): Deno's working set is tens of megabytes.
+    assert.match(String(process!["WS(M)"]), /^\d[\d,]*\.\d\d$/);
+    assert.ok(Number(String(process!["WS(M)"]).replaceAll(",", "")) > 1, String(process!["WS(M)"]));
     assert.match(
       notesOf(one),
-      /System\.Diagnostics\.Process objects show Id, Handles, CPU, SI, Name; left out: /,
+      /System\.Diagnostics\.Process objects show NPM\(K\), PM\(M\), WS\(M\), CPU\(s\), Id, SI, ProcessName; left out: /,
     );
-
     const all = await svc.callTool("get_process_id", { Id: [Deno.pid], _AllProperties: true });
     const [whole] = (all.structuredContent as Structured).output as Record<string, unknown>[];
     assert.ok(Object.keys(whole!).length > 40, `${Object.keys(whole!).length} properties`);
-    assert.equal(whole!.ProcessName, process!.Name);
+    assert.equal(whole!.ProcessName, process!.ProcessName);
+    const requested = await svc.callTool("get_process_id", {
+      Id: [Deno.pid],
+      _RequestedProperties: ["Id", "WS"],
+    });
+    assert.deepEqual(Object.keys((outputOf(requested) as object[])[0]!), ["Id", "WS"]);
 
-    // A directory listing shows the columns of its format view, without colour codes.
-    const dir = await Deno.makeTempDir();
+    // A directory tree: folders and files under the same names, with their directory (the view's
+    // group-by) and FullName, and no colour codes.
+    const dir = await Deno.realPath(await Deno.makeTempDir());
+    await Deno.mkdir(`${dir}/sub`);
     await Deno.writeTextFile(`${dir}/a.txt`, "12345");
-    const listing = await svc.callTool("get_child_item_items", { Path: [dir] });
-    const [file] = outputOf(listing) as Record<string, unknown>[];
-    assert.ok("LastWriteTime" in file!, JSON.stringify(file));
-    assert.ok(Object.values(file!).includes("a.txt"), JSON.stringify(file));
-    assert.ok(!JSON.stringify(file).includes("\\u001b"), "no ANSI escapes");
+    await Deno.writeTextFile(`${dir}/sub/b.txt`, "123");
+    const listing = await svc.callTool("get_child_item_items", { Path: [dir], Recurse: true });
+    const entries = outputOf(listing) as Record<string, unknown>[];
+    const byName = new Map(entries.map((entry) => [entry.Name, entry]));
+    assert.deepEqual([...byName.keys()].sort(), ["a.txt", "b.txt", "sub"]);
+    const sep = Deno.build.os === "windows" ? "\\" : "/";
+    for (const entry of entries) {
+      assert.deepEqual(Object.keys(entry), Object.keys(entries[0]!), JSON.stringify(entries));
+      assert.equal(entry.FullName, `${entry.Directory}${sep}${entry.Name}`);
+    }
+    assert.equal(byName.get("b.txt")!.Directory, `${dir}${sep}sub`);
+    assert.equal(byName.get("a.txt")!.Directory, dir);
+    assert.ok(!Object.keys(entries[0]!).includes("NameString"));
+    assert.ok(!JSON.stringify(entries).includes("\\u001b"), "no ANSI escapes");
+    if (Deno.build.os !== "windows") {
+      // The Unix view: LastWriteTime is a script block over $_.LastWriteTime, kept as the date itself.
+      assert.deepEqual(Object.keys(entries[0]!), [
+        "Directory",
+        "UnixMode",
+        "User",
+        "Group",
+        "LastWriteTime",
+        "Size",
+        "Name",
+        "FullName",
+      ]);
+      assert.equal(byName.get("a.txt")!.Size, 5);
+      assert.ok(!Number.isNaN(Date.parse(String(byName.get("a.txt")!.LastWriteTime))));
+    }
     await Deno.remove(dir, { recursive: true });
+
+    // PSDriveInfo's view computes every column but Name and CurrentLocation; before, its Provider
+    // property came whole (a megabyte for the first drive).
+    const drives = await svc.callTool("get_psdrive_name", {});
+    const listed = outputOf(drives) as Record<string, unknown>[];
+    const variable = listed.find((drive) => drive.Name === "Variable");
+    assert.deepEqual(variable, {
+      Name: "Variable",
+      "Used (GB)": null,
+      "Free (GB)": null,
+      Provider: "Variable",
+      Root: "",
+      CurrentLocation: "",
+    });
+    const driveBytes = new TextEncoder().encode(JSON.stringify(drives)).length;
+    assert.ok(driveBytes < 8192, `${driveBytes} bytes for ${listed.length} drives`);
   },
 });

@@ -152,9 +152,10 @@ Deno.test({
       async () => {
         const result = await call(svc, "get_process_id", { Id: [Deno.pid] });
         assert.ok(!result.isError, textOf(result));
-        const [process] = structured(result).output as { Id: number; Name: string }[];
+        // Its format view's columns: ProcessName, not the display set's Name.
+        const [process] = structured(result).output as { Id: number; ProcessName: string }[];
         assert.equal(process?.Id, Deno.pid);
-        assert.match(process?.Name ?? "", /^deno/);
+        assert.match(process?.ProcessName ?? "", /^deno/);
         const bytes = new TextEncoder().encode(textOf(result)).length;
         assert.ok(bytes <= MAX_RESULT_BYTES + 1_024, `${bytes} bytes of text`);
       },

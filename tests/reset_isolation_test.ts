@@ -9,6 +9,7 @@ import { WorkerError } from "../lib/errors.ts";
 import { RunspaceWorker, type WorkerOptions } from "../lib/worker.ts";
 import type { ResetResult } from "../lib/worker_protocol.ts";
 import {
+  FIXTURE_MODULE,
   fixtureConfig,
   isAlive,
   post,
@@ -224,6 +225,50 @@ Deno.test("reset: format data changed by a call retires the process", async () =
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("reset: script-block columns computed for a call's output leave nothing for the reset, or retire a column that ignored the stop", async () => {
+  await using worker = await startWorker({}, [FIXTURE_MODULE]);
+  const { result } = await worker.invoke(
+    {
+      command: "Get-FixtureSample",
+      parameters: { Count: 2 },
+      credentials: [],
+      depth: 2,
+      properties: "display",
+    },
+    { timeoutMs: 30_000 },
+  );
+  const items = result.output as Record<string, unknown>[];
+  assert.deepEqual(items.map((item) => [item.Greeting, item.Broken]), [
+    ["Hello, sample1!", null],
+    ["Hello, sample2!", null],
+  ]);
+  // The columns ran in the worker runspace, one of them failing: the reset finds nothing changed.
+  const outcome = await reset(worker);
+  assert.ok(!("retired" in outcome), `the reset retired the worker: ${JSON.stringify(outcome)}`);
+  assert.equal(outcome.path, "fast");
+
+  // A column blocked in .NET ignores the stop at the 1 s bound: the call is answered a second later
+  // all the same, and the reset retires the process that column still occupies.
+  const started = performance.now();
+  const blocked = await worker.invoke(
+    {
+      command: "Get-FixtureSample",
+      parameters: { Count: 1, BlockMilliseconds: 8_000 },
+      credentials: [],
+      depth: 2,
+      properties: "display",
+    },
+    { timeoutMs: 30_000 },
+  );
+  const elapsed = performance.now() - started;
+  assert.ok(elapsed < 5_000, `answered after ${Math.round(elapsed)} ms`);
+  assert.equal((blocked.result.output as { Late: unknown }[])[0]!.Late, null);
+  assert.equal(blocked.result.shape?.uncomputed, 1);
+  const retired = await reset(worker);
+  assert.ok("retired" in retired, `the reset kept the worker: ${JSON.stringify(retired)}`);
+  assert.match(retired.retired, /still running a format view's script-block column/);
 });
 
 Deno.test("reset: an Add-Type class (static fields) retires the process", async () => {

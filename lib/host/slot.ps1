@@ -97,7 +97,7 @@ try {
 
     $script:Loop = [Svc.Host.SlotLoop]::new($Slot, $script:Reader, $script:Writer, $script:Worker,
         { param($Id, $Op, $Params) Set-StrictMode -Version 3.0; Invoke-HostRequest $Id $Op $Params },
-        [Svc.Host.OutputProjection]::new({ param($TypeNames) Get-FormatViewPropertyName $TypeNames }))
+        [Svc.Host.OutputProjection]::new({ param($TypeNames) Get-FormatView $TypeNames }, $script:Worker))
     Invoke-SlotLoop $script:Loop
 } catch {
     Write-Diag "slot ${Slot}: fatal: $((Get-InnerException $_.Exception).Message)"

@@ -29,6 +29,7 @@ namespace Svc.Host
         private bool _moreResults;
         private object _shapeTypes;
         private object _unknownProperties;
+        private int _uncomputed;
         // The output within the limits; items join it as the command writes them while they need no
         // format lookup (OnOutputAdded), the rest when it has ended (ToResponse).
         private OutputBudget _budget;
@@ -146,7 +147,7 @@ namespace Svc.Host
                 if (projection != null && select != null)
                 {
                     // Only worth it where the output may be projected while the command runs.
-                    if (limits != null && limits.StopWhenFull && LanguagePrimitives.IsTrue(select["display"])) projection.Prepare(worker, command);
+                    if (limits != null && limits.StopWhenFull) projection.Prepare(worker, command);
                     run._projection = projection.Begin(run);
                 }
                 run._budget = new OutputBudget(limits, run._projection, depth);
@@ -285,11 +286,15 @@ namespace Svc.Host
             return items;
         }
 
-        /// <summary>What the projection reported: per type what was shown and left out, and unmatched names.</summary>
-        public void SetProjectionReport(object types, object unknownProperties)
+        /// <summary>
+        /// What the projection reported: per type what was shown and left out, unmatched names, and the
+        /// items whose script-block columns the time bound left null.
+        /// </summary>
+        public void SetProjectionReport(object types, object unknownProperties, int uncomputed)
         {
             _shapeTypes = types;
             _unknownProperties = unknownProperties;
+            _uncomputed = uncomputed;
         }
 
         /// <summary>
@@ -301,6 +306,8 @@ namespace Svc.Host
         /// </summary>
         public string ToResponse(PSObject[] items)
         {
+            // The held items are projected now; their script-block columns are computed a batch ahead.
+            if (_projection != null) _projection.Hold(items);
             for (int i = 0; i < items.Length; i++)
             {
                 _budget.TryAdd(items[i], true);
@@ -363,6 +370,7 @@ namespace Svc.Host
                 {
                     shape["types"] = _shapeTypes;
                     shape["unknownProperties"] = _unknownProperties;
+                    if (_uncomputed > 0) shape["uncomputed"] = _uncomputed;
                 }
                 result["shape"] = shape;
             }

@@ -286,10 +286,19 @@ namespace Svc.Host
             string reason;
             try
             {
-                if (EngineState != null) EngineState.Restore();
-                reason = StartupObjects != null ? StartupObjects.Restore() : null;
-                if (reason == null && EngineState != null) reason = EngineState.RetireReason();
-                if (reason == null && ProcessState != null) reason = ProcessState.RetireReason();
+                // A computed column that ignored the stop at its time bound (ComputedColumns.cs) still
+                // runs there: no later call could run, and the state is not the call's to restore.
+                if (_worker.RunspaceAvailability != RunspaceAvailability.Available)
+                {
+                    reason = "the worker runspace is still running a format view's script-block column that ignored the stop at its time bound";
+                }
+                else
+                {
+                    if (EngineState != null) EngineState.Restore();
+                    reason = StartupObjects != null ? StartupObjects.Restore() : null;
+                    if (reason == null && EngineState != null) reason = EngineState.RetireReason();
+                    if (reason == null && ProcessState != null) reason = ProcessState.RetireReason();
+                }
             }
             catch (Exception e)
             {
