@@ -236,6 +236,10 @@ namespace Svc.Host
             if (!Limits.StopWhenFull || _stopRequested) return;
             _stoppedWhenFull = true;
             Stop();
+            // BeginStop lands on a thread-pool thread, and on a busy machine a fast writer got hundreds
+            // of items further before it did; thrown here, on the pipeline's thread, the stop takes
+            // effect at this write, as the engine's own check in WriteObject would make it.
+            throw new PipelineStoppedException();
         }
 
         /// <summary>Asks the command to stop, once; returns at once (Stop() would block the slot's loop).</summary>
