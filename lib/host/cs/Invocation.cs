@@ -238,8 +238,9 @@ namespace Svc.Host
             Stop();
             // BeginStop lands on a thread-pool thread, and on a busy machine a fast writer got hundreds
             // of items further before it did; thrown here, on the pipeline's thread, the stop takes
-            // effect at this write, as the engine's own check in WriteObject would make it.
-            throw new PipelineStoppedException();
+            // effect at this write, as the engine's own check in WriteObject would make it. An item
+            // added from any other thread waits for BeginStop: an exception there would be nobody's.
+            if (Runspace.DefaultRunspace == _worker) throw new PipelineStoppedException();
         }
 
         /// <summary>Asks the command to stop, once; returns at once (Stop() would block the slot's loop).</summary>
