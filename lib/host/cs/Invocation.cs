@@ -389,6 +389,10 @@ namespace Svc.Host
                 result["outputCut"] = cut;
             }
             if (Limits != null && Limits.Dropped.Count > 0) result["droppedRecords"] = Limits.Dropped;
+            // A computed column that ignored the stop at its time bound still runs in the worker
+            // runspace: no later call can run there, and svc must not send one (stdio has no reset
+            // between calls to find it).
+            if (_worker.RunspaceAvailability != RunspaceAvailability.Available) result["runspaceBusy"] = true;
             return JsonValue.SuccessFrame(Id, result);
         }
 
