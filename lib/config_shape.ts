@@ -63,9 +63,9 @@ export function checkConfigShape(
       value = (value as Record<string, unknown> | undefined)?.[String(part)];
     }
     // A key or its digest is never shown, and neither is an entry name that may be the key: nor
-    // is any object or list that may hold one (`Keys` given as a list, a scheme or `Schemes`
-    // malformed).
-    if (isSecretPath(path) || (mayHoldKeys(path) && value !== null && typeof value === "object")) {
+    // is any value where one may be (`Keys` given as a list, a scheme or `Schemes` malformed, an
+    // entry given as the key itself: `"Keys": {"ops": "<key>"}`).
+    if (isSecretPath(path) || (mayHoldKeys(path) && value !== null && value !== undefined)) {
       value = `[${Array.isArray(value) ? "list" : typeof value}]`;
     }
     errors.push({

@@ -135,13 +135,21 @@ export async function resolvePwsh(
  * asked only after a worker failed to start, so that a start pays nothing for it. An executable
  * that does not answer within `timeoutMs` is killed and counts as not saying.
  *
+ * @param env the whole environment it runs with: a worker's (`workerInheritedEnvironment`), since
+ *   the executable may be anything and must not get the credentials svc withholds from workers.
  * @param timeoutMs how long to wait for the answer. @default 5000
  */
-export async function notPowerShell(path: string, timeoutMs = 5_000): Promise<string | null> {
+export async function notPowerShell(
+  path: string,
+  env: Record<string, string>,
+  timeoutMs = 5_000,
+): Promise<string | null> {
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command(path, {
       args: ["--version"],
+      clearEnv: true,
+      env,
       stdin: "null",
       stdout: "piped",
       stderr: "piped",

@@ -94,6 +94,8 @@ class StdioSession implements AsyncDisposable {
     const ready = await this.#current.catch(() => null);
     if (ready && ready.worker.alive) return ready;
     if (this.#closed) throw new StartupError("WORKER_START", "The stdio session is closing");
+    // One retired while still running (a runspace left busy) is closed, not left behind.
+    if (ready) void ready.worker.close().catch(() => {});
     log.warning(
       "Starting a new PowerShell worker; the previous one is gone and its session state is lost.",
     );

@@ -240,7 +240,10 @@ export class RunspaceWorker implements AsyncDisposable {
           response.then((result) => ({ result: result as InvokeResult })),
           interruption.promise,
         ]);
-        if ("result" in first) return { result: first.result, interrupted: null };
+        if ("result" in first) {
+          if (first.result.runspaceBusy) this.#process.retire(); // no later call can run there
+          return { result: first.result, interrupted: null };
+        }
         const reason = first.interrupted;
         log.debug("Stopping call {Id} on worker {Pid}: {Reason}.", {
           Id: id,

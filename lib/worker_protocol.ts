@@ -104,6 +104,11 @@ export interface InvokeResult {
   outputCut?: OutputCut;
   /** Records left out per stream under `limits.streamBytes` (`errors`, `warnings`, ...); absent: none. */
   droppedRecords?: Partial<Record<StreamName, number>>;
+  /**
+   * Present (true) when the worker runspace is still busy once the call has ended (a format view's
+   * script-block column ignored the stop at its time bound): the worker can run no later call.
+   */
+  runspaceBusy?: true;
 }
 
 /** The streams of a call besides its output. */

@@ -9,6 +9,7 @@ import { hostCacheDirectory } from "./cache_directory.ts";
 import type { ShellSettings } from "./config.ts";
 import { RemoteError, StartupError, type StartupErrorCode } from "./errors.ts";
 import { notPowerShell } from "./pwsh_path.ts";
+import { workerInheritedEnvironment } from "./worker_env.ts";
 import { RunspaceWorker } from "./worker.ts";
 import type { StartupResult, WorkerInfo } from "./worker_protocol.ts";
 
@@ -111,7 +112,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<ReadyWor
       throw new WorkerStartError(error.code, error.message, { cause: error, info: null });
     }
     // Only now is the executable asked what it is, so a start that works pays nothing for it.
-    const answer = await notPowerShell(pwsh);
+    const answer = await notPowerShell(
+      pwsh,
+      workerInheritedEnvironment(Deno.env.toObject(), shell.workerEnvironment),
+    );
     if (answer !== null) {
       throw new WorkerStartError(
         "NOT_POWERSHELL",

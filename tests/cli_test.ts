@@ -220,6 +220,23 @@ Deno.test("svc doctor exits 2 on a configuration error and 3 without PowerShell"
       JSON.parse(bash.stdout).errors.join("\n"),
       /'\/bin\/sh' is not PowerShell: asked for its version it answered .*; point --pwsh, SVC_PWSH or ShellConfiguration:PwshPath at pwsh 7\.4 or later/,
     );
+    // The probe runs the executable with the environment a worker gets, not svc's own: the
+    // credentials svc withholds from workers must not reach it through `--version` either.
+    const probed = await withConfig({}, async (path, dir) => {
+      const fake = `${dir}/fake-pwsh`;
+      await Deno.writeTextFile(
+        fake,
+        `#!/bin/sh\n[ "$1" = --version ] && env > "${dir}/probe-env" && echo "FakeShell 1.0"\nexit 1\n`,
+      );
+      await Deno.chmod(fake, 0o755);
+      const run = await svc(["doctor", "--format", "json", "--config", path, "--pwsh", fake], {
+        env: { DENO_AUTH_TOKENS: "probe-secret-4711@example.com" },
+      });
+      return { run, env: await Deno.readTextFile(`${dir}/probe-env`) };
+    });
+    assert.match(JSON.parse(probed.run.stdout).errors.join("\n"), /answered "FakeShell 1\.0"/);
+    assert.match(probed.env, /^PATH=/m);
+    assert.doesNotMatch(probed.env, /probe-secret-4711/);
   }
   const empty = await Deno.makeTempDir();
   try {

@@ -256,6 +256,24 @@ Deno.test("output is shaped for a model: display sets, requested properties, res
     assert.deepEqual(outputOf(items), [{ Name: "a", Id: 1, Kind: "File" }]);
     assert.equal((items.structuredContent as Structured).omitted, undefined);
   });
+
+  // Last: it replaces the stdio worker, and with it the session's state.
+  await t.step(
+    "a computed column that ignores the stop does not leave the stdio session unable to run calls",
+    async () => {
+      // Blocked in .NET past the bound, the column keeps the worker runspace busy for 8 s; stdio
+      // has no reset between calls to retire it, so each call failed with "a pipeline is already
+      // running" until it ended (for good, had it blocked for good).
+      const blocked = await svc.callTool("get_fixture_sample", {
+        Count: 1,
+        BlockMilliseconds: 8_000,
+      });
+      assert.equal((outputOf(blocked) as { Late: unknown }[])[0]!.Late, null);
+      const next = await svc.callTool("get_fixture_greeting", { Name: "again" });
+      assert.notEqual(next.isError, true, textOf(next));
+      assert.deepEqual(outputOf(next), ["Hello, again!"]);
+    },
+  );
 });
 
 Deno.test("UseDefaultDisplayProperties false keeps objects whole; CommandOverrides DefaultProperties still apply", async (t) => {

@@ -307,6 +307,17 @@ Deno.test({
           );
         }
         assert.ok(!(await call(svc, "get_content_path", { Path: ["Env:PATH"] })).isError);
+        // A path whose provider is unknown is refused in a sentence of bounded size: its drive
+        // name (here 100,000 characters) is not repeated whole into the result and svc's log.
+        const logged = svc.stderr().length;
+        const unknown = await call(svc, "get_content_path", {
+          Path: [`${"D".repeat(100_000)}:x`],
+          Raw: true,
+        });
+        assert.ok(unknown.isError);
+        assert.match(textOf(unknown), /cannot be used with path 'D+…': its provider is unknown/);
+        assert.ok(textOf(unknown).length < 1_000, `${textOf(unknown).length} characters`);
+        assert.ok(svc.stderr().length - logged < 2_000, "the log repeats the drive name");
       },
     );
 

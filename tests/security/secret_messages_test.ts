@@ -115,6 +115,10 @@ Deno.test(
       }],
       [{ Authentication: { Schemes: { keys: [{ Keys: { [key]: {} } }] } } }, {}],
       [{ Authentication: { Schemes: [{ Type: "ApiKey", Keys: { ops: { Value: key } } }] } }, {}],
+      // The key given as an entry's whole value, and a scheme given as a string: a string where an
+      // object is wanted may be the key itself.
+      [{ Authentication: { Schemes: { keys: { Type: "ApiKey", Keys: { ops: key } } } } }, {}],
+      [{ ShellConfiguration: { Commands: ["Get-Date"] } }, { Authentication__Schemes__keys: key }],
     ];
     for (const [config, env] of cases) {
       await withConfigFile(config, async (path) => {

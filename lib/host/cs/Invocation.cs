@@ -389,6 +389,10 @@ namespace Svc.Host
                 result["outputCut"] = cut;
             }
             if (Limits != null && Limits.Dropped.Count > 0) result["droppedRecords"] = Limits.Dropped;
+            // A computed column that ignored the stop at its time bound still runs in the worker
+            // runspace: no later call can run there, and svc must not send one (stdio has no reset
+            // between calls to find it).
+            if (_worker.RunspaceAvailability != RunspaceAvailability.Available) result["runspaceBusy"] = true;
             return JsonValue.SuccessFrame(Id, result);
         }
 
@@ -425,7 +429,7 @@ namespace Svc.Host
                     {
                         string path = LanguagePrimitives.ConvertTo<string>(value) ?? "";
                         anyPath = true;
-                        string shown = path.Length > 200 ? path.Substring(0, 200) + "…" : path;
+                        string shown = Shown(path);
                         ProviderInfo found;
                         PSDriveInfo drive;
                         try
@@ -434,7 +438,8 @@ namespace Svc.Host
                         }
                         catch (Exception e)
                         {
-                            throw new ArgumentException("The " + name + " provider's " + arguments + " cannot be used with path '" + shown + "': its provider is unknown (" + e.Message + ").");
+                            // The exception's message repeats the drive or provider name, as long as the path.
+                            throw new ArgumentException("The " + name + " provider's " + arguments + " cannot be used with path '" + shown + "': its provider is unknown (" + Shown(e.Message) + ").");
                         }
                         if (!string.Equals(found.Name, name, StringComparison.OrdinalIgnoreCase))
                         {
@@ -449,6 +454,12 @@ namespace Svc.Host
             {
                 throw new ArgumentException("The " + name + " provider's " + arguments + " need a Path or LiteralPath: the current location is in the " + location.Provider.Name + " provider.");
             }
+        }
+
+        // A caller's path, or a message quoting it, as a refusal shows it: its first 200 characters.
+        private static string Shown(string text)
+        {
+            return text.Length > 200 ? text.Substring(0, 200) + "…" : text;
         }
 
         private static bool Contains(object[] names, string name)
