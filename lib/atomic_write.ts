@@ -23,18 +23,27 @@ export async function writeFileAtomically(path: string, text: string): Promise<v
 
 /**
  * Writes `text` to `path` atomically, throwing the system's error as it is (a cache, where a failed
- * write is only logged, has no configuration error to report).
+ * write is only logged, has no configuration error to report). `options.mode` (Unix) is the new
+ * file's mode whatever the umask or the file it replaces. @default the replaced file's mode, else
+ * 0o666 less the umask
  */
-export async function replaceFile(path: string, text: string): Promise<void> {
+export async function replaceFile(
+  path: string,
+  text: string,
+  options: { mode?: number } = {},
+): Promise<void> {
   let target = path;
-  let mode: number | null = null;
+  let mode: number | null = options.mode ?? null;
   try {
     target = await Deno.realPath(path);
-    mode = (await Deno.stat(target)).mode;
+    mode ??= (await Deno.stat(target)).mode;
   } catch { /* a new file */ }
   const temp = join(dirname(target), `.${basename(target)}.${crypto.randomUUID()}.tmp`);
   try {
-    await Deno.writeTextFile(temp, text, { createNew: true });
+    await Deno.writeTextFile(temp, text, {
+      createNew: true,
+      ...(mode !== null ? { mode: mode & 0o700 } : {}),
+    });
     if (mode !== null && Deno.build.os !== "windows") await Deno.chmod(temp, mode & 0o7777);
     await Deno.rename(temp, target);
   } catch (error) {

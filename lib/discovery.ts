@@ -78,13 +78,35 @@ async function catalogKey(input: CatalogKeyInput): Promise<string> {
   return createHash("sha256").update(material).digest("hex").slice(0, 32);
 }
 
-/** Reads a cached catalog; null when absent or unreadable. */
+/**
+ * Whether another user could have written `path` (Unix: a group or other write bit, or another
+ * owner). A cached catalog decides which command each tool runs, so one from such a place is not
+ * trusted, as the compiled host is not loaded from one (`lib/host/assembly.ps1`).
+ */
+async function writableByOthers(path: string): Promise<boolean> {
+  if (Deno.build.os === "windows") return false;
+  const { mode, uid } = await Deno.stat(path);
+  return mode === null || (mode & 0o022) !== 0 || (uid !== null && uid !== Deno.uid());
+}
+
+/**
+ * Reads a cached catalog; null when absent, unreadable, or in a directory or file that other users
+ * can write (said once per read).
+ */
 export async function readCachedCatalog(
   key: string,
   options: CatalogCacheOptions,
 ): Promise<Catalog | null> {
+  const path = `${options.directory}/catalog-${key}.json`;
   try {
-    const stored = JSON.parse(await Deno.readTextFile(`${options.directory}/catalog-${key}.json`));
+    if (await writableByOthers(options.directory) || await writableByOthers(path)) {
+      log.warning(
+        "The catalog cache {Path} is not used: other users can write there, and a catalog decides which commands run. Discovering instead.",
+        { Path: path },
+      );
+      return null;
+    }
+    const stored = JSON.parse(await Deno.readTextFile(path));
     if (stored?.format !== CACHE_FORMAT || !Array.isArray(stored.catalog?.tools)) return null;
     return stored.catalog as Catalog;
   } catch {
@@ -98,9 +120,10 @@ export async function writeCachedCatalog(
   catalog: Catalog,
   options: CatalogCacheOptions,
 ): Promise<void> {
-  await Deno.mkdir(options.directory, { recursive: true });
+  // Private whatever the umask: a catalog from a place other users can write is not read.
+  await Deno.mkdir(options.directory, { recursive: true, mode: 0o700 });
   const path = `${options.directory}/catalog-${key}.json`;
-  await replaceFile(path, JSON.stringify({ format: CACHE_FORMAT, catalog }));
+  await replaceFile(path, JSON.stringify({ format: CACHE_FORMAT, catalog }), { mode: 0o600 });
 }
 
 /** True when a cached catalog was built by the same PowerShell and module versions as a live worker. */

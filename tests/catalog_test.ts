@@ -379,6 +379,33 @@ Deno.test("annotationsFor() derives hints from the verb and never marks a tool b
   }
 });
 
+Deno.test("a cached catalog is written private and not read from where other users can write", {
+  ignore: Deno.build.os === "windows",
+}, async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-cache-test-" });
+  const umask = Deno.umask(0o002);
+  try {
+    const catalog = buildTools([cmdletMeta("Get-Date")], { psVersion: "7.4.6" });
+    const cache = `${dir}/cache`;
+    await writeCachedCatalog("k1", catalog, { directory: cache });
+    assert.equal((await Deno.stat(cache)).mode! & 0o777, 0o700);
+    assert.equal((await Deno.stat(`${cache}/catalog-k1.json`)).mode! & 0o777, 0o600);
+    assert.deepEqual(await readCachedCatalog("k1", { directory: cache }), catalog);
+    await Deno.chmod(`${cache}/catalog-k1.json`, 0o620);
+    assert.equal(await readCachedCatalog("k1", { directory: cache }), null, "group-writable file");
+    await Deno.chmod(`${cache}/catalog-k1.json`, 0o600);
+    await Deno.chmod(cache, 0o777);
+    assert.equal(
+      await readCachedCatalog("k1", { directory: cache }),
+      null,
+      "world-writable folder",
+    );
+  } finally {
+    Deno.umask(umask);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("the catalog cache round-trips and is invalid when PowerShell or module versions change", async () => {
   const dir = await Deno.makeTempDir({ prefix: "svc-cache-test-" });
   try {
