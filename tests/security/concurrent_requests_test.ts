@@ -10,7 +10,7 @@ const POOL = { MinPoolSize: 2, EagerWarmCount: 2, StopTimeout: "00:00:02" };
 /** Long enough that the probes below see both calls in flight even on two busy cores. */
 const SLOW_CALL = {
   tool: "write_fixture_progress",
-  arguments: { Steps: 1, DelayMilliseconds: 4000 },
+  arguments: { Steps: 1, DelayMilliseconds: 8000 },
 };
 
 Deno.test("past McpServer:MaxConcurrentRequests a request gets 503 with Retry-After; health checks never do", async () => {
