@@ -21,6 +21,15 @@ Deno.test("past McpServer:MaxConcurrentRequests a request gets 503 with Retry-Af
   await using svc = await startHttpSvc({ config });
   assert.ok(await eventually(async () => (await fetch(`${svc.url}/health/ready`)).ok, 60_000));
   const slow = [post(`${svc.url}/call`, SLOW_CALL), post(`${svc.url}/call`, SLOW_CALL)];
+  // Both slow calls hold a worker before any other request is sent: a probe sent sooner could take
+  // the second slow call's place and have it refused instead (health checks are never counted).
+  const leased = async () =>
+    ((await (await fetch(`${svc.url}/health`)).json()) as { pool: { leased: number } }).pool
+      .leased === 2;
+  assert.ok(
+    await eventually(leased, 30_000),
+    `the slow calls never ran together:\n${svc.stderr()}`,
+  );
   // A cheap request is refused once both slow calls are in flight.
   let refused: Response | null = null;
   assert.ok(
