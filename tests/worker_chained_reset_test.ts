@@ -17,6 +17,16 @@ function run(worker: RunspaceWorker, command: string, parameters: Record<string,
   return worker.invoke({ command, parameters, credentials: [], depth: 2 }, { timeoutMs: 30_000 });
 }
 
+/** What the global `$planted` holds for the next call: `[]` once a reset has removed it. */
+async function planted(worker: RunspaceWorker): Promise<unknown[]> {
+  const { result } = await run(worker, "Get-Variable", {
+    Name: "planted",
+    ValueOnly: true,
+    ErrorAction: "SilentlyContinue",
+  });
+  return result.output;
+}
+
 Deno.test("chained reset: the next call starts from the snapshot, and reset() answers for it", async () => {
   await using worker = await startWorker();
   worker.chainResets = true;
@@ -24,12 +34,7 @@ Deno.test("chained reset: the next call starts from the snapshot, and reset() an
   const reset = await worker.reset();
   assert.equal(reset.path, "full", "a new global variable takes the full path");
   assert.ok(typeof reset.workingSetBytes === "number" && reset.workingSetBytes > 10_000_000);
-  const { result } = await run(worker, "Get-Variable", {
-    Name: "planted",
-    ValueOnly: true,
-    ErrorAction: "SilentlyContinue",
-  });
-  assert.deepEqual(result.output, []);
+  assert.deepEqual(await planted(worker), []);
   assert.equal((await worker.reset()).path, "fast");
 });
 
@@ -56,12 +61,7 @@ Deno.test("chained reset: a request after an untaken chained reset waits for its
   await run(worker, "Set-Variable", { Name: "planted", Value: 1, Scope: "Global" });
   worker.chainResets = false;
   // No reset() in between: the next call is sent only once the chained reset has answered.
-  const { result } = await run(worker, "Get-Variable", {
-    Name: "planted",
-    ValueOnly: true,
-    ErrorAction: "SilentlyContinue",
-  });
-  assert.deepEqual(result.output, []);
+  assert.deepEqual(await planted(worker), []);
   // Without chaining, reset() sends a reset request of its own.
   assert.equal((await worker.reset()).path, "fast");
 });
