@@ -11,7 +11,7 @@ import { type AuthSettings, readAuth } from "./config_auth.ts";
 import { type HttpLimits, readHttpLimits } from "./config_http_limits.ts";
 import { type PoolSettings, readPool } from "./config_pool.ts";
 import { dirname, isAbsolute } from "node:path";
-import { hintFor, Reader, resolveSettingPath, type SettingSource } from "./config_reader.ts";
+import { hintFor, Reader, type SettingSource } from "./config_reader.ts";
 import { type CommandOverride, readOverrides } from "./config_overrides.ts";
 import { FLAGS, flagVariable } from "./config_flags.ts";
 import { HTTP_MODES, settingOf, TOOL_GRANULARITIES } from "./config_schema.ts";
@@ -428,9 +428,7 @@ function readAllowAnonymous(read: Reader, given: Given): boolean {
  * rule of `Reader.path`, so `./MyModule` means the same wherever svc is started.
  */
 function readModules(read: Reader, cwd: string): string[] {
-  const modules = read.strings("ShellConfiguration:Modules");
-  const base = read.baseFor("ShellConfiguration:Modules", cwd);
-  return modules.map((module) => resolveSettingPath(module, base, { bareIsName: true }));
+  return read.paths("ShellConfiguration:Modules", cwd, { bareIsName: true });
 }
 
 /**

@@ -99,7 +99,7 @@ export function hintFor(key: string, value: unknown): string {
  * `value` made absolute against `base` (the folder the rule of `Reader.path` picks); with
  * `bareIsName`, a value without a path separator is returned as given (a name to look up).
  */
-export function resolveSettingPath(
+function resolveSettingPath(
   value: string,
   base: string,
   options: { bareIsName?: boolean } = {},
@@ -230,6 +230,12 @@ export class Reader {
     const value = this.optionalString(key);
     if (value === null) return null;
     return resolveSettingPath(value, this.baseFor(key, cwd), options);
+  }
+
+  /** A list of path settings, each made absolute by the rule of {@linkcode Reader.path}. */
+  paths(key: string, cwd: string, options: { bareIsName?: boolean } = {}): string[] {
+    const base = this.baseFor(key, cwd);
+    return this.strings(key).map((value) => resolveSettingPath(value, base, options));
   }
 
   /** The folder a relative path in `key` is resolved against: the file's that set it, else `cwd`. */
