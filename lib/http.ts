@@ -55,7 +55,10 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
   // The front brings the MCP SDK (about 50 ms of CPU): loaded once the first pwsh is spawned, it no
   // longer delays that spawn.
   await pool.spawned;
-  const { HttpFront } = await import("./http_front.ts");
+  const [{ HttpFront }, { HeldCalls }] = await Promise.all([
+    import("./http_front.ts"),
+    import("./input_required.ts"),
+  ]);
   const catalog = new CatalogStore({
     shell: settings.shell,
     pwsh,
@@ -86,12 +89,15 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
       }
     },
   };
+  // A paused call is, like an event stream, something one caller keeps open on this replica.
+  const heldCalls = new HeldCalls({ maxPerCaller: http.limits.maxStreamsPerCaller });
   const mcp: McpServerOptions = {
     runner,
     shell: settings.shell,
     version,
     authorize: (principal, tool) => auth.mayCall(principal, tool),
     logArguments: settings.auth.logArguments,
+    heldCalls,
   };
   front = new HttpFront({ http, pool, mcp, auth });
   loaded(front);
@@ -106,6 +112,8 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     throw error;
   }
   log.info("Shutting down: no new requests; draining in-flight calls.");
+  // A call waiting for its user's answer would hold the drain for up to UserInputTimeout.
+  heldCalls.close();
   await front.closeStreams();
   const drained = server.shutdown();
   const deadline = new Promise((r) => setTimeout(r, settings.pool.shutdownDrainTimeoutMs));

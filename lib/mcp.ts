@@ -6,9 +6,25 @@
  * @module
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { ProtocolError, ProtocolErrorCode, Server } from "@modelcontextprotocol/server";
-import type { AuthInfo, CallToolResult, Tool } from "@modelcontextprotocol/server";
-import type { Principal } from "./auth.ts";
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+} from "@modelcontextprotocol/server";
+import type {
+  AuthInfo,
+  CallToolRequest,
+  CallToolResult,
+  ClientCapabilities,
+  InputRequiredResult,
+  ServerContext,
+  Tool,
+} from "@modelcontextprotocol/server";
+import { ownerOf, type Principal } from "./auth.ts";
+import { callWithInput, type HeldCalls } from "./input_required.ts";
+import type { PromptAnswer, WorkerPrompt } from "./elicitation.ts";
 import { bindArguments, type BindResult } from "./arguments.ts";
 import { exceededLimit } from "./request_limits.ts";
 import { chooseParameterSet } from "./parameter_set.ts";
@@ -64,6 +80,11 @@ export interface McpServerOptions {
   authorize?: (principal: Principal, tool: ToolDescriptor) => boolean;
   /** Log argument values, with secrets redacted, in the audit line. @default false (`Authentication:Audit:LogArguments`) */
   logArguments?: boolean;
+  /**
+   * Where calls of 2026-07-28 clients wait for their users' answers (`lib/input_required.ts`).
+   * @default none: such a call's prompts fail at once, as for a client that cannot answer them
+   */
+  heldCalls?: HeldCalls;
 }
 
 /** The principal of a request, as the HTTP transport passes it in `authInfo`; else the local user. */
@@ -125,7 +146,7 @@ export function toMcpTool(
   };
 }
 
-const requestSignal = new AsyncLocalStorage<AbortSignal>();
+const requestSignal = new AsyncLocalStorage<AbortSignal | undefined>();
 
 /**
  * Runs `fn` with the signal of the HTTP request being served: a tool call made inside also stops
@@ -174,6 +195,8 @@ export interface CallContext {
   principal: Principal;
   /** Receives the call's `Write-Progress` records; without it none are kept. */
   onProgress?: (progress: WorkerProgress) => void;
+  /** Answers the call's prompts; without it every prompt fails at once. */
+  onPrompt?: (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer>;
 }
 
 async function runCall(
@@ -338,6 +361,60 @@ function redactArguments(
   return out;
 }
 
+/** A tools/call's result, or the protocol error of an unknown tool. */
+function resultOf(outcome: CallOutcome): CallToolResult {
+  if (outcome.kind === "unknown-tool") {
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, outcome.message);
+  }
+  return outcome.result;
+}
+
+/**
+ * Whether a request's call may pause for its user: a 2026-07-28 request whose client declares form
+ * elicitation, or any 2026-07-28 retry carrying `requestState` (which is checked, never ignored).
+ */
+function mayPause(ctx: ServerContext): boolean {
+  // The SDK types the envelope's keys as none; they are those of the 2026-07-28 `_meta`.
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const version = envelope?.[PROTOCOL_VERSION_META_KEY];
+  if (typeof version !== "string" || version < "2026-07-28") return false;
+  if (ctx.mcpReq.requestState() !== undefined) return true;
+  const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
+  const elicitation = capabilities?.elicitation;
+  // An empty `elicitation` capability means form mode; a client may declare URL mode alone.
+  return elicitation !== undefined &&
+    (elicitation.form !== undefined || elicitation.url === undefined);
+}
+
+/**
+ * A 2026-07-28 call that may pause: its prompts become `input_required` results and it is held
+ * until the client retries with the answers (`lib/input_required.ts`). It runs outside the first
+ * HTTP request's signal, which ends with that request's response.
+ */
+function pausableCall(
+  options: McpServerOptions,
+  calls: HeldCalls,
+  request: CallToolRequest,
+  ctx: ServerContext,
+  context: CallContext,
+): Promise<CallToolResult | InputRequiredResult> {
+  const { name, arguments: args } = request.params;
+  const principal = context.principal;
+  return callWithInput({
+    calls,
+    tool: name,
+    owner: ownerOf(principal) ?? `unnamed:${principal.name}`,
+    requestState: ctx.mcpReq.requestState(),
+    inputResponses: ctx.mcpReq.inputResponses,
+    signal: ctx.mcpReq.signal,
+    start: (signal, onPrompt) =>
+      requestSignal.run(
+        undefined,
+        async () => resultOf(await callTool(options, name, args, { ...context, signal, onPrompt })),
+      ),
+  });
+}
+
 /** Builds one MCP server instance serving the runner's tools. */
 export function createMcpServer(options: McpServerOptions): Server {
   const { version } = options;
@@ -351,25 +428,30 @@ export function createMcpServer(options: McpServerOptions): Server {
     return { tools: tools.map((tool) => toMcpTool(tool, options.shell)) };
   });
 
-  server.setRequestHandler("tools/call", async (request, ctx): Promise<CallToolResult> => {
-    const token = request.params._meta?.progressToken ?? ctx.mcpReq._meta?.progressToken;
-    const outcome = await callTool(options, request.params.name, request.params.arguments, {
-      signal: ctx.mcpReq.signal,
-      principal: principalOf(ctx.http?.authInfo),
-      ...(token === undefined ? {} : {
-        onProgress: progressNotifier((params) =>
-          ctx.mcpReq.notify({
-            method: "notifications/progress",
-            params: { progressToken: token, ...params },
-          })
-        ),
-      }),
-    });
-    if (outcome.kind === "unknown-tool") {
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, outcome.message);
-    }
-    return outcome.result;
-  });
+  server.setRequestHandler(
+    "tools/call",
+    async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
+      const token = request.params._meta?.progressToken ?? ctx.mcpReq._meta?.progressToken;
+      const context: CallContext = {
+        signal: ctx.mcpReq.signal,
+        principal: principalOf(ctx.http?.authInfo),
+        ...(token === undefined ? {} : {
+          onProgress: progressNotifier((params) =>
+            ctx.mcpReq.notify({
+              method: "notifications/progress",
+              params: { progressToken: token, ...params },
+            })
+          ),
+        }),
+      };
+      if (options.heldCalls && mayPause(ctx)) {
+        return await pausableCall(options, options.heldCalls, request, ctx, context);
+      }
+      return resultOf(
+        await callTool(options, request.params.name, request.params.arguments, context),
+      );
+    },
+  );
 
   return server;
 }

@@ -128,8 +128,14 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   await using session = new StdioSession(settings, pwsh);
   // The MCP SDK (about 40 ms of CPU) loads once the worker's start is under way. Waiting for the
   // spawn itself made the first call 13 ms sooner and tools/list 25 ms later (bench P1, N = 10).
-  const [{ serveStdio: sdkServeStdio, StdioServerTransport }, { createMcpServer }] = await Promise
-    .all([import("@modelcontextprotocol/server/stdio"), import("./mcp.ts")]);
+  const [{ serveStdio: sdkServeStdio, StdioServerTransport }, { createMcpServer }, { HeldCalls }] =
+    await Promise.all([
+      import("@modelcontextprotocol/server/stdio"),
+      import("./mcp.ts"),
+      import("./input_required.ts"),
+    ]);
+  // One worker runs one call at a time, so a second paused call can only follow the first.
+  const heldCalls = new HeldCalls({ maxPerCaller: settings.http.limits.maxStreamsPerCaller });
   const stdin = process.stdin.pipe(jsonRpcLineFilter({
     reply: (message) => process.stdout.write(`${JSON.stringify(message)}\n`),
     onRefused: (reason, bytes) =>
@@ -152,7 +158,12 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   }
   const transport = new ClosingStdioTransport(stdin, process.stdout);
   const handle = sdkServeStdio(() => {
-    const server = createMcpServer({ runner: session.runner(), shell: settings.shell, version });
+    const server = createMcpServer({
+      runner: session.runner(),
+      shell: settings.shell,
+      version,
+      heldCalls,
+    });
     session.attach(server);
     return server;
   }, {

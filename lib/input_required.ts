@@ -1,0 +1,434 @@
+/**
+ * Multi-round-trip input for 2026-07-28 clients (SEP-2322): a call whose PowerShell prompts for
+ * input is HELD, never re-run. Its pipeline stays blocked in its worker (which stays leased) while
+ * the tools/call answers `input_required` with the prompt as an elicitation; the client asks its
+ * user and retries the call with `requestState` and `inputResponses`, and the answer goes to the
+ * held pipeline, which runs on to its next prompt or its result. Re-running instead would repeat
+ * every side effect the command had before its prompt.
+ *
+ * This module keeps the held calls of one svc process ({@linkcode HeldCalls}: bounded per caller,
+ * each given up after `ShellConfiguration:UserInputTimeout`) and their request state: an
+ * HMAC-sealed `{pause, round}` (the SDK's `createRequestStateCodec`, a random key per process, so
+ * a state from another replica or an earlier process fails to verify). The caller and the tool are
+ * checked against the held call itself. {@linkcode callWithInput} serves one round.
+ *
+ * @module
+ */
+import {
+  type CallToolResult,
+  createRequestStateCodec,
+  type ElicitResult,
+  inputRequired,
+  type InputRequiredResult,
+  inputResponse,
+  ProtocolError,
+  ProtocolErrorCode,
+  type RequestStateCodec,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
+import {
+  type PromptAnswer,
+  toElicitation,
+  toPromptAnswer,
+  type WorkerPrompt,
+} from "./elicitation.ts";
+import { failureResult } from "./result.ts";
+import { logger } from "./log.ts";
+
+const log = logger("mcp");
+
+/** What a held call tells the request serving it. */
+export type HeldEvent =
+  | { kind: "prompt"; prompt: WorkerPrompt }
+  | { kind: "finished"; result: CallToolResult }
+  | { kind: "failed"; error: unknown };
+
+/**
+ * One call that may pause on prompts: a queue of "prompt arrived" and "call finished" events, read
+ * by one request at a time, and the prompt waiting for its answer.
+ */
+export class HeldCall {
+  /** Random; names the pause in the request state. */
+  readonly pause: string = crypto.randomUUID();
+  /** Whose call it is (the caller's owner key): only they may resume it. */
+  readonly owner: string;
+  /** The tool called: a retry must name the same one. */
+  readonly tool: string;
+  /** Counts the pauses, so a state of an earlier pause cannot answer a later prompt. */
+  round = 0;
+  /** Whether a request is serving the call (reading its events) right now. */
+  busy = false;
+  readonly #controller = new AbortController();
+  readonly #events: HeldEvent[] = [];
+  #wake: (() => void) | null = null;
+  #pending: { prompt: WorkerPrompt; resolve: (answer: PromptAnswer) => void } | null = null;
+  #ended = false;
+  #onEnd: () => void = () => {};
+
+  /** A call of `owner` to `tool`. */
+  constructor(owner: string, tool: string) {
+    this.owner = owner;
+    this.tool = tool;
+  }
+
+  /** Aborted when the call is given up (its requester went away); the call's own signal. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** The prompt waiting for an answer, if any. */
+  get pending(): WorkerPrompt | null {
+    return this.#pending?.prompt ?? null;
+  }
+
+  /** Whether the call has finished. */
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /** Runs `fn` once when the call finishes. */
+  onEnd(fn: () => void): void {
+    this.#onEnd = fn;
+    if (this.#ended) fn();
+  }
+
+  /**
+   * The call's `onPrompt`: queues the prompt and resolves with its answer. When `signal` aborts
+   * (the worker layer gave up waiting) the prompt is no longer pending.
+   */
+  prompted(prompt: WorkerPrompt, signal: AbortSignal): Promise<PromptAnswer> {
+    return new Promise((resolve) => {
+      const pending = { prompt, resolve };
+      this.#pending = pending;
+      signal.addEventListener("abort", () => {
+        if (this.#pending !== pending) return;
+        this.#pending = null;
+        resolve({ action: "timeout" });
+      }, { once: true });
+      this.#push({ kind: "prompt", prompt });
+    });
+  }
+
+  /** Records how the call ended: its result, or the error its request is to answer. */
+  finished(event: Extract<HeldEvent, { kind: "finished" | "failed" }>): void {
+    this.#pending = null;
+    this.#ended = true;
+    this.#push(event);
+    this.#onEnd();
+  }
+
+  /** Answers the pending prompt; false when none waits. */
+  answer(answer: PromptAnswer): boolean {
+    const pending = this.#pending;
+    if (!pending) return false;
+    this.#pending = null;
+    pending.resolve(answer);
+    return true;
+  }
+
+  /** Gives the call up: a pending prompt is cancelled (the pipeline stops) and the signal aborts. */
+  abort(reason: string): void {
+    this.answer({ action: "cancel" });
+    this.#controller.abort(new Error(reason));
+  }
+
+  /** The next event; rejects when `signal` aborts first. */
+  async next(signal: AbortSignal): Promise<HeldEvent> {
+    while (this.#events.length === 0) {
+      signal.throwIfAborted();
+      await new Promise<void>((resolve, reject) => {
+        const onAbort = () => reject(signal.reason);
+        signal.addEventListener("abort", onAbort, { once: true });
+        this.#wake = () => {
+          signal.removeEventListener("abort", onAbort);
+          resolve();
+        };
+      }).finally(() => (this.#wake = null));
+    }
+    return this.#events.shift()!;
+  }
+
+  #push(event: HeldEvent): void {
+    this.#events.push(event);
+    this.#wake?.();
+  }
+}
+
+/** Options of {@linkcode HeldCalls}. */
+export interface HeldCallsOptions {
+  /**
+   * How long a paused call waits for its retry, and how long its request state is valid.
+   * @default 120000 (`ShellConfiguration:UserInputTimeout`, "00:02:00")
+   */
+  timeoutMs: number;
+  /** Most calls one caller may have paused at once. @default 16 (`McpServer:MaxStreamsPerCaller`) */
+  maxPerCaller: number;
+  /** The setting `maxPerCaller` comes from, named in the refusal. @default "McpServer:MaxStreamsPerCaller" */
+  maxPerCallerSetting?: string;
+}
+
+/** The request state's payload: which pause, which round of it, and a nonce making each fresh. */
+interface StatePayload {
+  p: string;
+  r: number;
+  n: string;
+}
+
+const DEFAULTS = { timeoutMs: 120_000, maxPerCaller: 16 };
+
+/** The paused calls of one svc process, and the codec of their request state. */
+export class HeldCalls {
+  readonly #calls = new Map<string, { call: HeldCall; timer: ReturnType<typeof setTimeout> }>();
+  readonly #codec: RequestStateCodec<StatePayload>;
+  readonly #options: Required<HeldCallsOptions>;
+
+  /** A registry with a random key of its own: states it mints verify only here. */
+  constructor(options: Partial<HeldCallsOptions> = {}) {
+    this.#options = {
+      ...DEFAULTS,
+      maxPerCallerSetting: "McpServer:MaxStreamsPerCaller",
+      ...options,
+    };
+    this.#codec = createRequestStateCodec<StatePayload>({
+      key: crypto.getRandomValues(new Uint8Array(32)),
+      ttlSeconds: Math.max(1, Math.ceil(this.#options.timeoutMs / 1000)),
+    });
+  }
+
+  /** How many calls `owner` has paused. */
+  heldBy(owner: string): number {
+    let n = 0;
+    for (const { call } of this.#calls.values()) if (call.owner === owner) n++;
+    return n;
+  }
+
+  /**
+   * Holds `call` at its pending prompt for `timeoutMs` (again, counted from now, when it was held
+   * already): past it the prompt is answered `timeout` and the call dropped. Returns a refusal
+   * when the caller holds their most paused calls already.
+   */
+  hold(call: HeldCall): string | null {
+    const held = this.#calls.get(call.pause);
+    if (held) clearTimeout(held.timer);
+    else if (this.heldBy(call.owner) >= this.#options.maxPerCaller) {
+      return `The call waits for input, but this caller already has ${this.#options.maxPerCaller} calls waiting for input (${this.#options.maxPerCallerSetting}); answer or cancel one first`;
+    }
+    const timer = setTimeout(() => this.#expire(call), this.#options.timeoutMs);
+    this.#calls.set(call.pause, { call, timer });
+    if (!held) call.onEnd(() => this.release(call));
+    return null;
+  }
+
+  /** Stops holding `call` (it finished or was given up). */
+  release(call: HeldCall): void {
+    const held = this.#calls.get(call.pause);
+    if (held?.call !== call) return;
+    clearTimeout(held.timer);
+    this.#calls.delete(call.pause);
+  }
+
+  /** The request state naming `call`'s current pause. */
+  state(call: HeldCall): Promise<string> {
+    return this.#codec.mint({ p: call.pause, r: call.round, n: crypto.randomUUID().slice(0, 8) });
+  }
+
+  /**
+   * The held call a retry's `requestState` names, if `owner` may resume it with `tool`; it is
+   * marked busy until the request serving it returns.
+   *
+   * @throws {ProtocolError} InvalidParams (-32602), one sentence saying why, when the state does
+   * not verify (changed, expired, another process's), names no held call, an earlier pause, another
+   * caller's call or another tool, or another request is resuming the call.
+   */
+  async resume(state: unknown, tool: string, owner: string): Promise<HeldCall> {
+    let payload: StatePayload;
+    try {
+      if (typeof state !== "string") throw new Error("malformed");
+      // The codec's context is needed only for a `bind`, which this codec has none of.
+      payload = await this.#codec.verify(state, undefined as unknown as ServerContext);
+    } catch (error) {
+      throw invalid(
+        `requestState was not accepted (${
+          error instanceof Error ? error.message : "malformed"
+        }): it was changed, has expired (ShellConfiguration:UserInputTimeout) or was issued by another svc process`,
+      );
+    }
+    const call = this.#calls.get(payload.p)?.call;
+    // Another caller's call reads as no call at all, so a stolen state tells nothing.
+    if (!call || call.owner !== owner || call.pending === null) {
+      throw invalid(
+        "requestState names no call waiting for input (it has finished, or no answer came within ShellConfiguration:UserInputTimeout)",
+      );
+    }
+    if (call.tool !== tool) {
+      throw invalid(`requestState belongs to a call of '${call.tool}', not of '${tool}'`);
+    }
+    if (payload.r !== call.round) {
+      throw invalid("requestState answers an earlier question of this call; use the latest one");
+    }
+    if (call.busy) throw invalid("another request is answering this call's question already");
+    call.busy = true;
+    return call;
+  }
+
+  /** Gives every held call up (svc is stopping): their prompts are cancelled, their calls stopped. */
+  close(): void {
+    for (const { call } of [...this.#calls.values()]) {
+      this.release(call);
+      call.abort("svc is shutting down.");
+    }
+  }
+
+  #expire(call: HeldCall): void {
+    log.info("Tool call {Tool}: no answer to its prompt within {TimeoutMs} ms; giving it up.", {
+      Tool: call.tool,
+      TimeoutMs: this.#options.timeoutMs,
+    });
+    this.release(call);
+    call.answer({ action: "timeout" });
+  }
+}
+
+function invalid(reason: string): ProtocolError {
+  return new ProtocolError(
+    ProtocolErrorCode.InvalidParams,
+    `${reason}; call the tool again without requestState.`,
+  );
+}
+
+/** One tools/call round of a 2026-07-28 client that can answer elicitations. */
+export interface InputCall {
+  /** The process's held calls. */
+  calls: HeldCalls;
+  /** The tool named by the request. */
+  tool: string;
+  /** The caller's owner key. */
+  owner: string;
+  /** The request's raw `requestState`, if any. */
+  requestState: unknown;
+  /** The request's `inputResponses`, if any. */
+  inputResponses: Record<string, unknown> | undefined;
+  /** The request's signal: aborted, the call is given up. */
+  signal: AbortSignal;
+  /**
+   * Starts the call with the held call's signal and `onPrompt`; resolves with its result, or
+   * rejects with what the request serving it then throws (an unknown tool's protocol error).
+   */
+  start(
+    signal: AbortSignal,
+    onPrompt: (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer>,
+  ): Promise<CallToolResult>;
+}
+
+/**
+ * Serves one round: without `requestState`, starts the call; with it, resumes the held call it
+ * names with the answer in `inputResponses` (or asks the same question again, with a fresh state,
+ * when they lack it). Resolves with the call's result, or `input_required` for its next prompt.
+ * Without `requestState`, `inputResponses` whose key matches a prompt answer it directly, once.
+ *
+ * @throws {ProtocolError} InvalidParams for a `requestState` {@linkcode HeldCalls.resume} refuses.
+ */
+export async function callWithInput(
+  input: InputCall,
+): Promise<CallToolResult | InputRequiredResult> {
+  const { calls, inputResponses } = input;
+  if (input.requestState !== undefined) {
+    const call = await calls.resume(input.requestState, input.tool, input.owner);
+    const prompt = call.pending!;
+    const key = toElicitation(prompt).key;
+    const answer = answerIn(inputResponses, key, prompt);
+    if (answer === null) {
+      call.busy = false;
+      return await paused(calls, call, prompt);
+    }
+    call.answer(answer);
+    return await serve(calls, call, input.signal, undefined);
+  }
+  const call = new HeldCall(input.owner, input.tool);
+  let refusal: string | null = null;
+  input.start(call.signal, (prompt, signal) => call.prompted(prompt, signal)).then(
+    (result) =>
+      call.finished({
+        kind: "finished",
+        result: refusal === null ? result : failureResult(refusal),
+      }),
+    (error) => call.finished({ kind: "failed", error }),
+  );
+  const upFront = new Map(Object.entries(inputResponses ?? {}));
+  return await serve(calls, call, input.signal, upFront, (message) => (refusal = message));
+}
+
+/** Reads `call`'s events until its result or a prompt nobody answered yet. */
+async function serve(
+  calls: HeldCalls,
+  call: HeldCall,
+  signal: AbortSignal,
+  upFront: Map<string, unknown> | undefined,
+  refuse: (message: string) => void = () => {},
+): Promise<CallToolResult | InputRequiredResult> {
+  call.busy = true;
+  try {
+    for (;;) {
+      let event: HeldEvent;
+      try {
+        event = await call.next(signal);
+      } catch (error) {
+        calls.release(call);
+        call.abort("The request serving the call was cancelled.");
+        throw error;
+      }
+      if (event.kind === "finished") return event.result;
+      if (event.kind === "failed") throw event.error;
+      // The worker layer gave up waiting already: the call runs on to its result.
+      if (call.pending === null) continue;
+      const key = toElicitation(event.prompt).key;
+      const given = upFront?.has(key)
+        ? answerIn(Object.fromEntries(upFront), key, event.prompt)
+        : null;
+      upFront?.delete(key);
+      if (given !== null) {
+        call.answer(given);
+        continue;
+      }
+      call.round++;
+      const refusal = calls.hold(call);
+      if (refusal !== null) {
+        refuse(refusal);
+        call.answer({ action: "cancel" });
+        continue;
+      }
+      call.busy = false;
+      return await paused(calls, call, event.prompt);
+    }
+  } finally {
+    call.busy = false;
+  }
+}
+
+/**
+ * The `input_required` result asking `prompt`, with a fresh state. Asking again does not restart
+ * the time limit: a client cannot keep a worker by retrying without an answer.
+ */
+async function paused(
+  calls: HeldCalls,
+  call: HeldCall,
+  prompt: WorkerPrompt,
+): Promise<InputRequiredResult> {
+  const { key, params } = toElicitation(prompt);
+  return inputRequired({
+    inputRequests: { [key]: { method: "elicitation/create", params } },
+    requestState: await calls.state(call),
+  });
+}
+
+/** The answer to `prompt` in `responses[key]`; null when there is no elicitation result there. */
+function answerIn(
+  responses: Record<string, unknown> | undefined,
+  key: string,
+  prompt: WorkerPrompt,
+): PromptAnswer | null {
+  const view = inputResponse(responses, key);
+  if (view.kind !== "elicit") return null;
+  const result = { action: view.action, ...(view.content ? { content: view.content } : {}) };
+  return toPromptAnswer(prompt, result as ElicitResult);
+}

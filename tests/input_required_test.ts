@@ -1,0 +1,242 @@
+/**
+ * Held calls and their request state (lib/input_required.ts), driven by a fake call that prompts
+ * like a worker does: the rounds, the checks on a retry's state, answers given up front, the bound
+ * per caller, the time limit and a cancelled request. The end-to-end tests on real PowerShell are in
+ * input_required_e2e_test.ts.
+ */
+import assert from "node:assert/strict";
+import {
+  type CallToolResult,
+  type InputRequiredResult,
+  isInputRequiredResult,
+  ProtocolError,
+} from "@modelcontextprotocol/server";
+import { callWithInput, HeldCall, HeldCalls, type InputCall } from "../lib/input_required.ts";
+import type { PromptAnswer, WorkerPrompt } from "../lib/elicitation.ts";
+
+const ask = (name: string, seq = 1): WorkerPrompt => ({
+  seq,
+  kind: "fields",
+  caption: "",
+  message: `What is your ${name}?`,
+  fields: [{ name, label: name, help: "", type: "string" }],
+});
+
+/** A call that asks `prompts` in turn (stopping at the first one not accepted) and returns the answers. */
+function prompting(
+  prompts: WorkerPrompt[],
+  seen: { signal?: AbortSignal } = {},
+): InputCall["start"] {
+  return async (signal, onPrompt) => {
+    seen.signal = signal;
+    const answers: PromptAnswer[] = [];
+    for (const prompt of prompts) {
+      const answer = await onPrompt(prompt, new AbortController().signal);
+      answers.push(answer);
+      if (answer.action !== "accept") break;
+    }
+    return { content: [{ type: "text", text: JSON.stringify(answers) }] };
+  };
+}
+
+function round(
+  calls: HeldCalls,
+  start: InputCall["start"],
+  more: Partial<InputCall> = {},
+): Promise<CallToolResult | InputRequiredResult> {
+  return callWithInput({
+    calls,
+    tool: "ask",
+    owner: "alice",
+    requestState: undefined,
+    inputResponses: undefined,
+    signal: new AbortController().signal,
+    start,
+    ...more,
+  });
+}
+
+const accept = (content: Record<string, unknown>) => ({ action: "accept", content });
+
+function paused(result: CallToolResult | InputRequiredResult): InputRequiredResult {
+  assert.ok(isInputRequiredResult(result), JSON.stringify(result));
+  return result;
+}
+
+function answers(result: CallToolResult | InputRequiredResult): unknown {
+  assert.ok(!isInputRequiredResult(result), JSON.stringify(result));
+  return JSON.parse((result.content[0] as { text: string }).text);
+}
+
+async function refused(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
+  await assert.rejects(promise, (error: unknown) => {
+    assert.ok(error instanceof ProtocolError, String(error));
+    assert.equal(error.code, -32602);
+    assert.match(error.message, pattern);
+    assert.match(error.message, /call the tool again without requestState\.$/);
+    return true;
+  });
+}
+
+Deno.test("a call that never prompts answers at once and holds nothing", async () => {
+  const calls = new HeldCalls();
+  assert.deepEqual(answers(await round(calls, prompting([]))), []);
+  assert.equal(calls.heldBy("alice"), 0);
+});
+
+Deno.test("two prompts take two rounds, each with a fresh state; the answers reach the call", async () => {
+  const calls = new HeldCalls();
+  const start = prompting([ask("name"), ask("color", 2)]);
+  const first = paused(await round(calls, start));
+  assert.deepEqual(Object.keys(first.inputRequests!), ["name"]);
+  assert.equal(first.inputRequests!["name"]!.method, "elicitation/create");
+  assert.equal(calls.heldBy("alice"), 1);
+  const second = paused(
+    await round(calls, start, {
+      requestState: first.requestState,
+      inputResponses: { name: accept({ name: "Alice" }) },
+    }),
+  );
+  assert.deepEqual(Object.keys(second.inputRequests!), ["color"]);
+  assert.notEqual(second.requestState, first.requestState);
+  // The first round's state cannot answer the second question.
+  await refused(
+    round(calls, start, {
+      requestState: first.requestState,
+      inputResponses: { color: accept({ color: "blue" }) },
+    }),
+    /earlier question/,
+  );
+  const done = await round(calls, start, {
+    requestState: second.requestState,
+    inputResponses: { color: accept({ color: "blue" }) },
+  });
+  assert.deepEqual(answers(done), [
+    { action: "accept", values: { name: "Alice" } },
+    { action: "accept", values: { color: "blue" } },
+  ]);
+  assert.equal(calls.heldBy("alice"), 0);
+  await refused(
+    round(calls, start, { requestState: second.requestState, inputResponses: {} }),
+    /names no call waiting for input/,
+  );
+});
+
+Deno.test("a retry without the answer asks the same question again, with a fresh state", async () => {
+  const calls = new HeldCalls();
+  const start = prompting([ask("name")]);
+  const first = paused(await round(calls, start));
+  const again = paused(
+    await round(calls, start, {
+      requestState: first.requestState,
+      inputResponses: { wrong_key: accept({ name: "x" }) },
+    }),
+  );
+  assert.deepEqual(again.inputRequests, first.inputRequests);
+  assert.notEqual(again.requestState, first.requestState);
+  const done = await round(calls, start, {
+    requestState: again.requestState,
+    inputResponses: { name: { action: "decline" } },
+  });
+  assert.deepEqual(answers(done), [{ action: "decline" }]);
+});
+
+Deno.test("a changed, foreign or misdirected state is refused with -32602 and one sentence", async () => {
+  const calls = new HeldCalls();
+  const start = prompting([ask("name")]);
+  const first = paused(await round(calls, start));
+  const state = first.requestState!;
+  const retry = (more: Partial<InputCall>) =>
+    round(calls, start, { inputResponses: { name: accept({ name: "Eve" }) }, ...more });
+  await refused(retry({ requestState: `${state}-TAMPERED` }), /not accepted \(mac\)/);
+  await refused(retry({ requestState: 42 }), /not accepted \(malformed\)/);
+  // A state another process (another key) minted.
+  const foreign = await new HeldCalls().state(new HeldCall("alice", "ask"));
+  await refused(retry({ requestState: foreign }), /not accepted \(mac\)/);
+  await refused(retry({ requestState: state, owner: "mallory" }), /names no call waiting/);
+  await refused(retry({ requestState: state, tool: "other" }), /a call of 'ask', not of 'other'/);
+  // Still held for its owner, who answers it.
+  const done = await retry({ requestState: state });
+  assert.deepEqual(answers(done), [{ action: "accept", values: { name: "Eve" } }]);
+});
+
+Deno.test("answers given up front (no requestState) are used once; extra keys are ignored", async () => {
+  const calls = new HeldCalls();
+  const start = prompting([ask("name"), ask("name", 2)]);
+  const result = await round(calls, start, {
+    inputResponses: { name: accept({ name: "Alice" }), unknown_extra_key: accept({ foo: "bar" }) },
+  });
+  // The second prompt with the same key is asked, not answered again.
+  const second = paused(result);
+  assert.deepEqual(Object.keys(second.inputRequests!), ["name"]);
+  const done = await round(calls, start, {
+    requestState: second.requestState,
+    inputResponses: { name: { action: "cancel" } },
+  });
+  assert.deepEqual(answers(done), [
+    { action: "accept", values: { name: "Alice" } },
+    { action: "cancel" },
+  ]);
+});
+
+Deno.test("one caller holds at most maxPerCaller calls; the next prompting call fails saying so", async () => {
+  const calls = new HeldCalls({ maxPerCaller: 1 });
+  const first = paused(await round(calls, prompting([ask("name")])));
+  const refusedCall = await round(calls, prompting([ask("name")]));
+  assert.ok(!isInputRequiredResult(refusedCall) && refusedCall.isError);
+  assert.match(
+    (refusedCall.content[0] as { text: string }).text,
+    /already has 1 calls waiting for input \(McpServer:MaxStreamsPerCaller\)/,
+  );
+  // Another caller is not affected.
+  const bob = paused(await round(calls, prompting([ask("name")]), { owner: "bob" }));
+  for (const [state, owner] of [[first.requestState, "alice"], [bob.requestState, "bob"]]) {
+    await round(calls, prompting([]), {
+      owner: owner!,
+      requestState: state,
+      inputResponses: { name: { action: "decline" } },
+    });
+  }
+  assert.equal(calls.heldBy("alice") + calls.heldBy("bob"), 0);
+});
+
+Deno.test("past the time limit the prompt is answered 'timeout' and the call is dropped", async () => {
+  const calls = new HeldCalls({ timeoutMs: 50 });
+  const start = prompting([ask("name")]);
+  const first = paused(await round(calls, start));
+  await new Promise((resolve) => setTimeout(resolve, 120));
+  assert.equal(calls.heldBy("alice"), 0);
+  await refused(
+    round(calls, start, {
+      requestState: first.requestState,
+      inputResponses: { name: accept({ name: "late" }) },
+    }),
+    /names no call waiting for input|not accepted \(expired\)/,
+  );
+});
+
+Deno.test("a cancelled request gives its call up: the call's signal aborts and nothing stays held", async () => {
+  const calls = new HeldCalls();
+  let ended!: Promise<string>;
+  const start: InputCall["start"] = (signal, onPrompt) => {
+    ended = (async () => {
+      await onPrompt(ask("name"), new AbortController().signal);
+      // Runs on after the answer until it is stopped.
+      await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+      return "stopped";
+    })();
+    return ended.then((text) => ({ content: [{ type: "text", text }] }));
+  };
+  const first = paused(await round(calls, start));
+  const request = new AbortController();
+  const retry = round(calls, start, {
+    requestState: first.requestState,
+    inputResponses: { name: accept({ name: "Alice" }) },
+    signal: request.signal,
+  });
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  request.abort(new Error("client went away"));
+  await assert.rejects(retry, /client went away/);
+  assert.equal(await ended, "stopped");
+  assert.equal(calls.heldBy("alice"), 0);
+});
