@@ -406,7 +406,8 @@ function pausableCall(
     owner: ownerOf(principal) ?? `unnamed:${principal.name}`,
     requestState: ctx.mcpReq.requestState(),
     inputResponses: ctx.mcpReq.inputResponses,
-    signal: ctx.mcpReq.signal,
+    // The HTTP request's own signal too: a client that disconnects gives its call up.
+    signal: AbortSignal.any([ctx.mcpReq.signal, requestSignal.getStore() ?? ctx.mcpReq.signal]),
     start: (signal, onPrompt) =>
       requestSignal.run(
         undefined,
