@@ -103,7 +103,7 @@ Deno.test("toPromptAnswer() takes the only value of a one-question form under an
 Deno.test("toElicitation() asks Read-Host's prompt as one required string field keyed 'text'", () => {
   const { key, params } = toElicitation(READ_HOST);
   assert.equal(key, "text", "the prompt is not a plain name, so the kind names the request");
-  assert.equal(params.message, "PowerShell asks for input.");
+  assert.equal(params.message, "What is your name?");
   assert.deepEqual(params.requestedSchema, {
     type: "object",
     properties: { "What is your name?": { type: "string", title: "What is your name?" } },
@@ -140,6 +140,7 @@ Deno.test("toElicitation() asks Read-Host without -Prompt as one unnamed string 
   const prompt: WorkerPrompt = { seq: 1, kind: "text", caption: "", message: "" };
   const { key, params } = toElicitation(prompt);
   assert.equal(key, "text");
+  assert.equal(params.message, "PowerShell asks for input.");
   assert.deepEqual(params.requestedSchema.properties, { answer: { type: "string" } });
   assert.deepEqual(toPromptAnswer(prompt, { action: "accept", content: { answer: "typed" } }), {
     action: "accept",
