@@ -79,7 +79,7 @@ export function toElicitation(prompt: WorkerPrompt): Elicitation {
     key,
     params: {
       mode: "form",
-      message: messageOf(prompt),
+      message: messageOf(prompt, fields),
       requestedSchema: { type: "object", properties, required: Object.keys(properties) },
     },
   };
@@ -121,9 +121,15 @@ function fieldsOf(prompt: WorkerPrompt): PromptField[] {
   return fields.length > 0 ? fields : [{ name: "", label: "", help: "", type: "string" }];
 }
 
-function messageOf(prompt: WorkerPrompt): string {
+/**
+ * "caption: message", or either alone; Read-Host -Prompt has neither, so its one field's label (the
+ * prompt) is the question.
+ */
+function messageOf(prompt: WorkerPrompt, fields: PromptField[]): string {
   const parts = [prompt.caption, prompt.message].filter((p) => p.trim() !== "");
-  return parts.length > 0 ? parts.join(": ") : "PowerShell asks for input.";
+  if (parts.length > 0) return parts.join(": ");
+  const only = fields.length === 1 ? fields[0]!.label || fields[0]!.name : "";
+  return only.trim() !== "" ? only : "PowerShell asks for input.";
 }
 
 /**

@@ -1,5 +1,13 @@
 import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/client";
+import {
+  type ElicitRequestFormParams,
+  type ElicitResult,
+  InMemoryTransport,
+  Server,
+} from "@modelcontextprotocol/server";
 import { toElicitation, toPromptAnswer, type WorkerPrompt } from "../lib/elicitation.ts";
+import { pushedPrompts } from "../lib/elicitation_push.ts";
 
 /** The prompt ShouldProcess makes for `Remove-Item -Confirm`, as the worker's host frames it. */
 const CONFIRM: WorkerPrompt = {
@@ -95,7 +103,7 @@ Deno.test("toPromptAnswer() takes the only value of a one-question form under an
 Deno.test("toElicitation() asks Read-Host's prompt as one required string field keyed 'text'", () => {
   const { key, params } = toElicitation(READ_HOST);
   assert.equal(key, "text", "the prompt is not a plain name, so the kind names the request");
-  assert.equal(params.message, "PowerShell asks for input.");
+  assert.equal(params.message, "What is your name?");
   assert.deepEqual(params.requestedSchema, {
     type: "object",
     properties: { "What is your name?": { type: "string", title: "What is your name?" } },
@@ -132,6 +140,7 @@ Deno.test("toElicitation() asks Read-Host without -Prompt as one unnamed string 
   const prompt: WorkerPrompt = { seq: 1, kind: "text", caption: "", message: "" };
   const { key, params } = toElicitation(prompt);
   assert.equal(key, "text");
+  assert.equal(params.message, "PowerShell asks for input.");
   assert.deepEqual(params.requestedSchema.properties, { answer: { type: "string" } });
   assert.deepEqual(toPromptAnswer(prompt, { action: "accept", content: { answer: "typed" } }), {
     action: "accept",
@@ -215,4 +224,79 @@ Deno.test("toElicitation() asks a multiple choice as an array of labels and maps
   assert.deepEqual(answer([]), { action: "accept", choices: [] });
   assert.deepEqual(answer(["Green"]), { action: "decline" });
   assert.deepEqual(answer("Red"), { action: "decline" });
+});
+
+/**
+ * An SDK client and a server whose one tool asks CONFIRM through {@linkcode pushedPrompts}, in
+ * memory: the tool's text is the answer the worker would get, or "no prompts".
+ */
+async function connected(
+  capabilities: Record<string, unknown>,
+  answer: (params: ElicitRequestFormParams, signal: AbortSignal) => Promise<ElicitResult>,
+  promptSignal: () => AbortSignal = () => new AbortController().signal,
+) {
+  const server = new Server({ name: "t", version: "1" }, { capabilities: { tools: {} } });
+  server.setRequestHandler("tools/call", async (_request, ctx) => {
+    const onPrompt = pushedPrompts(server, ctx, true);
+    const text = onPrompt ? JSON.stringify(await onPrompt(CONFIRM, promptSignal())) : "no prompts";
+    return { content: [{ type: "text", text }] };
+  });
+  const client = new Client({ name: "t", version: "1" }, { capabilities });
+  if ("elicitation" in capabilities) {
+    client.setRequestHandler(
+      "elicitation/create",
+      (request, ctx) => answer(request.params as ElicitRequestFormParams, ctx.mcpReq.signal),
+    );
+  }
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  await client.connect(clientSide);
+  const call = async () => {
+    const result = await client.callTool({ name: "x", arguments: {} });
+    return (result.content as { text: string }[])[0]!.text;
+  };
+  return { call, [Symbol.asyncDispose]: () => client.close() };
+}
+
+Deno.test("pushedPrompts() sends elicitation/create during the call and maps the user's choice back", async () => {
+  const asked: ElicitRequestFormParams[] = [];
+  await using session = await connected({ elicitation: { form: {} } }, (params) => {
+    asked.push(params);
+    return Promise.resolve({ action: "accept", content: { answer: "No" } });
+  });
+  assert.equal(await session.call(), JSON.stringify({ action: "accept", choices: [2] }));
+  assert.deepEqual(asked, [toElicitation(CONFIRM).params]);
+});
+
+Deno.test("pushedPrompts() counts a bare elicitation capability as forms, and none as no prompts", async () => {
+  const decline = () => Promise.resolve({ action: "decline" as const });
+  await using bare = await connected({ elicitation: {} }, decline);
+  assert.equal(await bare.call(), JSON.stringify({ action: "decline" }));
+  await using urlOnly = await connected({ elicitation: { url: {} } }, decline);
+  assert.equal(await urlOnly.call(), "no prompts");
+  await using none = await connected({}, decline);
+  assert.equal(await none.call(), "no prompts");
+});
+
+Deno.test("pushedPrompts() withdraws the question when the prompt's signal aborts, and answers an error with cancel", async () => {
+  let withdrawn!: () => void;
+  const sawWithdrawal = new Promise<void>((resolve) => withdrawn = resolve);
+  await using slow = await connected(
+    { elicitation: { form: {} } },
+    (_params, signal) =>
+      new Promise((_resolve, reject) => {
+        signal.addEventListener("abort", () => {
+          withdrawn();
+          reject(new Error("withdrawn"));
+        });
+      }),
+    () => AbortSignal.timeout(100),
+  );
+  assert.equal(await slow.call(), JSON.stringify({ action: "cancel" }));
+  await sawWithdrawal;
+  await using failing = await connected(
+    { elicitation: { form: {} } },
+    () => Promise.reject(new Error("the client cannot show forms today")),
+  );
+  assert.equal(await failing.call(), JSON.stringify({ action: "cancel" }));
 });
