@@ -24,7 +24,6 @@ import type {
 } from "@modelcontextprotocol/server";
 import { ownerOf, type Principal } from "./auth.ts";
 import { callWithInput, type HeldCalls } from "./input_required.ts";
-import type { PromptAnswer, WorkerPrompt } from "./elicitation.ts";
 import { bindArguments, type BindResult } from "./arguments.ts";
 import { exceededLimit } from "./request_limits.ts";
 import { chooseParameterSet } from "./parameter_set.ts";
@@ -43,7 +42,7 @@ import {
   workerFailureMessage,
 } from "./result.ts";
 import { WorkerUnavailableError } from "./errors.ts";
-import type { RunspaceWorker, WorkerProgress } from "./worker.ts";
+import type { PromptAnswer, RunspaceWorker, WorkerProgress, WorkerPrompt } from "./worker.ts";
 import { outputShaping, requestedProperties } from "./output_shaping.ts";
 import { closestNames } from "./suggest.ts";
 
@@ -195,7 +194,10 @@ export interface CallContext {
   principal: Principal;
   /** Receives the call's `Write-Progress` records; without it none are kept. */
   onProgress?: (progress: WorkerProgress) => void;
-  /** Answers the call's prompts; without it every prompt fails at once. */
+  /**
+   * Asks the user what the command prompts for (confirmations, Read-Host, PromptForChoice); present
+   * only when the client can ask its user. @default none: every prompt fails at once, as it always did
+   */
   onPrompt?: (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer>;
 }
 
@@ -267,7 +269,12 @@ async function runCall(
           stopWhenFull: tool.annotations.readOnlyHint,
           ...outputShaping(shell, override, shaping),
         },
-        { signal, timeoutMs, ...(context.onProgress ? { onProgress: context.onProgress } : {}) },
+        {
+          signal,
+          timeoutMs,
+          ...(context.onProgress ? { onProgress: context.onProgress } : {}),
+          ...(context.onPrompt ? { onPrompt: context.onPrompt } : {}),
+        },
       ));
     const result = toCallToolResult(tool, outcome, {
       maxResultBytes: shell.maxResultBytes,
