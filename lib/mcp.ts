@@ -272,6 +272,7 @@ async function runCall(
         {
           signal,
           timeoutMs,
+          userInputTimeoutMs: shell.userInputTimeoutMs,
           ...(context.onProgress ? { onProgress: context.onProgress } : {}),
           ...(context.onPrompt ? { onPrompt: context.onPrompt } : {}),
         },
