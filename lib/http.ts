@@ -90,7 +90,10 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     },
   };
   // A paused call is, like an event stream, something one caller keeps open on this replica.
-  const heldCalls = new HeldCalls({ maxPerCaller: http.limits.maxStreamsPerCaller });
+  const heldCalls = new HeldCalls({
+    timeoutMs: settings.shell.userInputTimeoutMs,
+    maxPerCaller: http.limits.maxStreamsPerCaller,
+  });
   const mcp: McpServerOptions = {
     runner,
     shell: settings.shell,

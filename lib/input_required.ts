@@ -26,12 +26,8 @@ import {
   type RequestStateCodec,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import {
-  type PromptAnswer,
-  toElicitation,
-  toPromptAnswer,
-  type WorkerPrompt,
-} from "./elicitation.ts";
+import { toElicitation, toPromptAnswer } from "./elicitation.ts";
+import type { PromptAnswer, WorkerPrompt } from "./worker_protocol.ts";
 import { failureResult } from "./result.ts";
 import { logger } from "./log.ts";
 

@@ -135,7 +135,10 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
       import("./input_required.ts"),
     ]);
   // One worker runs one call at a time, so a second paused call can only follow the first.
-  const heldCalls = new HeldCalls({ maxPerCaller: settings.http.limits.maxStreamsPerCaller });
+  const heldCalls = new HeldCalls({
+    timeoutMs: settings.shell.userInputTimeoutMs,
+    maxPerCaller: settings.http.limits.maxStreamsPerCaller,
+  });
   const stdin = process.stdin.pipe(jsonRpcLineFilter({
     reply: (message) => process.stdout.write(`${JSON.stringify(message)}\n`),
     onRefused: (reason, bytes) =>

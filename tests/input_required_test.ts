@@ -12,7 +12,7 @@ import {
   ProtocolError,
 } from "@modelcontextprotocol/server";
 import { callWithInput, HeldCall, HeldCalls, type InputCall } from "../lib/input_required.ts";
-import type { PromptAnswer, WorkerPrompt } from "../lib/elicitation.ts";
+import type { PromptAnswer, WorkerPrompt } from "../lib/worker_protocol.ts";
 
 const ask = (name: string, seq = 1): WorkerPrompt => ({
   seq,
