@@ -1,0 +1,219 @@
+/**
+ * Prompts of 2026-07-28 clients as `input_required` results (issue 32, SEP-2322), end to end on
+ * real PowerShell: the SDK client answers them with its elicitation handler and retries, over HTTP
+ * (Stateless) and stdio. Remove-Item's confirmation (Yes removes, No keeps, decline, cancel),
+ * Read-Host, two prompts in one call, a client without elicitation, a changed or unknown state,
+ * the time limit, and a pool that keeps serving while calls wait for their users.
+ */
+import assert from "node:assert/strict";
+import {
+  Client,
+  type ElicitRequestFormParams,
+  type ElicitResult,
+  StreamableHTTPClientTransport,
+} from "@modelcontextprotocol/client";
+import { type CallResult, fixtureConfig, outputOf, post, startHttpSvc } from "./support/harness.ts";
+
+/** What the test's user answers; set per case. */
+type User = (params: ElicitRequestFormParams) => ElicitResult;
+
+const config = (timeout: string) => {
+  const base = fixtureConfig({ UserInputTimeout: timeout });
+  const shell = base["ShellConfiguration"] as { Commands: string[] };
+  shell.Commands.push("Remove-Item");
+  return base;
+};
+
+async function httpClient(url: string, user: User | null): Promise<Client> {
+  const client = new Client(
+    { name: "mrtr", version: "1" },
+    {
+      versionNegotiation: { mode: { pin: "2026-07-28" } },
+      ...(user ? { capabilities: { elicitation: { form: {} } } } : {}),
+    },
+  );
+  if (user) {
+    client.setRequestHandler(
+      "elicitation/create",
+      (request) => Promise.resolve(user(request.params as ElicitRequestFormParams)),
+    );
+  }
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return client;
+}
+
+const call = (client: Client, name: string, args: Record<string, unknown>) =>
+  client.callTool({ name, arguments: args }) as Promise<CallResult>;
+
+const textOf = (result: CallResult) => result.content.map((c) => c.text ?? "").join("\n");
+
+/** A 2026-07-28 tools/call POSTed by hand, so the test sees each round. */
+function modernCall(
+  url: string,
+  name: string,
+  more: Record<string, unknown> = {},
+  capabilities: Record<string, unknown> = { elicitation: {} },
+) {
+  return post(`${url}/mcp`, {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: {
+      name,
+      arguments: {},
+      ...more,
+      _meta: {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+      },
+    },
+  }, {
+    accept: "application/json",
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "tools/call",
+    "mcp-name": name,
+  });
+}
+
+type RpcBody = { result?: Record<string, unknown>; error?: { code: number; message: string } };
+
+async function leased(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/health`)).text();
+  return Number(/(\d+) leased/.exec(text)?.[1] ?? NaN);
+}
+
+/** Asks Remove-Item to delete a new file with `Confirm: true`; says whether it is gone. */
+async function confirmRemoval(
+  remove: (args: Record<string, unknown>) => Promise<CallResult>,
+): Promise<{ result: CallResult; removed: boolean }> {
+  const file = await Deno.makeTempFile({ prefix: "svc-mrtr-" });
+  try {
+    const result = await remove({ Path: file, Confirm: true });
+    const removed = await Deno.stat(file).then(() => false, () => true);
+    return { result, removed };
+  } finally {
+    await Deno.remove(file).catch(() => {});
+  }
+}
+
+Deno.test("http 2026-07-28: prompts reach the client's user and the call does what they chose", async (t) => {
+  await using svc = await startHttpSvc({ config: config("00:00:04") });
+  let user: User = () => ({ action: "cancel" });
+  const asked: ElicitRequestFormParams[] = [];
+  const client = await httpClient(svc.url, (params) => (asked.push(params), user(params)));
+  try {
+    await t.step(
+      "Remove-Item -Confirm: Yes removes, No keeps, decline keeps, cancel stops",
+      async () => {
+        for (
+          const [answer, removed] of [
+            [{ action: "accept", content: { answer: "Yes" } }, true],
+            [{ action: "accept", content: { answer: "No" } }, false],
+            [{ action: "decline" }, false],
+            [{ action: "cancel" }, false],
+          ] as const
+        ) {
+          asked.length = 0;
+          user = () => answer;
+          const outcome = await confirmRemoval((args) => call(client, "remove_item_path", args));
+          assert.equal(
+            outcome.removed,
+            removed,
+            `${JSON.stringify(answer)}: ${textOf(outcome.result)}`,
+          );
+          assert.equal(asked.length, 1);
+          assert.match(asked[0]!.message, /Performing the operation "Remove File" on target "/);
+        }
+      },
+    );
+    await t.step("Read-Host gets the user's text", async () => {
+      user = (params) => ({
+        action: "accept",
+        content: { [Object.keys(params.requestedSchema.properties)[0]!]: "teal" },
+      });
+      assert.deepEqual(outputOf(await call(client, "read_fixture_prompt", {})), ["teal"]);
+    });
+    await t.step("two prompts in one call take two rounds", async () => {
+      asked.length = 0;
+      user = (params) => ({
+        action: "accept",
+        content: "name" in params.requestedSchema.properties ? { name: "Ada" } : { color: "green" },
+      });
+      const result = await call(client, "test_input_required_result_multi_round", {});
+      assert.match(textOf(result), /Hello, Ada! Your favorite color is green\./);
+      assert.equal(asked.length, 2);
+    });
+    await t.step("a client without elicitation gets today's fast failure", async () => {
+      const plain = await httpClient(svc.url, null);
+      try {
+        const started = performance.now();
+        const outcome = await confirmRemoval((args) => call(plain, "remove_item_path", args));
+        assert.equal(outcome.removed, false);
+        assert.equal(outcome.result.isError, true, textOf(outcome.result));
+        assert.ok(performance.now() - started < 3000, "fails at once");
+        assert.match(textOf(outcome.result), /asked for confirmation .* non-interactively/s);
+      } finally {
+        await plain.close();
+      }
+    });
+    await t.step("a changed or unknown requestState is -32602 with one sentence", async () => {
+      const first = (await modernCall(svc.url, "test_input_required_result_elicitation"))
+        .body as RpcBody;
+      assert.equal(first.result?.["resultType"], "input_required", JSON.stringify(first));
+      const state = first.result!["requestState"] as string;
+      for (const bad of [`${state}-TAMPERED`, "v1.e30.AAAA"]) {
+        const retry = (await modernCall(svc.url, "test_input_required_result_elicitation", {
+          requestState: bad,
+          inputResponses: { user_name: { action: "accept", content: { name: "Eve" } } },
+        })).body as RpcBody;
+        assert.equal(retry.error?.code, -32602, JSON.stringify(retry));
+        assert.match(retry.error!.message, /call the tool again without requestState\.$/);
+      }
+      // The genuine state still answers the held call.
+      const done = (await modernCall(svc.url, "test_input_required_result_elicitation", {
+        requestState: state,
+        inputResponses: { user_name: { action: "accept", content: { name: "Alice" } } },
+      })).body as RpcBody;
+      assert.match(JSON.stringify(done.result), /Hello, Alice!/);
+    });
+    await t.step(
+      "a pool with calls waiting for users keeps serving the others (c = 16)",
+      async () => {
+        const held = await Promise.all(
+          [1, 2, 3].map(() => modernCall(svc.url, "test_input_required_result_elicitation")),
+        );
+        for (const h of held) {
+          assert.equal((h.body as RpcBody).result?.["resultType"], "input_required");
+        }
+        assert.ok((await leased(svc.url)) >= 3);
+        const started = performance.now();
+        const dates = await Promise.all(
+          Array.from({ length: 16 }, () => call(client, "get_fixture_greeting", { Name: "load" })),
+        );
+        const elapsed = Math.round(performance.now() - started);
+        assert.ok(dates.every((d) => !d.isError), JSON.stringify(dates.find((d) => d.isError)));
+        // Answered while the three still wait (they are given up at 4 s).
+        assert.ok(elapsed < 4000, `16 calls beside 3 held ones took ${elapsed} ms`);
+        // Past UserInputTimeout the held calls fail as unanswered prompts do, and their workers are
+        // given back and reset.
+        const state = (held[0]!.body as RpcBody).result!["requestState"] as string;
+        await new Promise((resolve) => setTimeout(resolve, 4500));
+        const late = (await modernCall(svc.url, "test_input_required_result_elicitation", {
+          requestState: state,
+          inputResponses: { user_name: { action: "accept", content: { name: "late" } } },
+        })).body as RpcBody;
+        assert.equal(late.error?.code, -32602, JSON.stringify(late));
+        let free = NaN;
+        for (let i = 0; i < 50 && free !== 0; i++) {
+          free = await leased(svc.url);
+          if (free !== 0) await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        assert.equal(free, 0, "every held worker is given back");
+        assert.match(svc.stderr(), /no answer to its prompt within 4000 ms/);
+      },
+    );
+  } finally {
+    await client.close();
+  }
+});
