@@ -40,23 +40,22 @@ function Exit-Host([int]$Code, [switch]$Abruptly) {
     exit $Code
 }
 
-# Slot 0's worker runspace opens and loads its modules on a thread of its own while this one loads
-# (or compiles) the compiled half and parses the slot's scripts: on two cores that takes the
-# runspace's ~200 ms off the way to slot 0's first answer.
+# Every slot of this process uses the compiled half; without it no request can be served. It comes
+# first: the worker runspaces are created with its host (WorkerHost.cs).
 try {
-    $worker = New-WorkerRunspace -Unregistered
-    $preload = Start-WorkerPreload $worker
+    Import-HostAssembly ([System.IO.Path]::Combine($PSScriptRoot, 'host')) $AssemblyCache $SourceDigest
 } catch {
-    Write-Diag "cannot open a worker runspace: $((Get-InnerException $_.Exception).Message)"
+    Write-Diag "cannot load the compiled part of the host: $((Get-InnerException $_.Exception).Message)"
     Exit-Host 1 -Abruptly
 }
 
-# Every slot of this process uses the compiled half; without it no request can be served.
+# Slot 0's worker runspace loads its modules on a thread of its own while this one parses the slot's
+# scripts: on two cores that takes the runspace's ~200 ms off the way to slot 0's first answer.
 try {
-    Import-HostAssembly ([System.IO.Path]::Combine($PSScriptRoot, 'host')) $AssemblyCache $SourceDigest
-    [Svc.Host.ProcessState]::AddHostRunspace($worker)
+    $worker = New-WorkerRunspace
+    $preload = Start-WorkerPreload $worker
 } catch {
-    Write-Diag "cannot load the compiled part of the host: $((Get-InnerException $_.Exception).Message)"
+    Write-Diag "cannot open a worker runspace: $((Get-InnerException $_.Exception).Message)"
     Exit-Host 1 -Abruptly
 }
 

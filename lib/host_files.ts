@@ -23,12 +23,14 @@ import HOST_CS_MODULE_SCOPES from "./host/cs/ModuleScopes.cs" with { type: "text
 import HOST_CS_OUTPUT_BUDGET from "./host/cs/OutputBudget.cs" with { type: "text" };
 import HOST_CS_OUTPUT_PROJECTION from "./host/cs/OutputProjection.cs" with { type: "text" };
 import HOST_CS_PROCESS_STATE from "./host/cs/ProcessState.cs" with { type: "text" };
+import HOST_CS_PROMPTER from "./host/cs/Prompter.cs" with { type: "text" };
 import HOST_CS_SLOT_LOOP from "./host/cs/SlotLoop.cs" with { type: "text" };
 import HOST_CS_STARTUP_OBJECTS from "./host/cs/StartupObjects.cs" with { type: "text" };
 import HOST_CS_STATE_FINGERPRINT from "./host/cs/StateFingerprint.cs" with { type: "text" };
 import HOST_CS_STATIC_KNOBS from "./host/cs/StaticKnobs.cs" with { type: "text" };
 import HOST_CS_STYLE_STATE from "./host/cs/StyleState.cs" with { type: "text" };
 import HOST_CS_TEXT_CUT from "./host/cs/TextCut.cs" with { type: "text" };
+import HOST_CS_WORKER_HOST from "./host/cs/WorkerHost.cs" with { type: "text" };
 import HOST_DISCOVERY from "./host/discovery.ps1" with { type: "text" };
 import HOST_OPERATIONS from "./host/operations.ps1" with { type: "text" };
 import HOST_PROJECTION from "./host/projection.ps1" with { type: "text" };
@@ -62,12 +64,14 @@ const HOST_FILES: Record<string, string> = {
   "host/cs/OutputBudget.cs": HOST_CS_OUTPUT_BUDGET,
   "host/cs/OutputProjection.cs": HOST_CS_OUTPUT_PROJECTION,
   "host/cs/ProcessState.cs": HOST_CS_PROCESS_STATE,
+  "host/cs/Prompter.cs": HOST_CS_PROMPTER,
   "host/cs/SlotLoop.cs": HOST_CS_SLOT_LOOP,
   "host/cs/StartupObjects.cs": HOST_CS_STARTUP_OBJECTS,
   "host/cs/StateFingerprint.cs": HOST_CS_STATE_FINGERPRINT,
   "host/cs/StaticKnobs.cs": HOST_CS_STATIC_KNOBS,
   "host/cs/StyleState.cs": HOST_CS_STYLE_STATE,
   "host/cs/TextCut.cs": HOST_CS_TEXT_CUT,
+  "host/cs/WorkerHost.cs": HOST_CS_WORKER_HOST,
   "host/discovery.ps1": HOST_DISCOVERY,
   "host/operations.ps1": HOST_OPERATIONS,
   "host/projection.ps1": HOST_PROJECTION,

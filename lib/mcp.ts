@@ -27,7 +27,7 @@ import {
   workerFailureMessage,
 } from "./result.ts";
 import { WorkerUnavailableError } from "./errors.ts";
-import type { RunspaceWorker, WorkerProgress } from "./worker.ts";
+import type { PromptAnswer, RunspaceWorker, WorkerProgress, WorkerPrompt } from "./worker.ts";
 import { outputShaping, requestedProperties } from "./output_shaping.ts";
 import { closestNames } from "./suggest.ts";
 
@@ -174,6 +174,11 @@ export interface CallContext {
   principal: Principal;
   /** Receives the call's `Write-Progress` records; without it none are kept. */
   onProgress?: (progress: WorkerProgress) => void;
+  /**
+   * Asks the user what the command prompts for (confirmations, Read-Host, PromptForChoice); present
+   * only when the client can ask its user. @default none: every prompt fails at once, as it always did
+   */
+  onPrompt?: (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer>;
 }
 
 async function runCall(
@@ -244,7 +249,12 @@ async function runCall(
           stopWhenFull: tool.annotations.readOnlyHint,
           ...outputShaping(shell, override, shaping),
         },
-        { signal, timeoutMs, ...(context.onProgress ? { onProgress: context.onProgress } : {}) },
+        {
+          signal,
+          timeoutMs,
+          ...(context.onProgress ? { onProgress: context.onProgress } : {}),
+          ...(context.onPrompt ? { onPrompt: context.onPrompt } : {}),
+        },
       ));
     const result = toCallToolResult(tool, outcome, {
       maxResultBytes: shell.maxResultBytes,

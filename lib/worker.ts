@@ -8,6 +8,8 @@
  */
 import { RemoteError, WorkerError } from "./errors.ts";
 import { logger } from "./log.ts";
+import { frameSplitter } from "./worker_frames.ts";
+import { promptRelay } from "./worker_prompts.ts";
 import { callFrameBytes, callLimits, DISCOVERY_FRAME_BYTES } from "./output_limits.ts";
 import {
   delay,
@@ -29,15 +31,26 @@ import type {
   ErrorInfo,
   InvokeOutcome,
   InvokeResult,
+  PromptAnswer,
   ResetResult,
   StartupParams,
   StartupResult,
   WorkerInfo,
   WorkerProgress,
+  WorkerPrompt,
 } from "./worker_protocol.ts";
 
 // What a caller gives a worker and reads from it, so callers need not know the protocol module.
-export type { CommandRun, InvokeOptions, InvokeOutcome, StartupResult, WorkerInfo, WorkerProgress };
+export type {
+  CommandRun,
+  InvokeOptions,
+  InvokeOutcome,
+  PromptAnswer,
+  StartupResult,
+  WorkerInfo,
+  WorkerProgress,
+  WorkerPrompt,
+};
 
 const log = logger("worker");
 /** Requests whose answers are sized by the configured modules, not by a caller (see output_limits.ts). */
@@ -67,6 +80,8 @@ interface Pending {
   resolve: (result: unknown) => void;
   reject: (error: Error) => void;
   onProgress?: (progress: WorkerProgress) => void;
+  /** Takes the invoke's `prompt` frames (an interactive call). */
+  onPrompt?: (frame: Record<string, unknown>) => void;
   /** The reset the worker runs after answering this invoke (`thenReset`): pending from then on. */
   then?: Pending;
 }
@@ -227,14 +242,22 @@ export class RunspaceWorker implements AsyncDisposable {
    * `CANCELLED` WorkerError is thrown.
    */
   invoke(run: CommandRun, options: InvokeOptions = {}): Promise<InvokeOutcome> {
+    const { onProgress, onPrompt } = options;
     const params = invokeRequest(run, {
       limits: this.#limits,
-      progress: options.onProgress !== undefined,
+      progress: onProgress !== undefined,
+      interactive: onPrompt !== undefined,
     });
     return this.#exclusive(async () => {
       await this.#settleChained();
-      const { id, response } = this.#send("invoke", params, options.onProgress, this.chainResets);
       const interruption = interruptionOf(options);
+      const prompts = promptRelay(options, interruption, (answer) => {
+        void this.#notify({ op: "answer", params: { id, ...answer } });
+      });
+      const { id, response } = this.#send("invoke", params, this.chainResets, {
+        ...(onProgress ? { onProgress } : {}),
+        ...(prompts ? { onPrompt: prompts.take } : {}),
+      });
       try {
         const first = await Promise.race([
           response.then((result) => ({ result: result as InvokeResult })),
@@ -270,6 +293,7 @@ export class RunspaceWorker implements AsyncDisposable {
         );
       } finally {
         interruption.dispose();
+        prompts?.dispose();
         response.catch(() => {});
       }
     }) as Promise<InvokeOutcome>;
@@ -357,39 +381,11 @@ export class RunspaceWorker implements AsyncDisposable {
 
   async #readFrames(connection: SlotConnection): Promise<void> {
     const decoder = new TextDecoder();
-    let parts: string[] = [];
-    // Characters of the frame read so far; a UTF-8 frame has at least as many bytes, so a frame within
-    // the limit in bytes is never refused.
-    let size = 0;
-    const take = (text: string): boolean => {
-      let newline = text.indexOf("\n");
-      while (newline >= 0) {
-        const limit = this.#frameLimit();
-        if (size + newline > limit) {
-          this.#refuseFrame(limit);
-          return false;
-        }
-        parts.push(text.slice(0, newline));
-        const line = parts.join("");
-        parts = [];
-        size = 0;
-        this.#onFrame(line);
-        text = text.slice(newline + 1);
-        newline = text.indexOf("\n");
-      }
-      if (text) {
-        parts.push(text);
-        size += text.length;
-        const limit = this.#frameLimit();
-        // Reading stops here: the rest of the frame is never read, and the worker is retired.
-        if (size > limit) {
-          parts = [];
-          this.#refuseFrame(limit);
-          return false;
-        }
-      }
-      return true;
-    };
+    const take = frameSplitter(
+      () => this.#frameLimit(),
+      (line) => this.#onFrame(line),
+      (limit) => this.#refuseFrame(limit),
+    );
     try {
       let ok = take(decoder.decode(connection.rest, { stream: true }));
       // Plain reads into one buffer: a web stream costs more per frame than the frame itself.
@@ -436,13 +432,17 @@ export class RunspaceWorker implements AsyncDisposable {
       );
       return;
     }
-    if (frame.type === "progress") {
+    if (frame.type === "progress" || frame.type === "prompt") {
       const pending = this.#pending;
       if (pending && pending.id === frame.id) {
         try {
-          pending.onProgress?.(frame as unknown as WorkerProgress);
+          if (frame.type === "prompt") pending.onPrompt?.(frame);
+          else pending.onProgress?.(frame as unknown as WorkerProgress);
         } catch (error) {
-          log.debug("A progress listener failed: {Message}", { Message: String(error) });
+          log.debug("A {Type} listener failed: {Message}", {
+            Type: frame.type,
+            Message: String(error),
+          });
         }
       }
       return;
@@ -552,8 +552,8 @@ export class RunspaceWorker implements AsyncDisposable {
   #send(
     op: string,
     params: unknown,
-    onProgress?: (progress: WorkerProgress) => void,
     chainReset = false,
+    listeners: Pick<Pending, "onProgress" | "onPrompt"> = {},
   ): { id: number; response: Promise<unknown> } {
     const id = ++this.#nextId;
     const exitCode = this.#process.exitCode;
@@ -564,9 +564,7 @@ export class RunspaceWorker implements AsyncDisposable {
       return { id, response: Promise.reject(error) };
     }
     const response = new Promise<unknown>((resolve, reject) => {
-      this.#pending = onProgress
-        ? { id, op, resolve, reject, onProgress }
-        : { id, op, resolve, reject };
+      this.#pending = { id, op, resolve, reject, ...listeners };
     });
     if (chainReset) {
       const pending = this.#pending!, thenReset = ++this.#nextId;

@@ -207,6 +207,11 @@ export interface InvokeParams {
    * `Path` and `LiteralPath` (else the current location) is of it (protocol §4.4). @default none
    */
   provider?: { name: string; arguments: string[] };
+  /**
+   * The command's prompts are sent as `prompt` frames and wait for svc's `answer` notification
+   * (protocol §4.4). @default false: every prompt fails at once
+   */
+  interactive?: boolean;
 }
 
 /** A `progress` frame: the newest progress record of a running invoke (protocol §4.4). */
@@ -218,6 +223,62 @@ export interface WorkerProgress {
   percent: number;
   /** True for the record `Write-Progress -Completed` writes. */
   completed: boolean;
+}
+
+/**
+ * A `prompt` frame less its `type` and `id`: a question the running command asks its user, on an
+ * interactive invoke (protocol §4.4). `confirm` is PowerShell's own confirmation (ShouldProcess,
+ * ShouldContinue), `choice` any other PromptForChoice, `text` a Read-Host, `fields` $Host.UI.Prompt.
+ * Strings are cut to the call's `limits.textBytes`.
+ */
+export interface WorkerPrompt {
+  /** The prompt's number within its call, from 1; the answer names it. */
+  seq: number;
+  kind: "confirm" | "choice" | "text" | "fields";
+  /** The prompt's title ("Confirm"); may be empty. */
+  caption: string;
+  /** What is asked (a confirmation's operation and target); may be empty. */
+  message: string;
+  /** confirm and choice only: the choices, hotkey markers removed (a confirmation never offers Suspend). */
+  choices?: PromptChoice[];
+  /** confirm and choice only: indexes into `choices` of the default choices. */
+  defaults?: number[];
+  /** confirm and choice only: true when several choices may be picked. */
+  multiple?: boolean;
+  /** text and fields only: the values asked for. */
+  fields?: PromptField[];
+}
+
+/** One choice of a `confirm` or `choice` prompt. */
+export interface PromptChoice {
+  label: string;
+  /** Its help message; may be empty. */
+  help: string;
+}
+
+/** One value a `text` or `fields` prompt asks for. */
+export interface PromptField {
+  /** The key of its value in the answer. */
+  name: string;
+  label: string;
+  /** Its help message; may be empty. */
+  help: string;
+  type: "string" | "boolean" | "integer" | "number";
+  /** Its default value, when it has one of its type. */
+  default?: string | number | boolean;
+}
+
+/**
+ * svc's answer to a {@linkcode WorkerPrompt}: the params of the `answer` notification less `id` and
+ * `seq` (protocol §4.4). `accept` answers with `choices` (confirm, choice: indexes into its choices,
+ * one unless `multiple`) or `values` (text, fields: by field name); `decline` answers a confirmation
+ * No and fails any other prompt; `cancel` stops the call; `timeout` fails the prompt as a
+ * non-interactive call fails it.
+ */
+export interface PromptAnswer {
+  action: "accept" | "decline" | "cancel" | "timeout";
+  choices?: number[];
+  values?: Record<string, string | number | boolean>;
 }
 
 /** One module's import outcome from `startup`. */

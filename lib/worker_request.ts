@@ -9,8 +9,10 @@ import type {
   CallLimits,
   Interruption,
   InvokeParams,
+  PromptAnswer,
   ResetResult,
   WorkerProgress,
+  WorkerPrompt,
 } from "./worker_protocol.ts";
 
 /**
@@ -51,6 +53,8 @@ export interface RunContext {
   limits: CallLimits | null;
   /** Whether someone listens for the call's `Write-Progress` records. */
   progress: boolean;
+  /** Whether someone answers the call's prompts. @default false */
+  interactive?: boolean;
 }
 
 /** The `invoke` params of a run. */
@@ -62,6 +66,7 @@ export function invokeRequest(run: CommandRun, context: RunContext): InvokeParam
   else if (properties !== undefined) params.select = { properties, display: false };
   if (maxResults !== undefined) params.first = maxResults;
   if (context.progress) params.progress = true;
+  if (context.interactive) params.interactive = true;
   if (context.limits !== null) {
     params.limits = run.stopWhenFull ? { ...context.limits, stopWhenFull: true } : context.limits;
   }
@@ -76,30 +81,69 @@ export interface InvokeOptions {
   timeoutMs?: number;
   /** Receives the call's progress records; without it the worker sends none. @default none */
   onProgress?: (progress: WorkerProgress) => void;
+  /**
+   * Asks the user what the command prompts for (a confirmation, Read-Host, PromptForChoice,
+   * $Host.UI.Prompt); present, the call is interactive. `signal` aborts when the answer is no longer
+   * wanted: the time for user input ran out, or the call ended. Time spent waiting does not count
+   * against `timeoutMs`. @default none: every prompt fails at once
+   */
+  onPrompt?: (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer>;
+  /**
+   * How long one prompt waits for `onPrompt`'s answer in ms (`ShellConfiguration:UserInputTimeout`);
+   * then it fails as a non-interactive one does. @default 120000
+   */
+  userInputTimeoutMs?: number;
 }
 
-/** The call's time limit and cancel signal as one promise, and how to stop listening to both. */
+/**
+ * The call's time limit and cancel signal as one promise, and how to stop listening to both. The time
+ * limit can be paused (while the user is asked something) and resumed.
+ */
 export function interruptionOf(options: InvokeOptions): {
   promise: Promise<{ interrupted: Interruption }>;
+  pause: () => void;
+  resume: () => void;
   dispose: () => void;
 } {
   const { signal, timeoutMs } = options;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let onAbort: (() => void) | undefined;
+  let left = timeoutMs ?? 0;
+  let since = 0;
+  let paused = 0;
+  let disposed = false;
+  let fire = () => {};
   const promise = new Promise<{ interrupted: Interruption }>((resolve) => {
-    if (timeoutMs !== undefined) {
-      timer = setTimeout(() => resolve({ interrupted: "timeout" }), timeoutMs);
-    }
+    fire = () => resolve({ interrupted: "timeout" });
     if (signal) {
       onAbort = () => resolve({ interrupted: "cancelled" });
       if (signal.aborted) onAbort();
       else signal.addEventListener("abort", onAbort, { once: true });
     }
   });
+  const start = () => {
+    if (timeoutMs === undefined) return;
+    since = performance.now();
+    timer = setTimeout(fire, Math.max(0, left));
+  };
+  start();
   return {
     promise,
-    dispose() {
+    // Pauses nest: a pause must never be lost, whichever answer comes first.
+    pause() {
+      if (++paused > 1 || timer === undefined) return;
       clearTimeout(timer);
+      timer = undefined;
+      left -= performance.now() - since;
+    },
+    resume() {
+      if (paused === 0 || --paused > 0 || disposed) return;
+      start();
+    },
+    dispose() {
+      disposed = true;
+      clearTimeout(timer);
+      timer = undefined;
       if (signal && onAbort) signal.removeEventListener("abort", onAbort);
     },
   };

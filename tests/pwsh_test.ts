@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { RemoteError } from "../lib/errors.ts";
 import { RunspaceWorker } from "../lib/worker.ts";
-import type { CommandMeta } from "../lib/worker_protocol.ts";
+import type { CommandMeta, PromptAnswer, WorkerPrompt } from "../lib/worker_protocol.ts";
 import { FIXTURE_MODULE, isAlive, TEST_PWSH as pwsh, withEnv } from "./support/harness.ts";
 import { cmdletMeta, DESCRIBE_FIXTURE, RECORDED_CMDLETS } from "./support/cmdlet_data.ts";
 
@@ -238,7 +238,74 @@ pwshTest("Read-Host, Get-Credential and confirmation prompts fail at once", asyn
   const confirm = await invoke(worker, "Test-FixtureBinding", { Text: "x", Confirm: true });
   assert.ok(confirm.result.errors.length > 0);
   assert.ok(Date.now() - started < 10_000);
+  await interactiveConfirmations(worker);
 });
+
+/** Each prompt an interactive call made, and the answers given in turn (then `decline`). */
+function answering(...answers: PromptAnswer[]) {
+  const asked: WorkerPrompt[] = [];
+  const onPrompt = (prompt: WorkerPrompt) => {
+    asked.push(prompt);
+    return Promise.resolve(answers.shift() ?? { action: "decline" as const });
+  };
+  return { asked, onPrompt };
+}
+
+const pick = (choice: number): PromptAnswer => ({ action: "accept", choices: [choice] });
+
+// Remove-Item -Confirm over files, answered as a user at a console would: each answer does what
+// PowerShell does with it (Yes removes, No skips, Yes to All / No to All decide for the rest).
+async function interactiveConfirmations(worker: RunspaceWorker): Promise<void> {
+  const dir = await Deno.makeTempDir();
+  try {
+    const remove = async (answers: PromptAnswer[]) => {
+      for (const name of ["a", "b", "c", "d"]) await Deno.writeTextFile(`${dir}/${name}.txt`, name);
+      const { asked, onPrompt } = answering(...answers);
+      const { result } = await worker.invoke(
+        {
+          command: "Remove-Item",
+          parameters: { Path: `${dir}/*.txt`, Confirm: true },
+          credentials: [],
+          depth: 4,
+        },
+        { timeoutMs: 30_000, onPrompt },
+      );
+      assert.deepEqual(result.errors, []);
+      const left: string[] = [];
+      for await (const entry of Deno.readDir(dir)) left.push(entry.name);
+      return { asked, left: left.sort() };
+    };
+    // Yes, No, Yes to All: a and c... d removed by Yes to All without asking.
+    const first = await remove([pick(0), pick(2), pick(1)]);
+    assert.deepEqual(first.left, ["b.txt"]);
+    assert.equal(first.asked.length, 3);
+    const [prompt] = first.asked;
+    assert.equal(prompt?.kind, "confirm");
+    assert.equal(prompt?.caption, "Confirm");
+    assert.match(
+      prompt?.message ?? "",
+      /Performing the operation "Remove File" on target ".*a\.txt"/,
+    );
+    assert.deepEqual(prompt?.choices?.map((c) => c.label), [
+      "Yes",
+      "Yes to All",
+      "No",
+      "No to All",
+    ]);
+    assert.deepEqual(prompt?.defaults, [0]);
+    assert.deepEqual(first.asked.map((p) => p.seq), [1, 2, 3]);
+    // Yes, then No to All: the rest are kept without asking.
+    const second = await remove([pick(0), pick(3)]);
+    assert.deepEqual(second.left, ["b.txt", "c.txt", "d.txt"]);
+    assert.equal(second.asked.length, 2);
+    // Declining a confirmation is its No: every file is skipped, and the call succeeds.
+    const third = await remove([]);
+    assert.deepEqual(third.left, ["a.txt", "b.txt", "c.txt", "d.txt"]);
+    assert.equal(third.asked.length, 4);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
 
 pwshTest("warnings, information and verbose records are returned", async (worker) => {
   const { result } = await invoke(worker, "Write-FixtureStreams");

@@ -2,23 +2,23 @@
 # runspace is started, and the slots a process opened, kept in the shared Runs table, and how each is
 # taken out of it and ended.
 
-# A slot's worker runspace, open. With -Unregistered it is not yet counted as the host's
-# (ProcessState.AddHostRunspace): host.ps1 opens slot 0's before the compiled half is loaded, and
-# counts it once it is, before any slot can run a reset that would look for it.
-function New-WorkerRunspace([switch]$Unregistered) {
+# A slot's worker runspace, open, with a host of svc's own (WorkerHost.cs): prompts (Read-Host,
+# Get-Credential, confirmations) fail at once as they did with the engine's default host, unless the
+# call running is interactive (protocol §4.4).
+function New-WorkerRunspace {
     # CreateDefault2 is what the console host uses: only Core is loaded, the rest autoloads, so built-in
-    # commands report the same Module/Version as in an interactive pwsh. No host is passed: the runspace
-    # gets DefaultHost, whose prompts (Read-Host, Get-Credential, confirmations) fail at once.
+    # commands report the same Module/Version as in an interactive pwsh.
     $iss = [System.Management.Automation.Runspaces.InitialSessionState]::CreateDefault2()
-    $runspace = [System.Management.Automation.Runspaces.RunspaceFactory]::CreateRunspace($iss)
+    $runspace = [Svc.Host.WorkerHost]::CreateRunspace($iss)
     # One pipeline thread for the runspace's life rather than a new thread per invocation: a no-op
     # call 2.98 -> 2.15 ms on pwsh 7.6.5. A call that ignores Stop blocks that thread, but such a
     # worker is killed anyway.
     $runspace.ThreadOptions = [System.Management.Automation.Runspaces.PSThreadOptions]::ReuseThread
     # Counted as the host's before it opens: a sibling's reset that ran between the two would take
     # it for a runspace a call left open and retire the process (every reset did, while the pool grew).
-    if (-not $Unregistered) { [Svc.Host.ProcessState]::AddHostRunspace($runspace) }
+    [Svc.Host.ProcessState]::AddHostRunspace($runspace)
     $runspace.Open()
+    [Svc.Host.WorkerHost]::Of($runspace).Settle()
     # Verbose and debug records are kept only under Continue (nothing is printed without a host UI);
     # TypeScript decides what to show. Progress records are never reported, so do not store them.
     $runspace.SessionStateProxy.SetVariable('VerbosePreference', [System.Management.Automation.ActionPreference]::Continue)

@@ -44,6 +44,9 @@ namespace Svc.Host
         private long _heldBytes;
         private int _droppedItems;
         private long _droppedBytes;
+        // The prompts of an interactive call, and the host they are attached to while it runs.
+        private Prompter _prompter;
+        private WorkerHost _host;
 
         /// <summary>The request's id.</summary>
         public long Id { get; private set; }
@@ -63,6 +66,9 @@ namespace Svc.Host
         /// <summary>What svc keeps of the response (<c>limits</c>), or null when the request set none.</summary>
         public CallLimits Limits { get; private set; }
 
+        /// <summary>The prompts of an interactive call (<c>interactive</c>), else null.</summary>
+        public Prompter Prompter { get { return _prompter; } }
+
         private Invocation()
         {
         }
@@ -74,10 +80,12 @@ namespace Svc.Host
         /// caller's, inside this method, when the pipeline fails before it starts. <paramref name="atEnd"/>
         /// (may be null) runs on the pipeline's thread before <see cref="Task"/> completes, so what it
         /// undoes is undone before the response is sent. <paramref name="projection"/> (may be null)
-        /// projects the output for the request's <c>select</c>. Defaults: depth 4, no limit on items, no
-        /// projection, no progress, no limits on the response.
+        /// projects the output for the request's <c>select</c>. With <c>interactive</c>, the command's
+        /// prompts are sent as frames through <paramref name="post"/> (from the pipeline's thread) and
+        /// wait for svc's answers. Defaults: depth 4, no limit on items, no projection, no progress, no
+        /// limits on the response, not interactive.
         /// </summary>
-        public static Invocation Start(Runspace worker, long id, Hashtable request, Action ended, Action atEnd, OutputProjection projection)
+        public static Invocation Start(Runspace worker, long id, Hashtable request, Action ended, Action atEnd, OutputProjection projection, Action<string> post)
         {
             string command = request["command"] as string;
             if (string.IsNullOrEmpty(command)) throw new ArgumentException("The invoke request names no command.");
@@ -93,6 +101,8 @@ namespace Svc.Host
             Hashtable select = selectValue as Hashtable;
             if (selectValue != null && select == null) throw new ArgumentException("The invoke select is not an object.");
             bool progress = request["progress"] is bool && (bool)request["progress"];
+            bool interactive = request["interactive"] is bool && (bool)request["interactive"];
+            WorkerHost host = interactive ? WorkerHost.Of(worker) : null;
             CallLimits limits = CallLimits.From(request["limits"]);
             object providerValue = request["provider"];
             Hashtable provider = providerValue as Hashtable;
@@ -144,6 +154,12 @@ namespace Svc.Host
                     Progress = progress,
                     _savedProgress = savedProgress,
                 };
+                if (host != null)
+                {
+                    run._prompter = new Prompter(id, post, limits != null ? limits.TextBytes : 0, run.Stop);
+                    run._host = host;
+                    host.Prompter = run._prompter;
+                }
                 if (projection != null && select != null)
                 {
                     // Only worth it where the output may be projected while the command runs.
@@ -164,6 +180,9 @@ namespace Svc.Host
                 run._watch.Start();
                 ps.BeginInvoke<PSObject, PSObject>(input, run._output, null, result =>
                 {
+                    // Whatever runs in the runspace after the call (computed columns, the reset) prompts
+                    // nobody.
+                    if (host != null) host.Prompter = null;
                     if (atEnd != null)
                     {
                         try { atEnd(); } catch (Exception e) { Console.Error.WriteLine("host.ps1: ending a call's side effects failed: " + e.Message); }
@@ -189,6 +208,7 @@ namespace Svc.Host
                     try { worker.SessionStateProxy.SetVariable("ProgressPreference", savedProgress); }
                     catch (Exception) { /* the failure being thrown says more than this one */ }
                 }
+                if (host != null) host.Prompter = null;
                 ps.Dispose();
                 throw;
             }
@@ -246,6 +266,8 @@ namespace Svc.Host
         /// <summary>Asks the command to stop, once; returns at once (Stop() would block the slot's loop).</summary>
         public void Stop()
         {
+            // A prompt waiting for its answer ends first: the pipeline can stop only once it returns.
+            if (_prompter != null) _prompter.Stop();
             if (_stopRequested) return;
             _stopRequested = true;
             PowerShell.BeginStop(null, null);

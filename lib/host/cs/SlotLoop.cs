@@ -27,6 +27,8 @@ namespace Svc.Host
         private readonly OutputProjection _projection;
         private readonly object _gate = new object();
         private readonly Queue<string> _lines = new Queue<string>();
+        // Frames other threads made (a running call's prompts), written by the loop: one writer only.
+        private readonly Queue<string> _posted = new Queue<string>();
         private volatile string _readFailure;
         // The id the running call's reset answers with (its thenReset), or -1 when it asked for none.
         private long _resetAfter = -1;
@@ -89,16 +91,26 @@ namespace Svc.Host
                 Invocation running = Running;
                 bool haveLine = false;
                 string line = null;
+                string[] posted = null;
                 lock (_gate)
                 {
                     // A call whose client watches progress is looked at every 100 ms for new records.
                     int wait = running != null && running.Progress ? 100 : 1000;
-                    if (_lines.Count == 0 && (running == null || !running.Task.IsCompleted)) Monitor.Wait(_gate, wait);
+                    if (_lines.Count == 0 && _posted.Count == 0 && (running == null || !running.Task.IsCompleted)) Monitor.Wait(_gate, wait);
                     if (_lines.Count > 0)
                     {
                         line = _lines.Dequeue();
                         haveLine = true;
                     }
+                    if (_posted.Count > 0)
+                    {
+                        posted = _posted.ToArray();
+                        _posted.Clear();
+                    }
+                }
+                if (posted != null)
+                {
+                    foreach (string frame in posted) Send(frame);
                 }
                 if (running != null && running.Progress && !running.Task.IsCompleted) SendProgress(running);
                 if (running != null && running.Task.IsCompleted) Complete(running);
@@ -154,6 +166,16 @@ namespace Svc.Host
             lock (_gate) Monitor.Pulse(_gate);
         }
 
+        // From any thread: a frame for the loop to write.
+        private void Post(string frame)
+        {
+            lock (_gate)
+            {
+                _posted.Enqueue(frame);
+                Monitor.Pulse(_gate);
+            }
+        }
+
         /// <summary>Asks the running command, if any, to stop.</summary>
         public void StopRunning()
         {
@@ -175,7 +197,7 @@ namespace Svc.Host
             {
                 EngineState engine = EngineState;
                 bool keep = KeepChildren;
-                Running = Invocation.Start(_worker, id, parameters, Wake, engine == null ? null : () => engine.EndCall(keep), _projection);
+                Running = Invocation.Start(_worker, id, parameters, Wake, engine == null ? null : () => engine.EndCall(keep), _projection, Post);
                 _resetAfter = resetId;
                 IdleTrim.CallStarted();
             }
@@ -247,6 +269,15 @@ namespace Svc.Host
                 object target = stop != null ? stop["id"] : null;
                 Invocation running = Running;
                 if (running != null && IsInteger(target) && Convert.ToInt64(target) == running.Id) StopRunning();
+                return;
+            }
+            if (string.Equals(op, "answer", StringComparison.Ordinal))
+            {
+                // svc's answer to a prompt of the running call; one for another call is ignored.
+                Hashtable answer = parameters as Hashtable;
+                object target = answer != null ? answer["id"] : null;
+                Invocation running = Running;
+                if (running != null && running.Prompter != null && IsInteger(target) && Convert.ToInt64(target) == running.Id) running.Prompter.Answer(answer);
                 return;
             }
             if (string.Equals(op, "open", StringComparison.Ordinal))

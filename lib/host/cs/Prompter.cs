@@ -1,0 +1,439 @@
+// svc worker, part of lib/host.ps1 (compiled by lib/host/assembly.ps1): the prompts of one
+// interactive call (protocol §4.4, `interactive`). Each prompt the command makes on its pipeline
+// thread becomes a `prompt` frame, which the slot's loop sends; the thread then waits for svc's
+// `answer` notification (or the call's stop). Secrets are never asked for: MCP forbids asking for
+// them through a form.
+using System;
+using System.Collections;
+using System.Collections.Generic;
+using System.Collections.ObjectModel;
+using System.Collections.Specialized;
+using System.Diagnostics;
+using System.Globalization;
+using System.Management.Automation;
+using System.Management.Automation.Host;
+using System.Security;
+using System.Threading;
+
+namespace Svc.Host
+{
+    /// <summary>Why svc failed a prompt of an interactive call.</summary>
+    public enum PromptFailure
+    {
+        /// <summary>No answer came within svc's time limit for user input.</summary>
+        Timeout,
+        /// <summary>The user declined to answer.</summary>
+        Declined,
+        /// <summary>The prompt asked for a secret, which svc never asks a user for.</summary>
+        Secret,
+    }
+
+    /// <summary>A prompt svc failed; a HostException, so that ErrorInfo words it with the others.</summary>
+    public sealed class PromptException : HostException
+    {
+        /// <summary>A failure for <paramref name="reason"/>; <paramref name="question"/> is what was asked (may be null).</summary>
+        public PromptException(string message, PromptFailure reason, string question)
+            : base(message, null, reason == PromptFailure.Timeout ? "HostFunctionNotImplemented" : reason == PromptFailure.Declined ? "PromptDeclined" : "SecretNotAsked", ErrorCategory.NotImplemented)
+        {
+            Reason = reason;
+            Question = question;
+        }
+
+        /// <summary>Why the prompt failed.</summary>
+        public PromptFailure Reason { get; private set; }
+
+        /// <summary>What was asked: the question declined, or the kind of secret; null when nothing names it.</summary>
+        public string Question { get; private set; }
+    }
+
+    /// <summary>The prompts of one interactive call.</summary>
+    public sealed class Prompter
+    {
+        private static readonly string[] NoLabels = Labels(
+            NotInteractive.Resource("CommandBaseStrings", "SkipOneLabel", "&No"),
+            NotInteractive.Resource("InternalHostUserInterfaceStrings", "ShouldContinueNoLabel", "&No"));
+        private static readonly string[] HaltLabels = Labels(NotInteractive.Resource("CommandBaseStrings", "HaltLabel", "&Halt Command"));
+        private static readonly string[] SuspendLabels = Labels(
+            NotInteractive.Resource("CommandBaseStrings", "PauseLabel", "&Suspend"),
+            NotInteractive.Resource("InternalHostUserInterfaceStrings", "ShouldContinueSuspendLabel", "&Suspend"));
+        private readonly long _id;
+        private readonly Action<string> _send;
+        private readonly long _textBytes;
+        private readonly Action _stop;
+        private readonly object _gate = new object();
+        // One prompt at a time, whichever thread asks (ForEach-Object -Parallel shares the host).
+        private readonly object _one = new object();
+        private int _seq;
+        private int _waiting;
+        private Hashtable _answer;
+        private bool _stopped;
+
+        /// <summary>
+        /// Prompts of call <paramref name="id"/>: frames go out through <paramref name="send"/> (on the
+        /// pipeline thread; the slot's loop writes them), strings cut to <paramref name="textBytes"/>
+        /// (0: whole), and <paramref name="stop"/> stops the call when the user cancels.
+        /// </summary>
+        public Prompter(long id, Action<string> send, long textBytes, Action stop)
+        {
+            _id = id;
+            _send = send;
+            _textBytes = textBytes;
+            _stop = stop;
+        }
+
+        /// <summary>svc's answer (the params of an <c>answer</c> notification); one to no prompt waiting is ignored.</summary>
+        public void Answer(Hashtable parameters)
+        {
+            object seq = parameters["seq"];
+            if (!(seq is int || seq is long)) return;
+            lock (_gate)
+            {
+                if (_waiting == 0 || Convert.ToInt64(seq) != _waiting) return;
+                _answer = parameters;
+                Monitor.PulseAll(_gate);
+            }
+        }
+
+        /// <summary>The call is being stopped: a prompt waiting ends, and none is asked any more.</summary>
+        public void Stop()
+        {
+            lock (_gate)
+            {
+                _stopped = true;
+                Monitor.PulseAll(_gate);
+            }
+        }
+
+        /// <summary>The failure of a prompt for a secret (<paramref name="what"/>), interactive or not.</summary>
+        public static PromptException Secret(string what)
+        {
+            return new PromptException("svc does not ask the user for " + what + ": MCP forbids asking for secrets through a form.", PromptFailure.Secret, what);
+        }
+
+        /// <summary>Read-Host without -Prompt: one line of text.</summary>
+        public string ReadLine()
+        {
+            OrderedDictionary field = new OrderedDictionary();
+            field["name"] = "answer";
+            field["label"] = "Answer";
+            field["help"] = "";
+            field["type"] = "string";
+            Hashtable answer = Ask(Frame("text", "", "", null, null, false, new ArrayList { field }));
+            string action = Action(answer);
+            if (action == "timeout") throw new PromptException(NotInteractive.AnyMessage, PromptFailure.Timeout, null);
+            if (action != "accept") throw Declined(null);
+            object value = Value(answer, "answer");
+            return value == null ? "" : LanguagePrimitives.ConvertTo<string>(value);
+        }
+
+        /// <summary>PromptForChoice: a confirmation when ShouldProcess, ShouldContinue or an Inquire preference asks, else a choice.</summary>
+        public int Choice(string caption, string message, Collection<ChoiceDescription> choices, int defaultChoice)
+        {
+            if (choices == null || choices.Count == 0) throw new ArgumentException("PromptForChoice was given no choices.", "choices");
+            if (defaultChoice < -1 || defaultChoice >= choices.Count) throw new ArgumentOutOfRangeException("defaultChoice", defaultChoice, "The default choice is not one of the choices.");
+            bool confirm = IsConfirmation();
+            List<int> shown = Shown(choices, confirm);
+            Hashtable answer = Ask(ChoiceFrame(confirm ? "confirm" : "choice", caption, message, choices, shown, defaultChoice < 0 ? new int[0] : new[] { defaultChoice }, false));
+            string action = Action(answer);
+            if (action == "timeout") throw new PromptException(NotInteractive.PromptText(message), PromptFailure.Timeout, null);
+            if (action == "accept")
+            {
+                List<int> picked = Picked(answer, shown, Question(caption, message));
+                if (picked.Count != 1) throw new ArgumentException("svc's answer to '" + Question(caption, message) + "' picks " + picked.Count + " choices where one was asked for.");
+                return picked[0];
+            }
+            if (confirm)
+            {
+                // Declining a confirmation is its No: the operation is skipped as PowerShell skips it.
+                int no = IndexOf(choices, NoLabels);
+                if (no < 0) no = IndexOf(choices, HaltLabels);
+                if (no >= 0) return no;
+            }
+            throw Declined(Question(caption, message));
+        }
+
+        /// <summary>PromptForChoice allowing several choices (IHostUISupportsMultipleChoiceSelection).</summary>
+        public Collection<int> Choices(string caption, string message, Collection<ChoiceDescription> choices, IEnumerable<int> defaultChoices)
+        {
+            if (choices == null || choices.Count == 0) throw new ArgumentException("PromptForChoice was given no choices.", "choices");
+            List<int> defaults = new List<int>();
+            if (defaultChoices != null)
+            {
+                foreach (int index in defaultChoices)
+                {
+                    if (index < 0 || index >= choices.Count) throw new ArgumentOutOfRangeException("defaultChoices", index, "A default choice is not one of the choices.");
+                    if (!defaults.Contains(index)) defaults.Add(index);
+                }
+            }
+            List<int> shown = Shown(choices, false);
+            Hashtable answer = Ask(ChoiceFrame("choice", caption, message, choices, shown, defaults.ToArray(), true));
+            string action = Action(answer);
+            if (action == "timeout") throw new PromptException(NotInteractive.PromptText(message), PromptFailure.Timeout, null);
+            if (action != "accept") throw Declined(Question(caption, message));
+            return new Collection<int>(Picked(answer, shown, Question(caption, message)));
+        }
+
+        /// <summary>$Host.UI.Prompt, and Read-Host -Prompt (one string field): the values of the fields.</summary>
+        public Dictionary<string, PSObject> Fields(string caption, string message, Collection<FieldDescription> descriptions)
+        {
+            if (descriptions == null || descriptions.Count == 0) throw new ArgumentException("Prompt was given no fields.", "descriptions");
+            ArrayList fields = new ArrayList();
+            Type[] types = new Type[descriptions.Count];
+            string[] names = new string[descriptions.Count];
+            for (int i = 0; i < descriptions.Count; i++)
+            {
+                FieldDescription description = descriptions[i];
+                if (IsSecret(description)) throw Secret("a secret ('" + description.Name + "')");
+                types[i] = FieldType(description);
+                names[i] = Cut(description.Name);
+                OrderedDictionary field = new OrderedDictionary();
+                field["name"] = names[i];
+                field["label"] = Cut(PlainLabel(string.IsNullOrEmpty(description.Label) ? description.Name : description.Label));
+                field["help"] = Cut(description.HelpMessage);
+                field["type"] = JsonType(types[i]);
+                object initial = description.DefaultValue != null ? description.DefaultValue.BaseObject : null;
+                if (initial is string) field["default"] = Cut((string)initial);
+                else if (initial != null && JsonType(initial.GetType()) != "string") field["default"] = initial;
+                fields.Add(field);
+            }
+            bool text = descriptions.Count == 1 && string.IsNullOrEmpty(caption) && string.IsNullOrEmpty(message) && types[0] == typeof(string);
+            string question = !string.IsNullOrEmpty(message) ? message : !string.IsNullOrEmpty(caption) ? caption : descriptions.Count == 1 ? descriptions[0].Name : null;
+            Hashtable answer = Ask(Frame(text ? "text" : "fields", caption, message, null, null, false, fields));
+            string action = Action(answer);
+            if (action == "timeout") throw new PromptException(NotInteractive.PromptText(message), PromptFailure.Timeout, null);
+            if (action != "accept") throw Declined(question);
+            Dictionary<string, PSObject> result = new Dictionary<string, PSObject>();
+            for (int i = 0; i < descriptions.Count; i++)
+            {
+                object value = Value(answer, names[i]);
+                if (value == null)
+                {
+                    PSObject initial = descriptions[i].DefaultValue;
+                    if (initial == null) throw new ArgumentException("svc's answer to '" + (question ?? names[i]) + "' has no value for '" + names[i] + "'.");
+                    result[descriptions[i].Name] = initial;
+                    continue;
+                }
+                object converted;
+                try
+                {
+                    converted = LanguagePrimitives.ConvertTo(value, types[i], CultureInfo.InvariantCulture);
+                }
+                catch (Exception)
+                {
+                    throw new ArgumentException("The answer '" + Cut(Convert.ToString(value, CultureInfo.InvariantCulture)) + "' to '" + names[i] + "' is not a " + types[i].Name + ".");
+                }
+                result[descriptions[i].Name] = PSObject.AsPSObject(converted);
+            }
+            return result;
+        }
+
+        // Sends one prompt and waits for its answer; throws PipelineStoppedException when the call is
+        // stopped meanwhile or the user cancels (svc's cancel is the console's Ctrl+C).
+        private Hashtable Ask(OrderedDictionary frame)
+        {
+            lock (_one)
+            {
+                lock (_gate)
+                {
+                    if (_stopped) throw new PipelineStoppedException();
+                    _waiting = ++_seq;
+                    _answer = null;
+                    frame["seq"] = _seq;
+                }
+                _send(JsonValue.Serialize(frame));
+                Hashtable answer;
+                lock (_gate)
+                {
+                    while (_answer == null && !_stopped) Monitor.Wait(_gate);
+                    _waiting = 0;
+                    answer = _answer;
+                    _answer = null;
+                }
+                if (answer == null) throw new PipelineStoppedException();
+                if (Action(answer) == "cancel")
+                {
+                    _stop();
+                    throw new PipelineStoppedException();
+                }
+                return answer;
+            }
+        }
+
+        private OrderedDictionary Frame(string kind, string caption, string message, ArrayList choices, int[] defaults, bool multiple, ArrayList fields)
+        {
+            OrderedDictionary frame = new OrderedDictionary();
+            frame["type"] = "prompt";
+            frame["id"] = _id;
+            frame["seq"] = 0;
+            frame["kind"] = kind;
+            frame["caption"] = Cut(caption);
+            frame["message"] = Cut(message);
+            if (choices != null)
+            {
+                frame["choices"] = choices;
+                frame["defaults"] = defaults;
+                frame["multiple"] = multiple;
+            }
+            if (fields != null) frame["fields"] = fields;
+            return frame;
+        }
+
+        private OrderedDictionary ChoiceFrame(string kind, string caption, string message, Collection<ChoiceDescription> choices, List<int> shown, int[] defaults, bool multiple)
+        {
+            ArrayList list = new ArrayList();
+            foreach (int index in shown)
+            {
+                OrderedDictionary choice = new OrderedDictionary();
+                choice["label"] = Cut(PlainLabel(choices[index].Label));
+                choice["help"] = Cut(choices[index].HelpMessage);
+                list.Add(choice);
+            }
+            List<int> positions = new List<int>();
+            foreach (int index in defaults)
+            {
+                int position = shown.IndexOf(index);
+                if (position >= 0) positions.Add(position);
+            }
+            return Frame(kind, caption, message, list, positions.ToArray(), multiple, null);
+        }
+
+        // The choices offered: all of them, but for a confirmation not Suspend (a nested prompt nobody
+        // could use).
+        private static List<int> Shown(Collection<ChoiceDescription> choices, bool confirm)
+        {
+            List<int> shown = new List<int>();
+            for (int i = 0; i < choices.Count; i++)
+            {
+                if (confirm && Array.IndexOf(SuspendLabels, PlainLabel(choices[i].Label)) >= 0) continue;
+                shown.Add(i);
+            }
+            return shown;
+        }
+
+        // The choices an accepted answer picks, as indexes of the prompt's own choices.
+        private static List<int> Picked(Hashtable answer, List<int> shown, string question)
+        {
+            object given = answer["choices"];
+            object[] list = given as object[];
+            if (list == null && (given is int || given is long)) list = new[] { given };
+            if (list == null) throw new ArgumentException("svc's answer to '" + question + "' picks no choice.");
+            List<int> picked = new List<int>();
+            foreach (object item in list)
+            {
+                if (!(item is int || item is long) || Convert.ToInt64(item) < 0 || Convert.ToInt64(item) >= shown.Count)
+                {
+                    throw new ArgumentException("svc's answer to '" + question + "' picks " + Convert.ToString(item, CultureInfo.InvariantCulture) + ", which is not one of its " + shown.Count + " choices.");
+                }
+                int index = shown[Convert.ToInt32(item)];
+                if (!picked.Contains(index)) picked.Add(index);
+            }
+            return picked;
+        }
+
+        private static int IndexOf(Collection<ChoiceDescription> choices, string[] labels)
+        {
+            for (int i = 0; i < choices.Count; i++)
+            {
+                if (Array.IndexOf(labels, PlainLabel(choices[i].Label)) >= 0) return i;
+            }
+            return -1;
+        }
+
+        private static string Action(Hashtable answer)
+        {
+            return answer["action"] as string ?? "";
+        }
+
+        private static object Value(Hashtable answer, string name)
+        {
+            Hashtable values = answer["values"] as Hashtable;
+            return values == null ? null : values[name];
+        }
+
+        private static PromptException Declined(string question)
+        {
+            string text = question != null ? "The user declined to answer '" + question + "'." : "The user declined to answer.";
+            return new PromptException(text, PromptFailure.Declined, question);
+        }
+
+        private static string Question(string caption, string message)
+        {
+            return !string.IsNullOrEmpty(message) ? message : !string.IsNullOrEmpty(caption) ? caption : "the choice";
+        }
+
+        // True when PowerShell's own confirmation asks (ShouldProcess and ShouldContinue, and the
+        // Inquire preferences, all through MshCommandRuntime.InquireHelper; Write-Debug's Inquire
+        // through the engine host's DebugShouldContinue): its text is the operation's, its choices
+        // PowerShell's Yes/No family. Only prompts pay for the stack walk.
+        private static bool IsConfirmation()
+        {
+            StackFrame[] frames = new StackTrace(false).GetFrames();
+            if (frames == null) return false;
+            foreach (StackFrame frame in frames)
+            {
+                System.Reflection.MethodBase method = frame.GetMethod();
+                if (method == null || method.DeclaringType == null) continue;
+                string name = method.Name;
+                string type = method.DeclaringType.Name;
+                if ((name == "InquireHelper" && type == "MshCommandRuntime") || (name == "DebugShouldContinue" && type == "InternalHostUserInterface")) return true;
+            }
+            return false;
+        }
+
+        private static bool IsSecret(FieldDescription description)
+        {
+            foreach (string name in new[] { description.ParameterTypeName, description.ParameterTypeFullName })
+            {
+                if (string.IsNullOrEmpty(name)) continue;
+                string last = name.Substring(name.LastIndexOf('.') + 1).TrimEnd(']', '[');
+                if (string.Equals(last, "SecureString", StringComparison.OrdinalIgnoreCase) || string.Equals(last, "PSCredential", StringComparison.OrdinalIgnoreCase)) return true;
+            }
+            return false;
+        }
+
+        // The .NET type a field's answer becomes; string when it names none PowerShell knows.
+        private static Type FieldType(FieldDescription description)
+        {
+            Type type = null;
+            try
+            {
+                if (!string.IsNullOrEmpty(description.ParameterAssemblyFullName)) type = Type.GetType(description.ParameterAssemblyFullName, false);
+                if (type == null && !string.IsNullOrEmpty(description.ParameterTypeFullName)) LanguagePrimitives.TryConvertTo<Type>(description.ParameterTypeFullName, out type);
+            }
+            catch (Exception)
+            {
+                type = null;
+            }
+            return type ?? typeof(string);
+        }
+
+        private static string JsonType(Type type)
+        {
+            if (type == typeof(bool) || type == typeof(SwitchParameter)) return "boolean";
+            if (type == typeof(int) || type == typeof(long) || type == typeof(short) || type == typeof(byte) || type == typeof(sbyte) ||
+                type == typeof(uint) || type == typeof(ulong) || type == typeof(ushort) || type == typeof(System.Numerics.BigInteger)) return "integer";
+            if (type == typeof(double) || type == typeof(float) || type == typeof(decimal)) return "number";
+            return "string";
+        }
+
+        // A label without its hotkey marker ("&Yes" is shown "Yes").
+        private static string PlainLabel(string label)
+        {
+            if (string.IsNullOrEmpty(label)) return "";
+            int marker = label.IndexOf('&');
+            return marker < 0 ? label : label.Remove(marker, 1);
+        }
+
+        private static string[] Labels(params string[] labels)
+        {
+            for (int i = 0; i < labels.Length; i++) labels[i] = PlainLabel(labels[i]);
+            return labels;
+        }
+
+        private string Cut(string text)
+        {
+            if (text == null) return "";
+            return _textBytes > 0 ? TextCut.CutMiddle(text, _textBytes) : text;
+        }
+    }
+}

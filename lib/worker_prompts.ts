@@ -1,0 +1,131 @@
+/**
+ * The prompts of one interactive invoke (docs/worker-protocol.md §4.4): each `prompt` frame goes to
+ * the caller's `onPrompt`, and its answer back to the worker as an `answer` notification, within the
+ * time limit for user input. While the user is asked, the call's own time limit stands still.
+ *
+ * @module
+ */
+import { logger } from "./log.ts";
+import type { PromptAnswer, WorkerPrompt } from "./worker_protocol.ts";
+import type { InvokeOptions } from "./worker_request.ts";
+
+const log = logger("worker");
+
+/** `ShellConfiguration:UserInputTimeout`'s default, in ms. */
+export const DEFAULT_USER_INPUT_TIMEOUT_MS = 120_000;
+
+const KINDS = new Set(["confirm", "choice", "text", "fields"]);
+const ACTIONS = new Set(["accept", "decline", "cancel", "timeout"]);
+
+/** How a call's own time limit stands still while the user is asked (`interruptionOf`). */
+export interface CallClock {
+  pause: () => void;
+  resume: () => void;
+}
+
+/**
+ * A relay for one call's `prompt` frames to `options.onPrompt`, each answered through `answer` (the
+ * `answer` notification's params less the call's id), or undefined when the call is not interactive.
+ * `take` handles a frame (a malformed one is answered `cancel`, which stops the call); `dispose` ends
+ * every wait still open, once the call has ended.
+ */
+export function promptRelay(
+  options: Pick<InvokeOptions, "onPrompt" | "userInputTimeoutMs">,
+  clock: CallClock,
+  answer: (params: { seq: number } & PromptAnswer) => void,
+): { take: (frame: Record<string, unknown>) => void; dispose: () => void } | undefined {
+  const ask = options.onPrompt;
+  if (!ask) return undefined;
+  const timeoutMs = options.userInputTimeoutMs ?? DEFAULT_USER_INPUT_TIMEOUT_MS;
+  // Each prompt waiting, with its timer.
+  const open = new Map<AbortController, ReturnType<typeof setTimeout>>();
+  let ended = false;
+  return {
+    take(frame) {
+      if (ended) return;
+      const seq = frame.seq;
+      if (typeof seq !== "number" || !Number.isInteger(seq)) {
+        log.warning("A worker sent a prompt frame without a sequence number; it is ignored.");
+        return;
+      }
+      const prompt = promptOf(frame);
+      if (prompt === null) {
+        log.warning("A worker sent a malformed prompt frame (seq {Seq}); the call is stopped.", {
+          Seq: seq,
+        });
+        answer({ seq, action: "cancel" });
+        return;
+      }
+      const controller = new AbortController();
+      clock.pause();
+      let settled = false;
+      const settle = (given: PromptAnswer) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        open.delete(controller);
+        controller.abort();
+        clock.resume();
+        if (!ended) answer({ ...given, seq });
+      };
+      const timer = setTimeout(() => settle({ action: "timeout" }), timeoutMs);
+      open.set(controller, timer);
+      let asked: Promise<PromptAnswer>;
+      try {
+        asked = ask(prompt, controller.signal);
+      } catch (error) {
+        asked = Promise.reject(error);
+      }
+      asked.then(
+        (answer) => settle(answerOf(answer)),
+        (error) => {
+          // Nobody could be asked: the call stops, as at a console whose user pressed Ctrl+C.
+          if (!settled) {
+            log.warning("Asking the user failed ({Message}); the call is stopped.", {
+              Message: String(error),
+            });
+          }
+          settle({ action: "cancel" });
+        },
+      );
+    },
+    dispose() {
+      ended = true;
+      for (const [controller, timer] of open) {
+        clearTimeout(timer);
+        controller.abort();
+      }
+      open.clear();
+    },
+  };
+}
+
+/** The prompt a frame carries, or null when it is not one. */
+function promptOf(frame: Record<string, unknown>): WorkerPrompt | null {
+  const { seq, kind, caption, message } = frame;
+  if (typeof kind !== "string" || !KINDS.has(kind)) return null;
+  if (typeof caption !== "string" || typeof message !== "string") return null;
+  const { type: _type, id: _id, ...rest } = frame;
+  if (kind === "confirm" || kind === "choice") {
+    if (!Array.isArray(frame.choices) || frame.choices.length === 0) return null;
+  } else if (!Array.isArray(frame.fields) || frame.fields.length === 0) return null;
+  return { ...rest, seq } as unknown as WorkerPrompt;
+}
+
+/** The answer as the worker reads it: only the keys the protocol has, of their types. */
+function answerOf(answer: PromptAnswer): PromptAnswer {
+  const action = ACTIONS.has(answer?.action) ? answer.action : "cancel";
+  const out: PromptAnswer = { action };
+  if (action !== "accept") return out;
+  if (Array.isArray(answer.choices)) {
+    out.choices = answer.choices.filter((c) => Number.isInteger(c));
+  }
+  if (answer.values && typeof answer.values === "object") {
+    const values: Record<string, string | number | boolean> = {};
+    for (const [key, value] of Object.entries(answer.values)) {
+      if (["string", "number", "boolean"].includes(typeof value)) values[key] = value;
+    }
+    out.values = values;
+  }
+  return out;
+}
