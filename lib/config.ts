@@ -52,6 +52,11 @@ export interface ShellSettings {
   startupScriptPath: string | null;
   /** Time limit of one call in ms. @default 300000 (`ShellConfiguration:ToolCallTimeout`, "00:05:00") */
   toolCallTimeoutMs: number;
+  /**
+   * How long one prompt of a call waits for the user's answer in ms; the wait does not count against
+   * `toolCallTimeoutMs`. @default 120000 (`ShellConfiguration:UserInputTimeout`, "00:02:00")
+   */
+  userInputTimeoutMs: number;
   /** Largest result text in bytes before it is cut. @default 24576 (`ShellConfiguration:MaxResultBytes`) */
   maxResultBytes: number;
   /** `ConvertTo-Json -Depth` for output objects. @default 4 (`ShellConfiguration:SerializationDepth`) */
@@ -306,6 +311,7 @@ function resolveSettings(
     startupScript: read.optionalString("ShellConfiguration:Environment:StartupScript"),
     startupScriptPath: readStartupScriptPath(read, cwd),
     toolCallTimeoutMs: read.timeSpan("ShellConfiguration:ToolCallTimeout"),
+    userInputTimeoutMs: read.timeSpan("ShellConfiguration:UserInputTimeout"),
     maxResultBytes: read.integer("ShellConfiguration:MaxResultBytes"),
     serializationDepth: read.integer("ShellConfiguration:SerializationDepth"),
     requestLimits: {

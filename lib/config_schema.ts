@@ -129,6 +129,11 @@ const shellSection = z.object({
     text: "Wildcards hiding commands; exclusion always wins.",
   }),
   ToolCallTimeout: setting("timeSpan", { text: "Time limit of one call.", default: "00:05:00" }),
+  UserInputTimeout: setting("timeSpan", {
+    text:
+      "How long a prompt of a call (a confirmation, Read-Host, a choice) waits for the user's answer when the client can ask its user; then it fails as it does without one. The wait does not count against ToolCallTimeout.",
+    default: "00:02:00",
+  }),
   MaxResultBytes: setting("integer", {
     text:
       "Output text above this size is cut with a notice; it also bounds what one call may send svc (output, error and other records). The default, about 6-8k tokens, suits a model's context.",

@@ -56,6 +56,8 @@ const DEFAULT_CONFIG_TEXT =
     "ExcludePatterns": ${renderStringList(stringsOf(DEFAULT_SHELL["ExcludePatterns"]), "    ")},
     // Time limit of one call (hh:mm:ss).
     "ToolCallTimeout": "00:05:00",
+    // How long a prompt (a confirmation, Read-Host) waits for the user when the client can ask one.
+    "UserInputTimeout": "00:02:00",
     // Output text above this many bytes (about 6-8k tokens) is cut, with an explicit notice. It
     // also bounds what one call may send svc: the worker counts output and error and other
     // records past it, unsent.

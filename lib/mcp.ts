@@ -252,6 +252,7 @@ async function runCall(
         {
           signal,
           timeoutMs,
+          userInputTimeoutMs: shell.userInputTimeoutMs,
           ...(context.onProgress ? { onProgress: context.onProgress } : {}),
           ...(context.onPrompt ? { onPrompt: context.onPrompt } : {}),
         },

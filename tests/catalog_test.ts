@@ -46,6 +46,7 @@ const shell = (extra: Partial<ShellSettings> = {}): ShellSettings => ({
   startupScript: null,
   startupScriptPath: null,
   toolCallTimeoutMs: 300_000,
+  userInputTimeoutMs: 120_000,
   maxResultBytes: 1_048_576,
   serializationDepth: 4,
   requestLimits: {

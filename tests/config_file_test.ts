@@ -123,6 +123,7 @@ Deno.test("defaultConfigText() holds every setting svc has", () => {
     "ShellConfiguration:ToolCallTimeout",
     "ShellConfiguration:ToolGranularity",
     "ShellConfiguration:UseDefaultDisplayProperties",
+    "ShellConfiguration:UserInputTimeout",
     "ShellConfiguration:WorkerStartTimeout",
   ]);
 });
@@ -209,6 +210,7 @@ Deno.test("createConfig() writes the defaults docs/configuration.md documents", 
     assert.deepEqual(
       {
         toolCallTimeoutMs: settings.shell.toolCallTimeoutMs,
+        userInputTimeoutMs: settings.shell.userInputTimeoutMs,
         maxResultBytes: settings.shell.maxResultBytes,
         serializationDepth: settings.shell.serializationDepth,
         workerStartTimeoutMs: settings.shell.workerStartTimeoutMs,
@@ -229,6 +231,7 @@ Deno.test("createConfig() writes the defaults docs/configuration.md documents", 
       },
       {
         toolCallTimeoutMs: 300_000,
+        userInputTimeoutMs: 120_000,
         maxResultBytes: 24_576,
         serializationDepth: 4,
         workerStartTimeoutMs: 120_000,

@@ -34,6 +34,7 @@ const shell: ShellSettings = {
   startupScript: null,
   startupScriptPath: null,
   toolCallTimeoutMs: 30_000,
+  userInputTimeoutMs: 120_000,
   maxResultBytes: 1_048_576,
   serializationDepth: 4,
   requestLimits: {

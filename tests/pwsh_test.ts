@@ -229,17 +229,21 @@ pwshTest(
   },
 );
 
-pwshTest("Read-Host, Get-Credential and confirmation prompts fail at once", async (worker) => {
-  const started = Date.now();
-  const prompt = await invoke(worker, "Read-FixturePrompt");
-  assert.match(prompt.result.errors.at(-1)?.message ?? "", /Favourite colour|user interaction/);
-  const credential = await invoke(worker, "Get-Credential");
-  assert.ok(credential.result.errors.length > 0);
-  const confirm = await invoke(worker, "Test-FixtureBinding", { Text: "x", Confirm: true });
-  assert.ok(confirm.result.errors.length > 0);
-  assert.ok(Date.now() - started < 10_000);
-  await interactiveConfirmations(worker);
-});
+pwshTest(
+  "prompts fail at once, unless the call is interactive: then svc is asked and answers",
+  async (worker) => {
+    const started = Date.now();
+    const prompt = await invoke(worker, "Read-FixturePrompt");
+    assert.match(prompt.result.errors.at(-1)?.message ?? "", /Favourite colour|user interaction/);
+    const credential = await invoke(worker, "Get-Credential");
+    assert.ok(credential.result.errors.length > 0);
+    const confirm = await invoke(worker, "Test-FixtureBinding", { Text: "x", Confirm: true });
+    assert.ok(confirm.result.errors.length > 0);
+    assert.ok(Date.now() - started < 10_000);
+    await interactiveConfirmations(worker);
+    await interactivePrompts(worker);
+  },
+);
 
 /** Each prompt an interactive call made, and the answers given in turn (then `decline`). */
 function answering(...answers: PromptAnswer[]) {
@@ -252,6 +256,167 @@ function answering(...answers: PromptAnswer[]) {
 }
 
 const pick = (choice: number): PromptAnswer => ({ action: "accept", choices: [choice] });
+
+/** Runs a script interactively (Invoke-Expression), its prompts answered by `onPrompt`. */
+function interactively(
+  worker: RunspaceWorker,
+  script: string,
+  onPrompt: (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer>,
+  options: { timeoutMs?: number; userInputTimeoutMs?: number; signal?: AbortSignal } = {},
+) {
+  return worker.invoke(
+    { command: "Invoke-Expression", parameters: { Command: script }, credentials: [], depth: 4 },
+    { timeoutMs: 30_000, ...options, onPrompt },
+  );
+}
+
+/** An answer that comes only once the prompt's signal aborts (the time ran out, or the call ended). */
+const never = (_prompt: WorkerPrompt, signal: AbortSignal) =>
+  new Promise<PromptAnswer>((resolve) =>
+    signal.addEventListener("abort", () => resolve({ action: "accept", values: { late: "late" } }))
+  );
+
+// Read-Host, PromptForChoice and $Host.UI.Prompt asked and answered; secrets refused at once even
+// when interactive; decline, cancel, the time limit and a stop while a prompt waits; after each the
+// worker resets clean and serves the next call.
+async function interactivePrompts(worker: RunspaceWorker): Promise<void> {
+  const text = answering({ action: "accept", values: { answer: "plain" } }, {
+    action: "accept",
+    values: { "What is your name?": "Ada" },
+  });
+  const read = await interactively(
+    worker,
+    "Read-Host; Read-Host -Prompt 'What is your name?'",
+    text.onPrompt,
+  );
+  assert.deepEqual(read.result.output, ["plain", "Ada"]);
+  assert.deepEqual(text.asked.map((p) => [p.kind, p.fields?.map((f) => [f.name, f.type])]), [
+    ["text", [["answer", "string"]]],
+    ["text", [["What is your name?", "string"]]],
+  ]);
+
+  const choices = answering(pick(1), { action: "accept", choices: [0, 2] });
+  const chosen = await interactively(
+    worker,
+    "$c = [System.Management.Automation.Host.ChoiceDescription[]]@('&Red', '&Green', '&Blue'); " +
+      "$Host.UI.PromptForChoice('Colour', 'Which colour?', $c, 0); " +
+      "$Host.UI.PromptForChoice('Colours', 'Which colours?', $c, [int[]]@(0, 2))",
+    choices.onPrompt,
+  );
+  assert.deepEqual(chosen.result.output, [1, 0, 2]);
+  const [single, multiple] = choices.asked;
+  assert.equal(single?.kind, "choice");
+  assert.equal(single?.caption, "Colour");
+  assert.equal(single?.message, "Which colour?");
+  assert.deepEqual(single?.choices?.map((c) => c.label), ["Red", "Green", "Blue"]);
+  assert.deepEqual([single?.defaults, single?.multiple], [[0], false]);
+  assert.deepEqual([multiple?.defaults, multiple?.multiple], [[0, 2], true]);
+
+  const typed = answering({ action: "accept", values: { Age: 42, Ok: true } });
+  const fields = await interactively(
+    worker,
+    "$f = [System.Collections.ObjectModel.Collection[System.Management.Automation.Host.FieldDescription]]::new(); " +
+      "$a = [System.Management.Automation.Host.FieldDescription]::new('Age'); $a.SetParameterType([int]); $a.HelpMessage = 'In years'; $f.Add($a); " +
+      "$b = [System.Management.Automation.Host.FieldDescription]::new('Ok'); $b.SetParameterType([bool]); $f.Add($b); " +
+      "$n = [System.Management.Automation.Host.FieldDescription]::new('Name'); $n.DefaultValue = 'Bob'; $f.Add($n); " +
+      "$r = $Host.UI.Prompt('Person', 'Tell me', $f); $r.Age.GetType().Name; $r.Age; $r.Ok; $r.Name",
+    typed.onPrompt,
+  );
+  assert.deepEqual(fields.result.output, ["Int32", 42, true, "Bob"]);
+  assert.equal(typed.asked[0]?.kind, "fields");
+  assert.deepEqual(typed.asked[0]?.fields, [
+    { name: "Age", label: "Age", help: "In years", type: "integer" },
+    { name: "Ok", label: "Ok", help: "", type: "boolean" },
+    { name: "Name", label: "Name", help: "", type: "string", default: "Bob" },
+  ]);
+
+  // A ConfirmImpact High command reaches $ConfirmPreference (High) without -Confirm: asked; the
+  // second call's confirmation declined is skipped.
+  const high = answering(pick(0));
+  const impact = await interactively(
+    worker,
+    "function Remove-Thing { [CmdletBinding(SupportsShouldProcess, ConfirmImpact = 'High')] param() " +
+      "if ($PSCmdlet.ShouldProcess('thing', 'Destroy')) { 'destroyed' } else { 'kept' } }; Remove-Thing; Remove-Thing",
+    high.onPrompt,
+  );
+  assert.deepEqual(impact.result.output, ["destroyed", "kept"]);
+  assert.deepEqual(high.asked.map((p) => p.kind), ["confirm", "confirm"]);
+  assert.match(
+    high.asked[0]?.message ?? "",
+    /Performing the operation "Destroy" on target "thing"/,
+  );
+
+  // Secrets are never asked for, interactive or not.
+  const secrets = answering();
+  for (
+    const script of [
+      "Read-Host -AsSecureString",
+      "Read-Host -Prompt Pin -MaskInput",
+      "Get-Credential",
+    ]
+  ) {
+    const { result } = await interactively(worker, script, secrets.onPrompt);
+    assert.match(
+      result.errors.at(-1)?.message ?? "",
+      /svc never asks the user for a secret \(MCP forbids/,
+    );
+  }
+  assert.equal(secrets.asked.length, 0);
+
+  const declined = await interactively(
+    worker,
+    "Read-Host -Prompt 'What is your name?'",
+    answering().onPrompt,
+  );
+  assert.equal(
+    declined.result.errors.at(-1)?.message,
+    "The user declined to answer 'What is your name?'.",
+  );
+
+  // Cancel stops the call, as Ctrl+C at a console prompt: nothing after the prompt runs.
+  const cancelled = answering({ action: "cancel" });
+  const cancel = await interactively(worker, "Read-Host -Prompt Name; 'after'", cancelled.onPrompt);
+  assert.deepEqual([cancel.result.output, cancel.result.stopped], [[], true]);
+
+  // No answer within UserInputTimeout: the prompt fails as a non-interactive one does, saying so; an
+  // answer coming later is not sent. The wait does not count against the call's own time limit.
+  const late = await interactively(worker, "Read-Host -Prompt Name; 'after'", never, {
+    userInputTimeoutMs: 800,
+    timeoutMs: 500,
+  });
+  assert.equal(late.interrupted, null);
+  assert.deepEqual(late.result.output, ["after"]);
+  assert.equal(
+    late.result.errors.at(-1)?.message,
+    "Read-Host asked for user input (prompt \"Name\") at: Read-Host -Prompt Name; 'after', but no answer came within the time limit for user input (ShellConfiguration:UserInputTimeout): give the value as an argument instead.",
+  );
+  assert.notEqual((await worker.reset()).path, "retire");
+
+  // A stop (the call cancelled) while a prompt waits ends the wait and stops the pipeline.
+  const abort = new AbortController();
+  const stopping = interactively(worker, "Read-Host -Prompt Name; 'after'", (prompt, signal) => {
+    abort.abort();
+    return never(prompt, signal);
+  }, { signal: abort.signal });
+  const stopped = await stopping;
+  assert.deepEqual([stopped.interrupted, stopped.result.stopped, stopped.result.output], [
+    "cancelled",
+    true,
+    [],
+  ]);
+  assert.notEqual((await worker.reset()).path, "retire");
+  const after = await worker.invoke(
+    {
+      command: "Invoke-Expression",
+      parameters: { Command: "$Host.Name; Read-Host -Prompt Again" },
+      credentials: [],
+      depth: 4,
+    },
+    { timeoutMs: 30_000 },
+  );
+  assert.deepEqual(after.result.output, ["svc"]);
+  assert.match(after.result.errors.at(-1)?.message ?? "", /svc runs commands non-interactively/);
+}
 
 // Remove-Item -Confirm over files, answered as a user at a console would: each answer does what
 // PowerShell does with it (Yes removes, No skips, Yes to All / No to All decide for the rest).

@@ -25,10 +25,12 @@ namespace Svc.Host
         }
 
         /// <summary>
-        /// The record's message. The worker runspace has no host UI, so a prompt fails at once with a
-        /// HostException whose text names what was asked only for confirmations (Read-Host's prompt is
-        /// among the command's arguments instead); the message quotes what was asked, says why it
-        /// failed and what to pass instead, once: the host's own advice (a console) does not apply.
+        /// The record's message. Outside interactive calls the worker host has no UI, so a prompt fails
+        /// at once with a HostException whose text names what was asked only for confirmations
+        /// (Read-Host's prompt is among the command's arguments instead); the message quotes what was
+        /// asked, says why it failed and what to pass instead, once: the host's own advice (a console)
+        /// does not apply. A prompt of an interactive call that no answer came for within the time
+        /// limit fails the same way, saying so; one the user declined, or one for a secret, says that.
         /// </summary>
         public static string MessageOf(ErrorRecord record, string invoked = null, Hashtable arguments = null)
         {
@@ -41,6 +43,16 @@ namespace Svc.Host
             if (string.IsNullOrEmpty(command)) command = "The command";
             string statement = invocation != null && invocation.Line != null ? invocation.Line.Trim() : "";
             string at = statement.Length > 0 ? " at: " + statement + "," : ",";
+            PromptException failed = exception as PromptException;
+            if (failed != null && failed.Reason == PromptFailure.Declined) return failed.Message;
+            if (failed != null && failed.Reason == PromptFailure.Secret)
+            {
+                return command + " asked for " + failed.Question + at +
+                    " but svc never asks the user for a secret (MCP forbids asking for one through a form): give it as an argument instead.";
+            }
+            string why = failed != null
+                ? " but no answer came within the time limit for user input (ShellConfiguration:UserInputTimeout): "
+                : " but svc runs commands non-interactively: ";
             string confirmation = ConfirmationOf(exception.Message);
             if (confirmation != null)
             {
@@ -49,16 +61,14 @@ namespace Svc.Host
                 string hint = confirmation.IndexOf("Recurse parameter was not specified", StringComparison.Ordinal) >= 0
                     ? "pass Recurse (-Recurse) to remove the folder with everything in it"
                     : "pass Confirm false (-Confirm:$false) to go ahead without asking";
-                return command + " asked for confirmation (\"" + confirmation + "\")" + at +
-                    " but svc runs commands non-interactively: " + hint + ".";
+                return command + " asked for confirmation (\"" + confirmation + "\")" + at + why + hint + ".";
             }
             // A record does not keep the arguments of a command svc invoked itself; the call's are
             // those when the prompting command is the one invoked.
             if (!string.Equals(command, invoked, StringComparison.OrdinalIgnoreCase)) arguments = null;
-            string prompt = ArgumentOf(invocation, arguments, "Prompt") ?? ArgumentOf(invocation, arguments, "Message");
+            string prompt = (failed != null ? failed.Question : null) ?? ArgumentOf(invocation, arguments, "Prompt") ?? ArgumentOf(invocation, arguments, "Message");
             string asked = prompt != null ? "prompt \"" + prompt + "\"" : "no prompt given";
-            return command + " asked for user input (" + asked + ")" + at +
-                " but svc runs commands non-interactively: give the value as an argument instead.";
+            return command + " asked for user input (" + asked + ")" + at + why + "give the value as an argument instead.";
         }
 
         /// <summary>What a confirmation asked, from the HostException's text; null when it names nothing.</summary>

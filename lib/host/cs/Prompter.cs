@@ -200,7 +200,7 @@ namespace Svc.Host
             string question = !string.IsNullOrEmpty(message) ? message : !string.IsNullOrEmpty(caption) ? caption : descriptions.Count == 1 ? descriptions[0].Name : null;
             Hashtable answer = Ask(Frame(text ? "text" : "fields", caption, message, null, null, false, fields));
             string action = Action(answer);
-            if (action == "timeout") throw new PromptException(NotInteractive.PromptText(message), PromptFailure.Timeout, null);
+            if (action == "timeout") throw new PromptException(NotInteractive.PromptText(message), PromptFailure.Timeout, question);
             if (action != "accept") throw Declined(question);
             Dictionary<string, PSObject> result = new Dictionary<string, PSObject>();
             for (int i = 0; i < descriptions.Count; i++)

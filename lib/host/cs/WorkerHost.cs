@@ -145,7 +145,7 @@ namespace Svc.Host
         {
             Prompter prompter = _prompter;
             if (prompter == null) throw NotInteractive.Any();
-            throw Prompter.Secret("a secure string (Read-Host -AsSecureString or -MaskInput)");
+            throw Prompter.Secret("a secure string");
         }
 
         /// <inheritdoc/>
