@@ -30,6 +30,7 @@ import { WorkerUnavailableError } from "./errors.ts";
 import type { PromptAnswer, RunspaceWorker, WorkerProgress, WorkerPrompt } from "./worker.ts";
 import { outputShaping, requestedProperties } from "./output_shaping.ts";
 import { closestNames } from "./suggest.ts";
+import { pushedPrompts } from "./elicitation_push.ts";
 
 const log = logger("mcp");
 
@@ -64,6 +65,12 @@ export interface McpServerOptions {
   authorize?: (principal: Principal, tool: ToolDescriptor) => boolean;
   /** Log argument values, with secrets redacted, in the audit line. @default false (`Authentication:Audit:LogArguments`) */
   logArguments?: boolean;
+  /**
+   * Whether the connection can carry a request to the client while a call runs, as a 2025-era
+   * prompt's `elicitation/create`. @default true; false for a Stateful HTTP session answering in
+   * JSON, which has no stream for it
+   */
+  requestsDuringCall?: boolean;
 }
 
 /** The principal of a request, as the HTTP transport passes it in `authInfo`; else the local user. */
@@ -364,9 +371,11 @@ export function createMcpServer(options: McpServerOptions): Server {
 
   server.setRequestHandler("tools/call", async (request, ctx): Promise<CallToolResult> => {
     const token = request.params._meta?.progressToken ?? ctx.mcpReq._meta?.progressToken;
+    const pushed = pushedPrompts(server, ctx, options.requestsDuringCall ?? true);
     const outcome = await callTool(options, request.params.name, request.params.arguments, {
       signal: ctx.mcpReq.signal,
       principal: principalOf(ctx.http?.authInfo),
+      ...(pushed ? { onPrompt: pushed } : {}),
       ...(token === undefined ? {} : {
         onProgress: progressNotifier((params) =>
           ctx.mcpReq.notify({
