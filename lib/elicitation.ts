@@ -7,42 +7,7 @@
  * @module
  */
 import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/server";
-
-// TODO(hostui): these four types move to lib/worker_protocol.ts; until then they are declared here
-// exactly as the issue 32 contract gives them.
-/** One choice of a confirm/choice prompt: its label without the '&' hotkey marker, and its help. */
-export interface PromptChoice {
-  label: string;
-  help: string;
-}
-
-/** One field of a text/fields prompt. */
-export interface PromptField {
-  name: string;
-  label: string;
-  help: string;
-  type: "string" | "boolean" | "integer" | "number";
-  default?: string | number | boolean;
-}
-
-/** A prompt the worker's host raised during a call (the `prompt` frame less `type` and `id`). */
-export interface WorkerPrompt {
-  seq: number;
-  kind: "confirm" | "choice" | "text" | "fields";
-  caption: string;
-  message: string;
-  choices?: PromptChoice[];
-  defaults?: number[];
-  multiple?: boolean;
-  fields?: PromptField[];
-}
-
-/** svc's answer to a prompt (the `answer` notification's params less `id` and `seq`). */
-export interface PromptAnswer {
-  action: "accept" | "decline" | "cancel" | "timeout";
-  choices?: number[];
-  values?: Record<string, string | number | boolean>;
-}
+import type { PromptAnswer, PromptChoice, PromptField, WorkerPrompt } from "./worker_protocol.ts";
 
 /** A prompt as an MCP form elicitation, with the key naming it among a call's input requests. */
 export interface Elicitation {

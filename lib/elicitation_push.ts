@@ -8,12 +8,8 @@
  * @module
  */
 import type { ClientCapabilities, Server, ServerContext } from "@modelcontextprotocol/server";
-import {
-  type PromptAnswer,
-  toElicitation,
-  toPromptAnswer,
-  type WorkerPrompt,
-} from "./elicitation.ts";
+import { toElicitation, toPromptAnswer } from "./elicitation.ts";
+import type { PromptAnswer, WorkerPrompt } from "./worker_protocol.ts";
 import { logger } from "./log.ts";
 
 const log = logger("mcp");
@@ -27,7 +23,7 @@ const MODERN_REVISION = "2026-07-28";
 const NO_SDK_TIMEOUT = 2_147_483_647;
 
 /** Asks the client's user one prompt; resolves with the worker's answer. */
-export type PushedPrompt = (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer>;
+type PushedPrompt = (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer>;
 
 /**
  * The `onPrompt` of a tools/call on a 2025-era connection: each prompt becomes an

@@ -86,7 +86,8 @@ export class StatefulSessions {
     if (req.method !== "POST" || !isInitializeRequest(body)) {
       throw new HttpError(400, "Bad Request: Mcp-Session-Id header required");
     }
-    const server = createMcpServer(this.#options.mcp);
+    // A session answering in JSON has no stream to send a prompt's elicitation/create on.
+    const server = createMcpServer({ ...this.#options.mcp, requestsDuringCall: mode !== "json" });
     const prefix = this.#options.sessionIdPrefix ? `${this.#options.sessionIdPrefix}.` : "";
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => `${prefix}${crypto.randomUUID()}`,

@@ -45,6 +45,7 @@ import { WorkerUnavailableError } from "./errors.ts";
 import type { PromptAnswer, RunspaceWorker, WorkerProgress, WorkerPrompt } from "./worker.ts";
 import { outputShaping, requestedProperties } from "./output_shaping.ts";
 import { closestNames } from "./suggest.ts";
+import { pushedPrompts } from "./elicitation_push.ts";
 
 const log = logger("mcp");
 
@@ -84,6 +85,12 @@ export interface McpServerOptions {
    * @default none: such a call's prompts fail at once, as for a client that cannot answer them
    */
   heldCalls?: HeldCalls;
+  /**
+   * Whether the connection can carry a request to the client while a call runs, as a 2025-era
+   * prompt's `elicitation/create`. @default true; false for a Stateful HTTP session answering in
+   * JSON, which has no stream for it
+   */
+  requestsDuringCall?: boolean;
 }
 
 /** The principal of a request, as the HTTP transport passes it in `authInfo`; else the local user. */
@@ -441,9 +448,11 @@ export function createMcpServer(options: McpServerOptions): Server {
     "tools/call",
     async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
       const token = request.params._meta?.progressToken ?? ctx.mcpReq._meta?.progressToken;
+      const pushed = pushedPrompts(server, ctx, options.requestsDuringCall ?? true);
       const context: CallContext = {
         signal: ctx.mcpReq.signal,
         principal: principalOf(ctx.http?.authInfo),
+        ...(pushed ? { onPrompt: pushed } : {}),
         ...(token === undefined ? {} : {
           onProgress: progressNotifier((params) =>
             ctx.mcpReq.notify({

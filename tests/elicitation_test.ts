@@ -6,7 +6,8 @@ import {
   InMemoryTransport,
   Server,
 } from "@modelcontextprotocol/server";
-import { toElicitation, toPromptAnswer, type WorkerPrompt } from "../lib/elicitation.ts";
+import { toElicitation, toPromptAnswer } from "../lib/elicitation.ts";
+import type { WorkerPrompt } from "../lib/worker_protocol.ts";
 import { pushedPrompts } from "../lib/elicitation_push.ts";
 
 /** The prompt ShouldProcess makes for `Remove-Item -Confirm`, as the worker's host frames it. */

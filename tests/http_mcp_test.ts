@@ -28,12 +28,28 @@ const INIT = (version: string) => ({
 const LIST = { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} };
 const JSON_ONLY = { accept: "application/json" };
 
-/** An endpoint in `mode` offering one tool; `using` closes it (and its sessions' sweep). */
-async function endpointOf(mode: "Stateless" | "Stateful") {
+/**
+ * An endpoint in `mode` offering one tool; `using` closes it (and its sessions' sweep). A call gets
+ * a worker whose invoke fails, after telling `invoked` the options it got.
+ */
+async function endpointOf(
+  mode: "Stateless" | "Stateful",
+  invoked: (options: Record<string, unknown>) => void = () => {},
+) {
   const settings = await settingsOf({
     McpServer: { HttpTransportMode: mode, SessionIdPrefix: "replica1" },
   });
-  const mcp = mcpOptionsOf(settings, runnerOf([toolOf("get_greeting", [arg("Name")])]));
+  const worker = {
+    invoke: (_request: unknown, options: Record<string, unknown>) => {
+      invoked(options);
+      return Promise.reject(new Error("no worker in unit tests"));
+    },
+  };
+  const runner = runnerOf(
+    [toolOf("get_greeting", [arg("Name")])],
+    (_call, use) => use(worker as unknown as Parameters<typeof use>[0]),
+  );
+  const mcp = mcpOptionsOf(settings, runner);
   const sessions = new StatefulSessions({
     mcp,
     idleSessionTimeoutMs: settings.http.idleSessionTimeoutMs,
@@ -201,4 +217,43 @@ Deno.test("Stateful: initialize opens a session its owner uses and ends; others 
     mcp.endpoint.handle(requestTo("/mcp", { body: LIST, headers }), alice),
   );
   assert.deepEqual([gone.status, gone.code, gone.message], [404, -32001, "Session not found"]);
+});
+
+Deno.test("a 2025-11-25 call may prompt only in a session that answers in SSE, for a client that declared elicitation", async () => {
+  const interactive: boolean[] = [];
+  await using mcp = await endpointOf("Stateful", (options) => {
+    interactive.push(typeof options["onPrompt"] === "function");
+  });
+  const caller = keyCaller("alice");
+  const call = { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "get_greeting" } };
+  const init = {
+    ...INIT("2025-11-25"),
+    params: { ...INIT("2025-11-25").params, capabilities: { elicitation: {} } },
+  };
+  for (const accept of ["application/json, text/event-stream", "application/json"]) {
+    const opened = await mcp.endpoint.handle(
+      requestTo("/mcp", { body: init, headers: { accept } }),
+      caller,
+    );
+    await opened.body?.cancel();
+    const headers = {
+      accept,
+      "mcp-protocol-version": "2025-11-25",
+      "mcp-session-id": opened.headers.get("mcp-session-id")!,
+    };
+    const called = await mcp.endpoint.handle(requestTo("/mcp", { body: call, headers }), caller);
+    assert.match(await called.text(), /no worker in unit tests/);
+  }
+  await using stateless = await endpointOf("Stateless", (options) => {
+    interactive.push(typeof options["onPrompt"] === "function");
+  });
+  const headers = { "mcp-protocol-version": "2025-11-25" };
+  await (await stateless.endpoint.handle(requestTo("/mcp", { body: init, headers }), caller))
+    .text();
+  const called = await stateless.endpoint.handle(
+    requestTo("/mcp", { body: call, headers }),
+    caller,
+  );
+  assert.match(await called.text(), /no worker in unit tests/);
+  assert.deepEqual(interactive, [true, false, false], "SSE session, JSON session, Stateless");
 });
