@@ -1,0 +1,164 @@
+/**
+ * Issue 32's cost of a call waiting for its user (2026-07-28 `input_required`, lib/input_required.ts):
+ * svc over HTTP with a warm pool of 16 workers (MinPoolSize 16, one process of 16 runspaces), the
+ * fixture module's `test_input_required_result_elicitation` (one `$Host.UI.Prompt`). Prints, as
+ * markdown: the RSS of svc and of its pwsh processes with 0, 8 and 16 calls held; then the latency
+ * of the first round (call → input_required), of the retry (answer → result) and of a plain call
+ * without a prompt (`get_fixture_greeting`), `--rounds` times each, one at a time.
+ *
+ *   deno run -A bench/held_calls.ts --pwsh <path> [--rounds 30]
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { descendants, rssOf } from "./lib/proc.ts";
+import { summarize } from "./lib/stats.ts";
+
+const { values } = parseArgs({
+  options: { pwsh: { type: "string" }, rounds: { type: "string", default: "30" } },
+});
+const root = new URL("..", import.meta.url).pathname;
+const rounds = Number(values.rounds);
+const config = {
+  ShellConfiguration: { Modules: [`${root}tests/fixtures/SvcFixture/SvcFixture.psd1`] },
+  McpServer: { RunspacePool: { MinPoolSize: 16, MaxPoolSize: 16 } },
+};
+const dir = await Deno.makeTempDir({ prefix: "svc-bench-held-" });
+await Deno.writeTextFile(`${dir}/appsettings.json`, JSON.stringify(config));
+const child = new Deno.Command(Deno.execPath(), {
+  args: [
+    "run",
+    "-A",
+    "--quiet",
+    `${root}main.ts`,
+    "serve",
+    "--transport",
+    "http",
+    "--port",
+    "0",
+    "--config",
+    `${dir}/appsettings.json`,
+    ...(values.pwsh ? ["--pwsh", values.pwsh] : []),
+  ],
+  env: { SVC_CACHE_DIR: `${dir}/cache` },
+  stdout: "null",
+  stderr: "piped",
+}).spawn();
+let log = "";
+const url = await new Promise<string>((resolve, reject) => {
+  (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of child.stderr) {
+      log += decoder.decode(chunk, { stream: true });
+      const match = /listening on (http:\/\/\S+):(\d+)/.exec(log);
+      if (match && /Startup complete/.test(log)) resolve(`${match[1]}:${match[2]}`);
+    }
+    reject(new Error(`svc ended before listening:\n${log}`));
+  })();
+});
+
+type Body = { result?: Record<string, unknown>; error?: { message: string } };
+
+/** One 2026-07-28 tools/call, as a client declaring form elicitation sends it. */
+async function mcpCall(name: string, more: Record<string, unknown> = {}): Promise<Body> {
+  const response = await fetch(`${url}/mcp`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "tools/call",
+      "mcp-name": name,
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: {
+        name,
+        arguments: {},
+        ...more,
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientInfo": { name: "bench", version: "1" },
+          "io.modelcontextprotocol/clientCapabilities": { elicitation: {} },
+        },
+      },
+    }),
+  });
+  const body = await response.json() as Body;
+  if (body.error) throw new Error(`${name} failed: ${body.error.message}`);
+  return body;
+}
+
+const ASK = "test_input_required_result_elicitation";
+const answer = (state: unknown) => ({
+  requestState: state,
+  inputResponses: { user_name: { action: "accept", content: { name: "bench" } } },
+});
+
+function memory(): { svc: number; pwsh: number } {
+  const pwsh = descendants(child.pid).filter((pid) => {
+    try {
+      return Deno.readTextFileSync(`/proc/${pid}/comm`).trim() === "pwsh";
+    } catch {
+      return false;
+    }
+  });
+  const mb = (bytes: number) => Math.round(bytes / 1024 / 1024 * 10) / 10;
+  return { svc: mb(rssOf(child.pid)), pwsh: mb(pwsh.reduce((sum, pid) => sum + rssOf(pid), 0)) };
+}
+
+function print(line: string): void {
+  Deno.stdout.writeSync(new TextEncoder().encode(`${line}\n`));
+}
+
+try {
+  // Every worker runs a prompting call once, so the compiled host and the fixture are loaded.
+  const warm = await Promise.all(Array.from({ length: 16 }, () => mcpCall(ASK)));
+  await Promise.all(warm.map((w) => mcpCall(ASK, answer(w.result!["requestState"]))));
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  print("| calls held | svc RSS (MB) | pwsh RSS (MB) |");
+  print("| ---------: | -----------: | ------------: |");
+  let held: Body[] = [];
+  for (const n of [0, 8, 16]) {
+    held.push(...await Promise.all(Array.from({ length: n - held.length }, () => mcpCall(ASK))));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const { svc, pwsh } = memory();
+    print(`| ${n} | ${svc} | ${pwsh} |`);
+  }
+  await Promise.all(held.map((h) => mcpCall(ASK, answer(h.result!["requestState"]))));
+  held = [];
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const first: number[] = [];
+  const resume: number[] = [];
+  const plain: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    let started = performance.now();
+    const paused = await mcpCall(ASK);
+    first.push(performance.now() - started);
+    started = performance.now();
+    const done = await mcpCall(ASK, answer(paused.result!["requestState"]));
+    resume.push(performance.now() - started);
+    if (!JSON.stringify(done).includes("Hello, bench!")) throw new Error(JSON.stringify(done));
+    started = performance.now();
+    await mcpCall("get_fixture_greeting", { arguments: { Name: "bench" } });
+    plain.push(performance.now() - started);
+  }
+  print("");
+  print("| round | N | median (ms) | p95 (ms) |");
+  print("| ----- | -: | ----------: | -------: |");
+  for (
+    const [name, samples] of [["call → input_required", first], ["retry → result", resume], [
+      "plain call",
+      plain,
+    ]] as const
+  ) {
+    const s = summarize(samples);
+    print(`| ${name} | ${s.n} | ${s.median.toFixed(1)} | ${s.p95.toFixed(1)} |`);
+  }
+} finally {
+  child.kill("SIGTERM");
+  await child.status;
+  await Deno.remove(dir, { recursive: true });
+}
