@@ -166,11 +166,34 @@ async function checkPrompts(
 
 Deno.test("stdio 2025-11-25: confirmations and Read-Host reach the user as elicitation/create", async (t) => {
   const user = scriptedUser();
-  await using svc = await startSvc({ config: CONFIG, elicitation: user.elicitor });
+  const config = {
+    ...CONFIG,
+    ShellConfiguration: { ...CONFIG.ShellConfiguration, UserInputTimeout: "00:00:02" },
+  };
+  await using svc = await startSvc({ config, elicitation: user.elicitor });
   await checkPrompts(
     t,
     (name, args, signal) => svc.callTool(name, args, signal ? { signal } : {}),
     user,
+  );
+  await t.step(
+    "no answer within UserInputTimeout: the question is withdrawn, the prompt fails as without a client",
+    async () => {
+      user.withdrawn.length = 0;
+      user.answers.push("wait");
+      const started = Date.now();
+      const read = await svc.callTool("read_host_as_string", { Prompt: "Favourite colour" });
+      assert.equal(read.isError, true);
+      assert.match(
+        textOf(read),
+        /Read-Host asked for user input \(prompt "Favourite colour"\).* no answer came within the time limit for user input \(ShellConfiguration:UserInputTimeout\)/,
+      );
+      assert.ok(await eventually(() => user.withdrawn.length === 1), "the question was withdrawn");
+      assert.ok(Date.now() - started < 6_000, `${Date.now() - started} ms`);
+      user.answers.push({ action: "accept", content: { "Favourite colour": "blue" } });
+      const again = await svc.callTool("read_host_as_string", { Prompt: "Favourite colour" });
+      assert.deepEqual(outputOf(again), ["blue"], textOf(again));
+    },
   );
 });
 
