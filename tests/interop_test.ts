@@ -78,11 +78,12 @@ const DOTNET = (() => {
 
 Deno.test({
   name: DOTNET
-    ? "the official C# client lists and calls svc's tools in both granularities"
+    ? "the official C# client lists and calls svc's tools in both granularities, and answers a 2025-11-25 confirmation"
     : "the official C# client lists and calls svc's tools [skipped: no dotnet on PATH]",
   ignore: !DOTNET,
   fn: async () => {
     const build = await Deno.makeTempDir({ prefix: "svc-csharp-" });
+    const commands: Record<string, { dir: string; command: string[] }> = {};
     try {
       const project = `${root}tests/interop/CsharpClient`;
       const built = await run(DOTNET!, [
@@ -107,14 +108,10 @@ Deno.test({
       await Deno.writeTextFile(`${build}/calls.json`, JSON.stringify(calls));
       const seen: Record<string, { tools: { name: string }[]; results: unknown[] }> = {};
       for (const granularity of GRANULARITIES) {
-        const { dir, command } = await svcCommand(granularity);
-        try {
-          const ran = await run(DOTNET!, [client, `${build}/calls.json`, ...command], dir);
-          assert.equal(ran.code, 0, ran.stderr);
-          seen[granularity] = JSON.parse(ran.stdout);
-        } finally {
-          await Deno.remove(dir, { recursive: true });
-        }
+        const { dir, command } = commands[granularity] = await svcCommand(granularity);
+        const ran = await run(DOTNET!, [client, `${build}/calls.json`, ...command], dir);
+        assert.equal(ran.code, 0, ran.stderr);
+        seen[granularity] = JSON.parse(ran.stdout);
       }
       type Result = { isError?: boolean; content: { text: string }[]; protocolError?: string };
       const text = (result: unknown) =>
@@ -137,7 +134,35 @@ Deno.test({
       assert.match(text(bySet.results[0]), /Unknown tool 'get_fixture_item'/);
       assert.match(text(bySet.results[3]), /"Name":"b","Id":1,"Kind":"File"/);
       assert.equal(byCommand.tools.length < bySet.tools.length, true);
+
+      // 2025-11-25 with form elicitation: a confirmation and a Read-Host reach the client's user,
+      // who answers "Yes" to both (the text prompt takes the one value under another name).
+      await Deno.writeTextFile(
+        `${build}/prompts.json`,
+        JSON.stringify({
+          calls: [
+            { tool: "test_fixture_binding", arguments: { Text: "x", Confirm: true } },
+            { tool: "read_fixture_prompt", arguments: {} },
+          ],
+          answer: { action: "accept", content: { answer: "Yes" } },
+        }),
+      );
+      // The ParameterSet server's catalog is cached: this start skips discovery (6 s -> 2 s).
+      const { dir, command } = commands["ParameterSet"]!;
+      const ran = await run(DOTNET!, [client, `${build}/prompts.json`, ...command], dir);
+      assert.equal(ran.code, 0, ran.stderr);
+      const { results, elicitations } = JSON.parse(ran.stdout) as {
+        results: Result[];
+        elicitations: { message: string }[];
+      };
+      assert.deepEqual(elicitations.map((e) => e.message), [
+        'Confirm: Are you sure you want to perform this action?\nPerforming the operation "Test-FixtureBinding" on target "fixture".',
+        "Favourite colour",
+      ]);
+      assert.match(text(results[0]), /"Parameter":"Text","Type":"System.String","Value":"x"/);
+      assert.match(text(results[1]), /\["Yes"\]/);
     } finally {
+      for (const { dir } of Object.values(commands)) await Deno.remove(dir, { recursive: true });
       await Deno.remove(build, { recursive: true });
     }
   },

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { progressNotifier } from "../lib/mcp.ts";
 import {
+  answerElicitations,
   type Era,
   fixtureConfig,
   outputOf,
@@ -42,7 +43,7 @@ for (const era of ["2025-11-25", "2026-07-28"] as Era[]) {
   });
 }
 
-Deno.test("http: progress reaches Stateless and Stateful clients of both eras", async (t) => {
+Deno.test("http: progress reaches Stateless and Stateful clients of both eras; Stateless carries no prompt", async (t) => {
   for (const mode of ["Stateless", "Stateful"]) {
     await using svc = await startHttpSvc({
       config: { ...fixtureConfig(), McpServer: { HttpTransportMode: mode } },
@@ -67,6 +68,34 @@ Deno.test("http: progress reaches Stateless and Stateful clients of both eras", 
         }
       });
     }
+    if (mode !== "Stateless") continue;
+    // Here rather than in prompts_2025_test.ts: this server is the suite's Stateless one.
+    await t.step(
+      "Stateless, 2025-11-25: a prompt fails at once though the client declares elicitation",
+      async () => {
+        const client = new Client({ name: "prompts", version: "1" }, {
+          capabilities: { elicitation: { form: {} } },
+        });
+        let asked = 0;
+        answerElicitations(client, () => {
+          asked++;
+          return Promise.resolve({ action: "decline" });
+        });
+        await client.connect(new StreamableHTTPClientTransport(new URL(svc.url)));
+        try {
+          const started = Date.now();
+          const result = await client.callTool({ name: "read_fixture_prompt", arguments: {} });
+          const text = (result.content as { text: string }[]).map((c) => c.text).join("\n");
+          assert.equal(result.isError, true);
+          assert.match(text, /Favourite colour/);
+          assert.match(text, /non-interactive/);
+          assert.equal(asked, 0, "no elicitation/create was sent");
+          assert.ok(Date.now() - started < 5_000, `${Date.now() - started} ms`);
+        } finally {
+          await client.close();
+        }
+      },
+    );
   }
 });
 

@@ -5,7 +5,11 @@
  *
  * @module
  */
-import { Client } from "@modelcontextprotocol/client";
+import {
+  Client,
+  type ElicitRequestFormParams,
+  type ElicitResult,
+} from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { Client as V1Client } from "sdk1/client/index.js";
 import { StdioClientTransport as V1StdioClientTransport } from "sdk1/client/stdio.js";
@@ -62,7 +66,18 @@ export interface StartSvcOptions {
   args?: string[];
   /** Worker executable. @default TEST_PWSH */
   pwsh?: string;
+  /**
+   * Answers svc's `elicitation/create` requests (SDK v2 client only): given, the client declares
+   * form elicitation. @default none, and no elicitation capability
+   */
+  elicitation?: Elicitor;
 }
+
+/** A client's answer to svc's elicitation: what its user would fill in or choose. */
+export type Elicitor = (
+  params: ElicitRequestFormParams,
+  signal: AbortSignal,
+) => Promise<ElicitResult>;
 
 /** A connected client and what it takes to tear it down. */
 export interface SvcConnection extends AsyncDisposable {
@@ -206,8 +221,12 @@ export async function startSvc(options: StartSvcOptions = {}): Promise<SvcConnec
   collect(webStream(transport.stderr));
   const client = new Client(
     { name: "svc-test", version: "1.0.0" },
-    era === "2026-07-28" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {},
+    {
+      ...(era === "2026-07-28" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}),
+      ...(options.elicitation ? { capabilities: { elicitation: { form: {} } } } : {}),
+    },
   );
+  answerElicitations(client, options.elicitation);
   await client.connect(transport);
   return connection(dir, () => log, {
     listTools: () => client.listTools() as Promise<{ tools: ToolInfo[] }>,
@@ -224,6 +243,15 @@ export async function startSvc(options: StartSvcOptions = {}): Promise<SvcConnec
     protocolVersion: () => client.getNegotiatedProtocolVersion(),
     close: () => client.close(),
   });
+}
+
+/** Lets `elicitor`, when given, answer the client's elicitation requests. */
+export function answerElicitations(client: Client, elicitor: Elicitor | undefined): void {
+  if (!elicitor) return;
+  client.setRequestHandler(
+    "elicitation/create",
+    (request, ctx) => elicitor(request.params as ElicitRequestFormParams, ctx.mcpReq.signal),
+  );
 }
 
 function connection(

@@ -1,20 +1,45 @@
 // Drives svc with the official C# MCP client: lists the tools, makes the calls named in a JSON
 // file, and prints what the client saw as one JSON document (a JSON-RPC error as
 // `protocolError`). Used by tests/interop_test.ts.
+// The file is the array of calls, or {"calls": [...], "answer": <ElicitResult>}: then the client
+// speaks 2025-11-25, declares form elicitation, answers every elicitation/create with that result
+// and reports each request it got as `elicitations`.
 // Usage: CsharpClient <calls.json> <server command> [server arguments...]
 using System.Text.Json;
 using System.Text.Json.Nodes;
 using ModelContextProtocol;
 using ModelContextProtocol.Client;
+using ModelContextProtocol.Protocol;
 
-var calls = JsonNode.Parse(File.ReadAllText(args[0]))!.AsArray();
+var file = JsonNode.Parse(File.ReadAllText(args[0]))!;
+var calls = file is JsonArray list ? list : file["calls"]!.AsArray();
+var answer = file is JsonObject ? file["answer"] : null;
+var elicitations = new JsonArray();
+var options = new McpClientOptions();
+if (answer is not null)
+{
+    options.ProtocolVersion = "2025-11-25";
+    options.Capabilities = new ClientCapabilities
+    {
+        Elicitation = new ElicitationCapability { Form = new FormElicitationCapability() },
+    };
+    options.Handlers = new McpClientHandlers
+    {
+        ElicitationHandler = (request, _) =>
+        {
+            elicitations.Add(JsonSerializer.SerializeToNode(request, McpJsonUtilities.DefaultOptions));
+            return ValueTask.FromResult(
+                JsonSerializer.Deserialize<ElicitResult>(answer.ToJsonString(), McpJsonUtilities.DefaultOptions)!);
+        },
+    };
+}
 var transport = new StdioClientTransport(new StdioClientTransportOptions
 {
     Name = "svc",
     Command = args[1],
     Arguments = args[2..],
 });
-await using var client = await McpClient.CreateAsync(transport);
+await using var client = await McpClient.CreateAsync(transport, options);
 var tools = new JsonArray();
 foreach (var tool in await client.ListToolsAsync())
 {
@@ -39,4 +64,9 @@ foreach (var call in calls)
         results.Add(new JsonObject { ["protocolError"] = error.Message });
     }
 }
-Console.WriteLine(new JsonObject { ["tools"] = tools, ["results"] = results }.ToJsonString());
+Console.WriteLine(new JsonObject
+{
+    ["tools"] = tools,
+    ["results"] = results,
+    ["elicitations"] = elicitations,
+}.ToJsonString());
