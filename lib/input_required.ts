@@ -27,7 +27,7 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import { toElicitation, toPromptAnswer } from "./elicitation.ts";
-import type { PromptAnswer, WorkerPrompt } from "./worker_protocol.ts";
+import type { PromptAnswer, WorkerProgress, WorkerPrompt } from "./worker_protocol.ts";
 import { failureResult } from "./result.ts";
 import { logger } from "./log.ts";
 
@@ -54,6 +54,8 @@ export class HeldCall {
   round = 0;
   /** Whether a request is serving the call (reading its events) right now. */
   busy = false;
+  /** Where the call's progress goes: to the request serving it, if that one asked for progress. */
+  progress: ((progress: WorkerProgress) => void) | null = null;
   readonly #controller = new AbortController();
   readonly #events: HeldEvent[] = [];
   #wake: (() => void) | null = null;
@@ -306,14 +308,18 @@ export interface InputCall {
   inputResponses: Record<string, unknown> | undefined;
   /** The request's signal: aborted, the call is given up. */
   signal: AbortSignal;
+  /** Receives the call's progress while this request serves it; without it none is sent. */
+  onProgress?: (progress: WorkerProgress) => void;
   /**
-   * Starts the call with the held call's signal and `onPrompt`; resolves with its result, or
-   * rejects with what the request serving it then throws (an unknown tool's protocol error).
+   * Starts the call with the held call's signal, `onPrompt` and `onProgress` (which goes to the
+   * request serving the call at the time); resolves with its result, or rejects with what the
+   * request serving it then throws (an unknown tool's protocol error).
    */
-  start(
-    signal: AbortSignal,
-    onPrompt: (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer>,
-  ): Promise<CallToolResult>;
+  start(call: {
+    signal: AbortSignal;
+    onPrompt: (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer>;
+    onProgress: (progress: WorkerProgress) => void;
+  }): Promise<CallToolResult>;
 }
 
 /**
@@ -338,11 +344,17 @@ export async function callWithInput(
       return await paused(calls, call, prompt);
     }
     call.answer(answer);
+    call.progress = input.onProgress ?? null;
     return await serve(calls, call, input.signal, undefined);
   }
   const call = new HeldCall(input.owner, input.tool);
+  call.progress = input.onProgress ?? null;
   let refusal: string | null = null;
-  input.start(call.signal, (prompt, signal) => call.prompted(prompt, signal)).then(
+  input.start({
+    signal: call.signal,
+    onPrompt: (prompt, signal) => call.prompted(prompt, signal),
+    onProgress: (progress) => call.progress?.(progress),
+  }).then(
     (result) =>
       call.finished({
         kind: "finished",
@@ -393,11 +405,16 @@ async function serve(
         call.answer({ action: "cancel" });
         continue;
       }
+      log.debug("Tool call {Tool} waits for its user's answer to question {Round}.", {
+        Tool: call.tool,
+        Round: call.round,
+      });
       call.busy = false;
       return await paused(calls, call, event.prompt);
     }
   } finally {
     call.busy = false;
+    call.progress = null;
   }
 }
 

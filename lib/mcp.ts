@@ -423,10 +423,11 @@ function pausableCall(
     inputResponses: ctx.mcpReq.inputResponses,
     // The HTTP request's own signal too: a client that disconnects gives its call up.
     signal: AbortSignal.any([ctx.mcpReq.signal, requestSignal.getStore() ?? ctx.mcpReq.signal]),
-    start: (signal, onPrompt) =>
+    ...(context.onProgress ? { onProgress: context.onProgress } : {}),
+    start: (call) =>
       requestSignal.run(
         undefined,
-        async () => resultOf(await callTool(options, name, args, { ...context, signal, onPrompt })),
+        async () => resultOf(await callTool(options, name, args, { ...context, ...call })),
       ),
   });
 }

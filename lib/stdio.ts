@@ -179,6 +179,8 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     const served = Promise.all([session.ready(), ended]);
     await (shutdown ? Promise.race([served, shutdown]) : served);
   } finally {
+    // A call still waiting for its user ends with the connection, and its timer with it.
+    heldCalls.close();
     await handle.close().catch(() => {});
   }
 }

@@ -27,7 +27,7 @@ function prompting(
   prompts: WorkerPrompt[],
   seen: { signal?: AbortSignal } = {},
 ): InputCall["start"] {
-  return async (signal, onPrompt) => {
+  return async ({ signal, onPrompt }) => {
     seen.signal = signal;
     const answers: PromptAnswer[] = [];
     for (const prompt of prompts) {
@@ -218,7 +218,7 @@ Deno.test("past the time limit the prompt is answered 'timeout' and the call is 
 Deno.test("a cancelled request gives its call up: the call's signal aborts and nothing stays held", async () => {
   const calls = new HeldCalls();
   let ended!: Promise<string>;
-  const start: InputCall["start"] = (signal, onPrompt) => {
+  const start: InputCall["start"] = ({ signal, onPrompt }) => {
     ended = (async () => {
       await onPrompt(ask("name"), new AbortController().signal);
       // Runs on after the answer until it is stopped.
@@ -239,4 +239,31 @@ Deno.test("a cancelled request gives its call up: the call's signal aborts and n
   await assert.rejects(retry, /client went away/);
   assert.equal(await ended, "stopped");
   assert.equal(calls.heldBy("alice"), 0);
+});
+
+Deno.test("the call's progress goes to the request serving it at the time", async () => {
+  const calls = new HeldCalls();
+  const progress = (status: string) => ({
+    activity: "work",
+    status,
+    operation: "",
+    percent: -1,
+    completed: false,
+  });
+  const start: InputCall["start"] = async ({ onPrompt, onProgress }) => {
+    onProgress(progress("before"));
+    await onPrompt(ask("name"), new AbortController().signal);
+    onProgress(progress("after"));
+    return { content: [{ type: "text", text: "done" }] };
+  };
+  const seen: string[][] = [[], []];
+  const first = paused(
+    await round(calls, start, { onProgress: (p) => seen[0]!.push(p.status) }),
+  );
+  await round(calls, start, {
+    requestState: first.requestState,
+    inputResponses: { name: accept({ name: "Ada" }) },
+    onProgress: (p) => seen[1]!.push(p.status),
+  });
+  assert.deepEqual(seen, [["before"], ["after"]]);
 });
