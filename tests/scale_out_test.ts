@@ -3,7 +3,9 @@
  * loopback. Stateless calls spread over all three and throughput rises with replicas; one replica
  * killed loses only the calls it had in flight. In Stateful mode each replica starts its session
  * ids with its own name (`McpServer:SessionIdPrefix`) and nginx routes on it, so every request of
- * a session reaches the replica that holds it. Runs where an nginx binary is installed.
+ * a session reaches the replica that holds it. A 2026-07-28 call waiting for its user is held by its
+ * replica: another refuses its retry's state, and nginx hashing on the caller sends every retry home.
+ * Runs where an nginx binary is installed.
  */
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -42,6 +44,11 @@ interface Balancer extends AsyncDisposable {
   url: string;
   /** Base URL of a server block proxying to the first replica only. */
   oneUrl: string;
+  /**
+   * Base URL of a server block hashing on the caller (session id, Authorization, address), as
+   * docs/scaling-out.md advises for calls that wait for their user.
+   */
+  callerUrl: string;
   /** Access log lines: upstream address, status, request and response session ids. */
   log(): { upstream: string; status: number; session: string; issued: string }[];
 }
@@ -49,7 +56,7 @@ interface Balancer extends AsyncDisposable {
 /** nginx in front of `replicas`: one block for all of them (routing on the session prefix), one for the first. */
 async function startNginx(replicas: { url: string; prefix: string }[]): Promise<Balancer> {
   const dir = await Deno.makeTempDir({ prefix: "svc-nginx-" });
-  const [all, one] = [freePort(), freePort()];
+  const [all, one, caller] = [freePort(), freePort(), freePort()];
   const address = (url: string) => new URL(url).host;
   const conf = `
 ${Deno.uid() === 0 ? "user root;" : ""}
@@ -67,6 +74,10 @@ http {
 ${replicas.map((r) => `    server ${address(r.url)} max_fails=1 fail_timeout=30s;`).join("\n")}
   }
   upstream first { server ${address(replicas[0]!.url)}; }
+  upstream bycaller {
+    hash $http_mcp_session_id$http_authorization$remote_addr consistent;
+${replicas.map((r) => `    server ${address(r.url)};`).join("\n")}
+  }
   # A session id starts with the name of the replica that issued it.
   map $http_mcp_session_id $replica {
 ${replicas.map((r) => `    ~^${r.prefix}\\. ${address(r.url)};`).join("\n")}
@@ -78,6 +89,7 @@ ${replicas.map((r) => `    ~^${r.prefix}\\. ${address(r.url)};`).join("\n")}
   proxy_buffering off;
   server { listen 127.0.0.1:${all}; location / { proxy_pass http://$replica; } }
   server { listen 127.0.0.1:${one}; location / { proxy_pass http://first; } }
+  server { listen 127.0.0.1:${caller}; location / { proxy_pass http://bycaller; } }
 }
 `;
   await Deno.writeTextFile(`${dir}/nginx.conf`, conf);
@@ -92,6 +104,7 @@ ${replicas.map((r) => `    ~^${r.prefix}\\. ${address(r.url)};`).join("\n")}
   return {
     url,
     oneUrl: `http://127.0.0.1:${one}`,
+    callerUrl: `http://127.0.0.1:${caller}`,
     log: () =>
       Deno.readTextFileSync(`${dir}/access.log`).trim().split("\n").filter(Boolean).map((line) => {
         const [, upstream, status, session, issued] = /^(\S+) (\d+) "([^"]*)" "([^"]*)"$/.exec(
@@ -113,6 +126,35 @@ ${replicas.map((r) => `    ~^${r.prefix}\\. ${address(r.url)};`).join("\n")}
       await Deno.remove(dir, { recursive: true });
     },
   };
+}
+
+/** A 2026-07-28 tools/call of a client declaring elicitation; the JSON-RPC answer. */
+async function modernCall(
+  url: string,
+  name: string,
+  more: Record<string, unknown>,
+): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> {
+  const response = await post(`${url}/mcp`, {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: {
+      name,
+      arguments: {},
+      ...more,
+      _meta: {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": { name: "scale-out", version: "1" },
+        "io.modelcontextprotocol/clientCapabilities": { elicitation: {} },
+      },
+    },
+  }, {
+    accept: "application/json",
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "tools/call",
+    "mcp-name": name,
+  });
+  return response.body as { result?: Record<string, unknown> };
 }
 
 /** Three replicas of svc with small pools, so that one replica's capacity is easy to reach. */
@@ -180,6 +222,39 @@ Deno.test({
           `3 replicas ${three.toFixed(1)} calls/s, 1 replica ${one.toFixed(1)}`,
         );
       });
+
+      await t.step(
+        "a call waiting for its user: another replica refuses its state; hashing on the caller finds it",
+        async () => {
+          const ask = (url: string, more: Record<string, unknown> = {}) =>
+            modernCall(url, "test_input_required_result_elicitation", more);
+          const answer = (state: unknown, name: string) => ({
+            requestState: state,
+            inputResponses: { user_name: { action: "accept", content: { name } } },
+          });
+          const paused = await ask(replicas[0]!.url);
+          const state = paused.result?.["requestState"];
+          assert.equal(paused.result?.["resultType"], "input_required", JSON.stringify(paused));
+          const elsewhere = await ask(replicas[2]!.url, answer(state, "Bob"));
+          assert.equal(elsewhere.error?.code, -32602, JSON.stringify(elsewhere));
+          assert.match(elsewhere.error!.message, /^requestState was not accepted \(mac\)/);
+          const home = await ask(replicas[0]!.url, answer(state, "Ann"));
+          assert.match(JSON.stringify(home.result), /Hello, Ann!/);
+          // Through nginx hashing on the caller, every retry reaches the replica holding its call.
+          for (let i = 0; i < 3; i++) {
+            const first = await ask(nginx.callerUrl);
+            const done = await ask(
+              nginx.callerUrl,
+              answer(first.result?.["requestState"], `C${i}`),
+            );
+            assert.match(
+              JSON.stringify(done.result),
+              new RegExp(`Hello, C${i}!`),
+              JSON.stringify(done),
+            );
+          }
+        },
+      );
 
       await t.step("a replica killed mid-call loses only the calls it had in flight", async () => {
         const before = nginx.log().length;
