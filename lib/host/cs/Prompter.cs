@@ -12,7 +12,6 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Management.Automation;
 using System.Management.Automation.Host;
-using System.Security;
 using System.Threading;
 
 namespace Svc.Host
