@@ -333,10 +333,17 @@ const PROMPT_NOTE =
 
 /**
  * A prompt that failed without the worker's own sentence (lib/host/cs/ErrorInfo.cs writes one for
- * the prompts it sees, which says what to do already: the hint is given once).
+ * the prompts it sees, which says what to do already, also when an interactive call's prompt got no
+ * answer in time: the hint is given once).
  */
 function isPromptError(error: ErrorInfo): boolean {
-  if (error.message.includes("but svc runs commands non-interactively")) return false;
+  if (
+    /but (svc runs commands non-interactively|no answer came within the time limit)/.test(
+      error.message,
+    )
+  ) {
+    return false;
+  }
   return (error.fullyQualifiedErrorId ?? "").startsWith("HostFunction") ||
     /does not support user interaction|NonInteractive mode/.test(error.message);
 }

@@ -265,7 +265,9 @@ export class RunspaceWorker implements AsyncDisposable {
         ]);
         if ("result" in first) {
           if (first.result.runspaceBusy) this.#process.retire(); // no later call can run there
-          return { result: first.result, interrupted: null };
+          // Stopped because the user cancelled a prompt: a cancellation like the client's own.
+          const cancelled = first.result.stopped && prompts?.cancelled();
+          return { result: first.result, interrupted: cancelled ? "cancelled" : null };
         }
         const reason = first.interrupted;
         log.debug("Stopping call {Id} on worker {Pid}: {Reason}.", {

@@ -23,6 +23,16 @@ export interface CallClock {
   resume: () => void;
 }
 
+/** What {@linkcode promptRelay} gives its call. */
+interface PromptRelay {
+  /** Handles a `prompt` frame. */
+  take: (frame: Record<string, unknown>) => void;
+  /** Whether a prompt was answered `cancel` (the user's, or after a failure): the call stops. */
+  cancelled: () => boolean;
+  /** Ends every wait still open, once the call has ended. */
+  dispose: () => void;
+}
+
 /**
  * A relay for one call's `prompt` frames to `options.onPrompt`, each answered through `answer` (the
  * `answer` notification's params less the call's id), or undefined when the call is not interactive.
@@ -33,14 +43,16 @@ export function promptRelay(
   options: Pick<InvokeOptions, "onPrompt" | "userInputTimeoutMs">,
   clock: CallClock,
   answer: (params: { seq: number } & PromptAnswer) => void,
-): { take: (frame: Record<string, unknown>) => void; dispose: () => void } | undefined {
+): PromptRelay | undefined {
   const ask = options.onPrompt;
   if (!ask) return undefined;
   const timeoutMs = options.userInputTimeoutMs ?? DEFAULT_USER_INPUT_TIMEOUT_MS;
   // Each prompt waiting, with its timer.
   const open = new Map<AbortController, ReturnType<typeof setTimeout>>();
   let ended = false;
+  let cancelled = false;
   return {
+    cancelled: () => cancelled,
     take(frame) {
       if (ended) return;
       const seq = frame.seq;
@@ -53,6 +65,7 @@ export function promptRelay(
         log.warning("A worker sent a malformed prompt frame (seq {Seq}); the call is stopped.", {
           Seq: seq,
         });
+        cancelled = true;
         answer({ seq, action: "cancel" });
         return;
       }
@@ -66,7 +79,9 @@ export function promptRelay(
         open.delete(controller);
         controller.abort();
         clock.resume();
-        if (!ended) answer({ ...given, seq });
+        if (ended) return;
+        if (given.action === "cancel") cancelled = true;
+        answer({ ...given, seq });
       };
       const timer = setTimeout(() => settle({ action: "timeout" }), timeoutMs);
       open.set(controller, timer);

@@ -192,6 +192,26 @@ Deno.test("WorkerPool hands a returned worker to a waiting caller, clean", async
     pool: poolSettings({ eagerWarmCount: 1, maxPoolSize: 1, minPoolSize: 1 }),
   });
   const first = await pool.lease();
+  // Under the call's limits (MaxResultBytes 1 MiB here) a prompt's strings are cut, its answer still
+  // found under the cut name, and a prompt too large to send is not asked.
+  let cut = "";
+  const long = await first.worker.invoke({
+    command: "Invoke-Expression",
+    parameters: {
+      Command: "Read-Host -Prompt ('p' * 40000); " +
+        "$Host.UI.PromptForChoice('', 'Which?', [System.Management.Automation.Host.ChoiceDescription[]]((1..2000) -replace '^', ('c' * 600)), 0)",
+    },
+    credentials: [],
+    depth: 4,
+  }, {
+    onPrompt: (prompt) => {
+      cut = prompt.fields![0]!.name;
+      return Promise.resolve({ action: "accept", values: { [cut]: "answered" } });
+    },
+  });
+  assert.ok(cut.length < 20_000 && cut.includes("characters cut"), cut.slice(0, 80));
+  assert.deepEqual(long.result.output, ["answered"]);
+  assert.match(long.result.errors.at(-1)?.message ?? "", /more than a call may send svc \(1048576/);
   // As over HTTP: the lease's one call chains its reset. The call is interactive and its prompt is
   // never answered: it fails once UserInputTimeout runs out, and the worker still comes back clean.
   first.worker.chainResets = true;

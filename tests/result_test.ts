@@ -264,16 +264,21 @@ Deno.test("describeErrors() counts errors, gives their position and explains pro
     record("no position", { position: { scriptName: null, line: 0, column: 0, text: null } }),
     record("prompted", { fullyQualifiedErrorId: "HostFunctionNotImplemented" }),
     record("PowerShell is in NonInteractive mode. Read and Prompt functionality is not available."),
+    record(
+      'Read-Host asked for user input (prompt "Name"), but no answer came within the time limit for user input (ShellConfiguration:UserInputTimeout): give the value as an argument instead.',
+      { fullyQualifiedErrorId: "HostFunctionNotImplemented" },
+    ),
   ]);
   const hint =
     " (svc workers are non-interactive: pass every value as an argument instead of being prompted)";
   assert.deepEqual(text.split("\n"), [
-    "Command 'Read-Thing' reported 5 errors:",
+    "Command 'Read-Thing' reported 6 errors:",
     "- first [at /s.ps1:3:7]",
     "- second [at <script>:1:2]",
     "- no position",
     `- prompted${hint} [error id HostFunctionNotImplemented]`,
     `- PowerShell is in NonInteractive mode. Read and Prompt functionality is not available.${hint}`,
+    '- Read-Host asked for user input (prompt "Name"), but no answer came within the time limit for user input (ShellConfiguration:UserInputTimeout): give the value as an argument instead. [error id HostFunctionNotImplemented]',
   ]);
 });
 

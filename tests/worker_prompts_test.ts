@@ -54,6 +54,7 @@ Deno.test("promptRelay: the prompt less type and id goes to onPrompt, its answer
   const { type: _type, id: _id, ...prompt } = FRAME;
   assert.deepEqual(asked, prompt);
   assert.deepEqual(answers, [{ action: "accept", choices: [1], seq: 1 }]);
+  assert.equal(prompts.cancelled(), false);
   assert.deepEqual(clock, ["pause", "resume"]);
   prompts.dispose();
 });
@@ -82,6 +83,7 @@ Deno.test("promptRelay: an onPrompt that fails, or a malformed frame, answers ca
   failing.prompts.take({ ...FRAME, seq: 3 });
   await failing.sent;
   assert.deepEqual(failing.answers, [{ action: "cancel", seq: 3 }]);
+  assert.equal(failing.prompts.cancelled(), true, "the call is reported cancelled");
   const malformed = relay(() => Promise.resolve({ action: "decline" }));
   malformed.prompts.take({ ...FRAME, kind: "secret" });
   assert.deepEqual(malformed.answers, [{ action: "cancel", seq: 1 }]);

@@ -12,7 +12,6 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Management.Automation;
 using System.Management.Automation.Host;
-using System.Security;
 using System.Threading;
 
 namespace Svc.Host
@@ -59,6 +58,7 @@ namespace Svc.Host
         private readonly long _id;
         private readonly Action<string> _send;
         private readonly long _textBytes;
+        private readonly long _frameBytes;
         private readonly Action _stop;
         private readonly object _gate = new object();
         // One prompt at a time, whichever thread asks (ForEach-Object -Parallel shares the host).
@@ -70,14 +70,16 @@ namespace Svc.Host
 
         /// <summary>
         /// Prompts of call <paramref name="id"/>: frames go out through <paramref name="send"/> (on the
-        /// pipeline thread; the slot's loop writes them), strings cut to <paramref name="textBytes"/>
-        /// (0: whole), and <paramref name="stop"/> stops the call when the user cancels.
+        /// pipeline thread; the slot's loop writes them), strings cut to <paramref name="textBytes"/>,
+        /// a whole frame at most <paramref name="frameBytes"/> (0: unbounded), and
+        /// <paramref name="stop"/> stops the call when the user cancels.
         /// </summary>
-        public Prompter(long id, Action<string> send, long textBytes, Action stop)
+        public Prompter(long id, Action<string> send, long textBytes, long frameBytes, Action stop)
         {
             _id = id;
             _send = send;
             _textBytes = textBytes;
+            _frameBytes = frameBytes;
             _stop = stop;
         }
 
@@ -240,7 +242,16 @@ namespace Svc.Host
                     _answer = null;
                     frame["seq"] = _seq;
                 }
-                _send(JsonValue.Serialize(frame));
+                string json = JsonValue.Serialize(frame);
+                // Each string is cut, not their number: a prompt of thousands of choices would make a
+                // frame larger than svc reads from a call.
+                long bytes = System.Text.Encoding.UTF8.GetByteCount(json);
+                if (_frameBytes > 0 && bytes > _frameBytes)
+                {
+                    lock (_gate) _waiting = 0;
+                    throw new ArgumentException("The prompt takes " + bytes + " bytes, more than a call may send svc (" + _frameBytes + ", ShellConfiguration:MaxResultBytes), so it is not asked.");
+                }
+                _send(json);
                 Hashtable answer;
                 lock (_gate)
                 {
