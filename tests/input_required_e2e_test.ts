@@ -1,9 +1,10 @@
 /**
  * Prompts of 2026-07-28 clients as `input_required` results (issue 32, SEP-2322), end to end on
- * real PowerShell: the SDK client answers them with its elicitation handler and retries, over HTTP
- * (Stateless) and stdio. Remove-Item's confirmation (Yes removes, No keeps, decline, cancel),
- * Read-Host, two prompts in one call, a client without elicitation, a changed or unknown state,
- * the time limit, and a pool that keeps serving while calls wait for their users.
+ * real PowerShell over HTTP (Stateless): the SDK client answers them with its elicitation handler
+ * and retries. Remove-Item's confirmation (Yes removes, No keeps, decline, cancel), Read-Host, two
+ * prompts in one call, a client without elicitation, a changed or unknown state, the time limit, and
+ * a pool that keeps serving while calls wait for their users. Over stdio: stdio_test's 2026-07-28
+ * step; across replicas: scale_out_test.
  */
 import assert from "node:assert/strict";
 import {
@@ -12,14 +13,7 @@ import {
   type ElicitResult,
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
-import {
-  type CallResult,
-  fixtureConfig,
-  outputOf,
-  post,
-  startHttpSvc,
-  startSvc,
-} from "./support/harness.ts";
+import { type CallResult, fixtureConfig, outputOf, post, startHttpSvc } from "./support/harness.ts";
 
 /** What the test's user answers; set per case. */
 type User = (params: ElicitRequestFormParams) => ElicitResult;
@@ -223,29 +217,4 @@ Deno.test("http 2026-07-28: prompts reach the client's user and the call does wh
   } finally {
     await client.close();
   }
-});
-Deno.test("stdio 2026-07-28: a confirmation, a Read-Host and two prompts answered by the client's user", async () => {
-  let user: User = () => ({ action: "cancel" });
-  await using svc = await startSvc({
-    config: config("00:00:30"),
-    era: "2026-07-28",
-    elicitation: (params) => Promise.resolve(user(params)),
-  });
-  assert.equal(svc.protocolVersion(), "2026-07-28");
-  for (const [choice, removed] of [["Yes", true], ["No", false]] as const) {
-    user = () => ({ action: "accept", content: { answer: choice } });
-    const outcome = await confirmRemoval((args) => svc.callTool("remove_item_path", args));
-    assert.equal(outcome.removed, removed, `${choice}: ${textOf(outcome.result)}`);
-  }
-  user = (params) => ({
-    action: "accept",
-    content: { [Object.keys(params.requestedSchema.properties)[0]!]: "amber" },
-  });
-  assert.deepEqual(outputOf(await svc.callTool("read_fixture_prompt", {})), ["amber"]);
-  user = (params) => ({
-    action: "accept",
-    content: "name" in params.requestedSchema.properties ? { name: "Ada" } : { color: "red" },
-  });
-  const twice = await svc.callTool("test_input_required_result_multi_round", {});
-  assert.match(textOf(twice), /Hello, Ada! Your favorite color is red\./);
 });

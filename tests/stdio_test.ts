@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
+import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/client";
 import {
   childrenOf,
   eventually,
@@ -424,16 +425,49 @@ Deno.test("stdio runs the startup script file, then the inline script, once befo
 Deno.test("stdio works with the 2026-07-28 era, the 2025-11-25 era and a v1 client at 2024-11-05", async (t) => {
   for (const era of ["2026-07-28", "2025-11-25", "v1-2024-11-05"] as const) {
     await t.step(era, async () => {
-      await using svc = await startSvc({ era });
+      const modern = era === "2026-07-28";
+      // The 2026-07-28 client answers PowerShell's prompts too (input_required, issue 32).
+      let user: (params: ElicitRequestFormParams) => ElicitResult = () => ({ action: "cancel" });
+      await using svc = await startSvc({
+        era,
+        ...(modern
+          ? { config: withRemoveItem(), elicitation: (params) => Promise.resolve(user(params)) }
+          : {}),
+      });
       assert.equal(svc.protocolVersion(), era.replace("v1-", ""));
       const { tools } = await svc.listTools();
       assert.ok(tools.some((tool) => tool.name === "get_fixture_greeting"));
       const result = await svc.callTool("get_fixture_greeting", { Name: era });
       assert.deepEqual(outputOf(result), [`Hello, ${era}!`]);
       assert.deepEqual(result.structuredContent?.output, [`Hello, ${era}!`]);
+      if (!modern) return;
+      // Remove-Item's confirmation: Yes removes, No keeps.
+      for (const [choice, removed] of [["Yes", true], ["No", false]] as const) {
+        user = () => ({ action: "accept", content: { answer: choice } });
+        const file = await Deno.makeTempFile({ prefix: "svc-stdio-confirm-" });
+        const outcome = await svc.callTool("remove_item_path", { Path: file, Confirm: true });
+        assert.equal(!existsSync(file), removed, `${choice}: ${JSON.stringify(outcome)}`);
+        await Deno.remove(file).catch(() => {});
+      }
+      // Read-Host gets the user's text; two prompts in one call take two rounds.
+      user = (params) => ({
+        action: "accept",
+        content: "color" in params.requestedSchema.properties
+          ? { color: "red" }
+          : { [Object.keys(params.requestedSchema.properties)[0]!]: "Ada" },
+      });
+      assert.deepEqual(outputOf(await svc.callTool("read_fixture_prompt", {})), ["Ada"]);
+      const twice = await svc.callTool("test_input_required_result_multi_round", {});
+      assert.deepEqual(outputOf(twice), ["Hello, Ada! Your favorite color is red."]);
     });
   }
 });
+
+function withRemoveItem(): Record<string, unknown> {
+  const config = fixtureConfig();
+  (config["ShellConfiguration"] as { Commands: string[] }).Commands.push("Remove-Item");
+  return config;
+}
 
 Deno.test("a failing startup script stops svc with exit code 3 and the script's message", async () => {
   const dir = await Deno.makeTempDir();
