@@ -99,7 +99,7 @@ async function confirmRemoval(
 }
 
 Deno.test("http 2026-07-28: prompts reach the client's user and the call does what they chose", async (t) => {
-  await using svc = await startHttpSvc({ config: config("00:00:04") });
+  await using svc = await startHttpSvc({ config: config("00:00:03") });
   let user: User = () => ({ action: "cancel" });
   const asked: ElicitRequestFormParams[] = [];
   const client = await httpClient(svc.url, (params) => (asked.push(params), user(params)));
@@ -194,12 +194,12 @@ Deno.test("http 2026-07-28: prompts reach the client's user and the call does wh
         );
         const elapsed = Math.round(performance.now() - started);
         assert.ok(dates.every((d) => !d.isError), JSON.stringify(dates.find((d) => d.isError)));
-        // Answered while the three still wait (they are given up at 4 s).
-        assert.ok(elapsed < 4000, `16 calls beside 3 held ones took ${elapsed} ms`);
+        // Answered while the three still wait (they are given up at 3 s).
+        assert.ok(elapsed < 3000, `16 calls beside 3 held ones took ${elapsed} ms`);
         // Past UserInputTimeout the held calls fail as unanswered prompts do, and their workers are
         // given back and reset.
         const state = (held[0]!.body as RpcBody).result!["requestState"] as string;
-        await new Promise((resolve) => setTimeout(resolve, 4500));
+        await new Promise((resolve) => setTimeout(resolve, 3500));
         const late = (await modernCall(svc.url, "test_input_required_result_elicitation", {
           requestState: state,
           inputResponses: { user_name: { action: "accept", content: { name: "late" } } },
@@ -211,7 +211,7 @@ Deno.test("http 2026-07-28: prompts reach the client's user and the call does wh
           if (free !== 0) await new Promise((resolve) => setTimeout(resolve, 100));
         }
         assert.equal(free, 0, "every held worker is given back");
-        assert.match(svc.stderr(), /no answer to its prompt within 4000 ms/);
+        assert.match(svc.stderr(), /no answer to its prompt within 3000 ms/);
       },
     );
   } finally {
