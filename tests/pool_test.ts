@@ -10,7 +10,7 @@ import type { PoolSettings } from "../lib/config_pool.ts";
 import { WorkerPool } from "../lib/pool.ts";
 import { GROWTH_HOLD_BACK_MS } from "../lib/pool_wait.ts";
 import { type Lease, PoolError } from "../lib/pool_contract.ts";
-import type { InvokeOptions, RunspaceWorker } from "../lib/worker.ts";
+import type { InvokeOptions, PromptAnswer, RunspaceWorker, WorkerPrompt } from "../lib/worker.ts";
 import {
   errorOf,
   eventually,
@@ -192,12 +192,26 @@ Deno.test("WorkerPool hands a returned worker to a waiting caller, clean", async
     pool: poolSettings({ eagerWarmCount: 1, maxPoolSize: 1, minPoolSize: 1 }),
   });
   const first = await pool.lease();
-  await first.worker.invoke({
-    command: "Set-Variable",
-    parameters: { Name: "dirty", Value: 1 },
+  // As over HTTP: the lease's one call chains its reset. The call is interactive and its prompt is
+  // never answered: it fails once UserInputTimeout runs out, and the worker still comes back clean.
+  first.worker.chainResets = true;
+  const interactive = await first.worker.invoke({
+    command: "Invoke-Expression",
+    parameters: { Command: "$global:dirty = 1; Read-Host -Prompt Name" },
     credentials: [],
     depth: 4,
+  }, {
+    userInputTimeoutMs: 200,
+    onPrompt: (_prompt, signal) =>
+      new Promise((resolve) =>
+        signal.addEventListener("abort", () => resolve({ action: "cancel" }))
+      ),
   });
+  assert.match(
+    interactive.result.errors.at(-1)?.message ?? "",
+    /no answer came within the time limit/,
+  );
+  first.worker.chainResets = false;
   const waiting = pool.lease();
   first.release();
   const second = await waiting;
@@ -548,15 +562,41 @@ Deno.test("WorkerPool with RunspacesPerProcess: workers share processes, never t
   assert.equal(pool.stats().total, 6);
   const pids = new Set(leases.map((l) => l.worker.pid));
   assert.equal(pids.size, 2, "six workers in two processes of three");
+  // One worker's call waits for its user's answer while its siblings, in the same process, serve
+  // theirs.
+  let answer: (answer: PromptAnswer) => void = () => {};
+  const asked = Promise.withResolvers<WorkerPrompt>();
+  const waiting = leases[0]!.worker.invoke({
+    command: "Invoke-Expression",
+    parameters: { Command: "Read-Host -Prompt Name" },
+    credentials: [],
+    depth: 4,
+  }, {
+    onPrompt: (prompt) => {
+      asked.resolve(prompt);
+      return new Promise((resolve) => answer = resolve);
+    },
+  });
+  assert.equal((await asked.promise).kind, "text");
   // Each worker has its own runspace: a variable set in one is not seen by its siblings.
-  await Promise.all(leases.map((lease, i) =>
-    lease.worker.invoke({
-      command: "Set-Variable",
-      parameters: { Name: "mine", Value: i },
-      credentials: [],
-      depth: 4,
-    })
-  ));
+  await Promise.all(
+    leases.map((lease, i) =>
+      lease.worker.invoke({
+        command: "Set-Variable",
+        parameters: { Name: "mine", Value: i },
+        credentials: [],
+        depth: 4,
+      })
+    ).slice(1),
+  );
+  answer({ action: "accept", values: { Name: "Ada" } });
+  assert.deepEqual((await waiting).result.output, ["Ada"]);
+  await leases[0]!.worker.invoke({
+    command: "Set-Variable",
+    parameters: { Name: "mine", Value: 0 },
+    credentials: [],
+    depth: 4,
+  });
   const seen = await Promise.all(leases.map(async (lease) => {
     const { result } = await lease.worker.invoke({
       command: "Get-Variable",

@@ -1,0 +1,133 @@
+/**
+ * The Deno half of interactive calls, without a worker: the prompt relay (answers, the time limit for
+ * user input, failures), the call's time limit that stands still while the user is asked, and the
+ * frame splitter the prompts arrive through.
+ */
+import assert from "node:assert/strict";
+import { frameSplitter } from "../lib/worker_frames.ts";
+import { promptRelay } from "../lib/worker_prompts.ts";
+import type { PromptAnswer, WorkerPrompt } from "../lib/worker_protocol.ts";
+import { interruptionOf } from "../lib/worker_request.ts";
+
+const FRAME = {
+  type: "prompt",
+  id: 7,
+  seq: 1,
+  kind: "confirm",
+  caption: "Confirm",
+  message: "Are you sure?",
+  choices: [{ label: "Yes", help: "" }, { label: "No", help: "" }],
+  defaults: [0],
+  multiple: false,
+};
+
+/** A relay whose answers and clock calls are recorded. */
+function relay(
+  ask: (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer>,
+  userInputTimeoutMs?: number,
+) {
+  const answers: unknown[] = [];
+  const clock: string[] = [];
+  const sent = Promise.withResolvers<void>();
+  const prompts = promptRelay(
+    { onPrompt: ask, ...(userInputTimeoutMs === undefined ? {} : { userInputTimeoutMs }) },
+    { pause: () => clock.push("pause"), resume: () => clock.push("resume") },
+    (answer) => {
+      answers.push(answer);
+      sent.resolve();
+    },
+  )!;
+  return { prompts, answers, clock, sent: sent.promise };
+}
+
+Deno.test("promptRelay: the prompt less type and id goes to onPrompt, its answer back with its seq", async () => {
+  let asked: WorkerPrompt | undefined;
+  const { prompts, answers, clock, sent } = relay((prompt) => {
+    asked = prompt;
+    // Keys the protocol does not have, and choices that are not integers, never reach the worker.
+    return Promise.resolve(
+      { action: "accept", choices: [1, 0.5], extra: "x" } as unknown as PromptAnswer,
+    );
+  });
+  prompts.take(FRAME);
+  await sent;
+  const { type: _type, id: _id, ...prompt } = FRAME;
+  assert.deepEqual(asked, prompt);
+  assert.deepEqual(answers, [{ action: "accept", choices: [1], seq: 1 }]);
+  assert.deepEqual(clock, ["pause", "resume"]);
+  prompts.dispose();
+});
+
+Deno.test("promptRelay: no answer within the time limit answers timeout and aborts the ask", async () => {
+  let aborted = false;
+  const { prompts, answers, clock, sent } = relay((_prompt, signal) =>
+    new Promise((resolve) => {
+      signal.addEventListener("abort", () => {
+        aborted = true;
+        // An answer that comes after the time ran out is not sent.
+        resolve({ action: "accept", choices: [0] });
+      });
+    }), 20);
+  prompts.take(FRAME);
+  await sent;
+  await Promise.resolve();
+  assert.equal(aborted, true);
+  assert.deepEqual(answers, [{ action: "timeout", seq: 1 }]);
+  assert.deepEqual(clock, ["pause", "resume"]);
+  prompts.dispose();
+});
+
+Deno.test("promptRelay: an onPrompt that fails, or a malformed frame, answers cancel", async () => {
+  const failing = relay(() => Promise.reject(new Error("no client")));
+  failing.prompts.take({ ...FRAME, seq: 3 });
+  await failing.sent;
+  assert.deepEqual(failing.answers, [{ action: "cancel", seq: 3 }]);
+  const malformed = relay(() => Promise.resolve({ action: "decline" }));
+  malformed.prompts.take({ ...FRAME, kind: "secret" });
+  assert.deepEqual(malformed.answers, [{ action: "cancel", seq: 1 }]);
+  assert.deepEqual(malformed.clock, []);
+});
+
+Deno.test("promptRelay: dispose ends every wait: its signal aborts, no answer is sent, no timer is left", () => {
+  let signal: AbortSignal | undefined;
+  const { prompts, answers } = relay((_prompt, given) => {
+    signal = given;
+    return new Promise(() => {});
+  });
+  prompts.take(FRAME);
+  prompts.dispose();
+  assert.equal(signal?.aborted, true);
+  prompts.take({ ...FRAME, seq: 2 });
+  assert.deepEqual(answers, []);
+});
+
+Deno.test("promptRelay: none for a call without onPrompt", () => {
+  assert.equal(promptRelay({}, { pause() {}, resume() {} }, () => {}), undefined);
+});
+
+Deno.test("interruptionOf: the time limit stands still while paused", async () => {
+  const interruption = interruptionOf({ timeoutMs: 60 });
+  let fired = false;
+  interruption.promise.then(() => fired = true);
+  interruption.pause();
+  interruption.pause();
+  await new Promise((resolve) => setTimeout(resolve, 120));
+  interruption.resume();
+  assert.equal(fired, false, "still one pause open");
+  interruption.resume();
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(fired, false, "about 40 ms of the limit are left");
+  assert.deepEqual(await interruption.promise, { interrupted: "timeout" });
+  interruption.dispose();
+});
+
+Deno.test("frameSplitter: lines across chunks, and a frame over the limit stops the reading", () => {
+  const frames: string[] = [];
+  const refused: number[] = [];
+  const take = frameSplitter(() => 10, (line) => frames.push(line), (limit) => refused.push(limit));
+  assert.equal(take('{"a"'), true);
+  assert.equal(take(':1}\n{"b":2}\n{'), true);
+  assert.deepEqual(frames, ['{"a":1}', '{"b":2}']);
+  assert.equal(take('"c":"0123456789"}\n'), false);
+  assert.deepEqual(refused, [10]);
+});
