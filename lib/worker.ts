@@ -265,7 +265,8 @@ export class RunspaceWorker implements AsyncDisposable {
         ]);
         if ("result" in first) {
           if (first.result.runspaceBusy) this.#process.retire(); // no later call can run there
-          return { result: first.result, interrupted: null };
+          const by = prompts?.cancelled() && first.result.stopped ? "cancelled" : null;
+          return { result: first.result, interrupted: by };
         }
         const reason = first.interrupted;
         log.debug("Stopping call {Id} on worker {Pid}: {Reason}.", {

@@ -24,18 +24,30 @@ export interface CallClock {
 }
 
 /**
- * A relay for one call's `prompt` frames to `options.onPrompt`, each answered through `answer` (the
+ * A relay for one call's `prompt` frames to `options.onPrompt`, each answered through `send` (the
  * `answer` notification's params less the call's id), or undefined when the call is not interactive.
  * `take` handles a frame (a malformed one is answered `cancel`, which stops the call); `dispose` ends
- * every wait still open, once the call has ended.
+ * every wait still open, once the call has ended; `cancelled` tells whether any prompt was answered
+ * `cancel` (the pipeline then stops, as at Ctrl+C: the call was cancelled).
  */
 export function promptRelay(
   options: Pick<InvokeOptions, "onPrompt" | "userInputTimeoutMs">,
   clock: CallClock,
-  answer: (params: { seq: number } & PromptAnswer) => void,
-): { take: (frame: Record<string, unknown>) => void; dispose: () => void } | undefined {
+  send: (params: { seq: number } & PromptAnswer) => void,
+):
+  | {
+    take: (frame: Record<string, unknown>) => void;
+    dispose: () => void;
+    cancelled: () => boolean;
+  }
+  | undefined {
   const ask = options.onPrompt;
   if (!ask) return undefined;
+  let cancelled = false;
+  const answer = (params: { seq: number } & PromptAnswer) => {
+    cancelled ||= params.action === "cancel";
+    send(params);
+  };
   const timeoutMs = options.userInputTimeoutMs ?? DEFAULT_USER_INPUT_TIMEOUT_MS;
   // Each prompt waiting, with its timer.
   const open = new Map<AbortController, ReturnType<typeof setTimeout>>();
@@ -89,6 +101,7 @@ export function promptRelay(
         },
       );
     },
+    cancelled: () => cancelled,
     dispose() {
       ended = true;
       for (const [controller, timer] of open) {

@@ -95,8 +95,9 @@ async function checkPrompts(
           });
           assert.ok(await exists(file), `answer ${i}: ${textOf(kept)}`);
           assert.deepEqual(kept.structuredContent?.["output"], [], textOf(kept));
-          // No and decline skip the removal as PowerShell does, without an error.
-          if (i < 2) assert.equal(kept.isError, undefined, textOf(kept));
+          // No and decline skip the removal as PowerShell does, without an error; cancel stops.
+          assert.equal(kept.isError, i < 2 ? undefined : true, textOf(kept));
+          assert.equal(kept.structuredContent?.["stopped"], i < 2 ? undefined : "cancelled");
         }
         assert.equal(user.asked.length, 3);
         const asked = user.asked[0]!;

@@ -376,7 +376,11 @@ async function interactivePrompts(worker: RunspaceWorker): Promise<void> {
   // Cancel stops the call, as Ctrl+C at a console prompt: nothing after the prompt runs.
   const cancelled = answering({ action: "cancel" });
   const cancel = await interactively(worker, "Read-Host -Prompt Name; 'after'", cancelled.onPrompt);
-  assert.deepEqual([cancel.result.output, cancel.result.stopped], [[], true]);
+  assert.deepEqual([cancel.result.output, cancel.result.stopped, cancel.interrupted], [
+    [],
+    true,
+    "cancelled",
+  ]);
 
   // No answer within UserInputTimeout: the prompt fails as a non-interactive one does, saying so; an
   // answer coming later is not sent. The wait does not count against the call's own time limit.
