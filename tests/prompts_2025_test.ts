@@ -1,6 +1,6 @@
 /**
- * Prompts reach the user of a 2025-11-25 client (issue 32): a ShouldProcess confirmation and
- * Read-Host become `elicitation/create` requests during the call, over stdio and Stateful HTTP,
+ * Prompts reach the user of a 2025-11-25 client (issue 32): a ShouldProcess confirmation,
+ * Read-Host and PromptForChoice become `elicitation/create` requests during the call, over stdio and Stateful HTTP,
  * through the SDK client, on real pwsh, and the command does what the user chose. Clients that did
  * not declare elicitation get today's fast failure. (The Stateless HTTP case is in
  * progress_test.ts, on its Stateless server.)
@@ -20,11 +20,21 @@ import {
 } from "./support/harness.ts";
 
 const base = fixtureConfig() as { ShellConfiguration: { Commands: string[] } };
+// A choice asked the real way, through the host's PromptForChoice.
+const STARTUP_SCRIPT = String.raw`
+function Select-Colour {
+    [CmdletBinding()] param()
+    $choices = [System.Management.Automation.Host.ChoiceDescription[]]@('&Red', '&Green', '&Blue')
+    $picked = $Host.UI.PromptForChoice('Colour', 'Which colour?', $choices, 1)
+    @('Red', 'Green', 'Blue')[$picked]
+}
+`;
 const CONFIG = {
   ...base,
   ShellConfiguration: {
     ...base.ShellConfiguration,
-    Commands: [...base.ShellConfiguration.Commands, "Remove-Item", "Read-Host"],
+    Commands: [...base.ShellConfiguration.Commands, "Remove-Item", "Read-Host", "Select-Colour"],
+    Environment: { StartupScript: STARTUP_SCRIPT },
   },
 };
 
@@ -85,8 +95,9 @@ async function checkPrompts(
           });
           assert.ok(await exists(file), `answer ${i}: ${textOf(kept)}`);
           assert.deepEqual(kept.structuredContent?.["output"], [], textOf(kept));
-          // No and decline skip the removal as PowerShell does, without an error.
-          if (i < 2) assert.equal(kept.isError, undefined, textOf(kept));
+          // No and decline skip the removal as PowerShell does, without an error; cancel stops.
+          assert.equal(kept.isError, i < 2 ? undefined : true, textOf(kept));
+          assert.equal(kept.structuredContent?.["stopped"], i < 2 ? undefined : "cancelled");
         }
         assert.equal(user.asked.length, 3);
         const asked = user.asked[0]!;
@@ -131,6 +142,23 @@ async function checkPrompts(
         const declined = await call("read_host_as_string", { Prompt: "Favourite colour" });
         assert.equal(declined.isError, true);
         assert.match(textOf(declined), /declined to answer 'Favourite colour'/);
+      },
+    );
+
+    await t.step(
+      "PromptForChoice offers its labels with the default and gets the user's choice",
+      async () => {
+        user.answers.push(confirmAnswer("Blue"));
+        const chosen = await call("select_colour", {});
+        assert.deepEqual(outputOf(chosen), ["Blue"], textOf(chosen));
+        const asked = user.asked.at(-1)!;
+        assert.equal(asked.message, "Colour: Which colour?");
+        assert.deepEqual(asked.requestedSchema.properties["answer"], {
+          type: "string",
+          title: "Answer",
+          oneOf: ["Red", "Green", "Blue"].map((label) => ({ const: label, title: label })),
+          default: "Green",
+        });
       },
     );
 
