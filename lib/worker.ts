@@ -17,6 +17,7 @@ import {
 } from "./worker_process.ts";
 import {
   type CommandRun,
+  deliverNotice,
   interruptionOf,
   type InvokeOptions,
   invokeRequest,
@@ -66,7 +67,8 @@ interface Pending {
   op: string;
   resolve: (result: unknown) => void;
   reject: (error: Error) => void;
-  onProgress?: (progress: WorkerProgress) => void;
+  /** The invoke's options: their listeners receive its notification frames. */
+  listeners?: InvokeOptions;
   /** The reset the worker runs after answering this invoke (`thenReset`): pending from then on. */
   then?: Pending;
 }
@@ -230,10 +232,11 @@ export class RunspaceWorker implements AsyncDisposable {
     const params = invokeRequest(run, {
       limits: this.#limits,
       progress: options.onProgress !== undefined,
+      ...(options.log ? { log: options.log.level } : {}),
     });
     return this.#exclusive(async () => {
       await this.#settleChained();
-      const { id, response } = this.#send("invoke", params, options.onProgress, this.chainResets);
+      const { id, response } = this.#send("invoke", params, options, this.chainResets);
       const interruption = interruptionOf(options);
       try {
         const first = await Promise.race([
@@ -436,15 +439,9 @@ export class RunspaceWorker implements AsyncDisposable {
       );
       return;
     }
-    if (frame.type === "progress") {
+    if (frame.type === "progress" || frame.type === "log") {
       const pending = this.#pending;
-      if (pending && pending.id === frame.id) {
-        try {
-          pending.onProgress?.(frame as unknown as WorkerProgress);
-        } catch (error) {
-          log.debug("A progress listener failed: {Message}", { Message: String(error) });
-        }
-      }
+      if (pending?.listeners && pending.id === frame.id) deliverNotice(frame, pending.listeners);
       return;
     }
     if (frame.type === "slot-failed" && typeof frame.slot === "number") {
@@ -552,7 +549,7 @@ export class RunspaceWorker implements AsyncDisposable {
   #send(
     op: string,
     params: unknown,
-    onProgress?: (progress: WorkerProgress) => void,
+    listeners?: InvokeOptions,
     chainReset = false,
   ): { id: number; response: Promise<unknown> } {
     const id = ++this.#nextId;
@@ -564,8 +561,8 @@ export class RunspaceWorker implements AsyncDisposable {
       return { id, response: Promise.reject(error) };
     }
     const response = new Promise<unknown>((resolve, reject) => {
-      this.#pending = onProgress
-        ? { id, op, resolve, reject, onProgress }
+      this.#pending = listeners
+        ? { id, op, resolve, reject, listeners }
         : { id, op, resolve, reject };
     });
     if (chainReset) {

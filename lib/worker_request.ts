@@ -1,15 +1,19 @@
 /**
  * What a caller asks a worker to run, in svc's words, and the `invoke` request it becomes on the
  * wire (docs/worker-protocol.md §4.4). Callers say which properties and how many items they want;
- * only this module writes the protocol's `select`, `first`, `progress` and `limits`.
+ * only this module writes the protocol's `select`, `first`, `progress`, `log` and `limits`, and
+ * hands a running call's notification frames to their listeners.
  *
  * @module
  */
+import { logger } from "./log.ts";
 import type {
   CallLimits,
   Interruption,
   InvokeParams,
   ResetResult,
+  WorkerLog,
+  WorkerLogLevel,
   WorkerProgress,
 } from "./worker_protocol.ts";
 
@@ -51,6 +55,8 @@ export interface RunContext {
   limits: CallLimits | null;
   /** Whether someone listens for the call's `Write-Progress` records. */
   progress: boolean;
+  /** The lowest record someone listens for as a log message. @default none */
+  log?: WorkerLogLevel;
 }
 
 /** The `invoke` params of a run. */
@@ -62,6 +68,7 @@ export function invokeRequest(run: CommandRun, context: RunContext): InvokeParam
   else if (properties !== undefined) params.select = { properties, display: false };
   if (maxResults !== undefined) params.first = maxResults;
   if (context.progress) params.progress = true;
+  if (context.log) params.log = context.log;
   if (context.limits !== null) {
     params.limits = run.stopWhenFull ? { ...context.limits, stopWhenFull: true } : context.limits;
   }
@@ -76,6 +83,27 @@ export interface InvokeOptions {
   timeoutMs?: number;
   /** Receives the call's progress records; without it the worker sends none. @default none */
   onProgress?: (progress: WorkerProgress) => void;
+  /**
+   * Receives the call's warning, information, verbose and debug records at `level` and above while
+   * it runs (a client asked for log messages). @default none: the worker sends none
+   */
+  log?: { level: WorkerLogLevel; onLog: (log: WorkerLog) => void };
+}
+
+/**
+ * Hands a notification frame of a running invoke (`progress`, `log`) to the listener its options
+ * give. A listener that throws is logged at debug level: the call goes on.
+ */
+export function deliverNotice(frame: Record<string, unknown>, options: InvokeOptions): void {
+  try {
+    if (frame.type === "progress") options.onProgress?.(frame as unknown as WorkerProgress);
+    else if (frame.type === "log") options.log?.onLog(frame as unknown as WorkerLog);
+  } catch (error) {
+    logger("worker").debug("A {Type} listener failed: {Message}", {
+      Type: frame.type,
+      Message: String(error),
+    });
+  }
 }
 
 /** The call's time limit and cancel signal as one promise, and how to stop listening to both. */

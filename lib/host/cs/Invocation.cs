@@ -57,6 +57,9 @@ namespace Svc.Host
         /// <summary>True when the client watches progress: records are sent while the command runs.</summary>
         public bool Progress { get; private set; }
 
+        /// <summary>The records sent as log messages while the command runs (<c>log</c>), or null when the client asked for none.</summary>
+        public LiveLog Log { get; private set; }
+
         /// <summary>The projection request (<c>properties</c>, <c>display</c>), or null for none.</summary>
         public Hashtable Select { get; private set; }
 
@@ -75,7 +78,7 @@ namespace Svc.Host
         /// (may be null) runs on the pipeline's thread before <see cref="Task"/> completes, so what it
         /// undoes is undone before the response is sent. <paramref name="projection"/> (may be null)
         /// projects the output for the request's <c>select</c>. Defaults: depth 4, no limit on items, no
-        /// projection, no progress, no limits on the response.
+        /// projection, no progress, no log messages, no limits on the response.
         /// </summary>
         public static Invocation Start(Runspace worker, long id, Hashtable request, Action ended, Action atEnd, OutputProjection projection)
         {
@@ -93,6 +96,7 @@ namespace Svc.Host
             Hashtable select = selectValue as Hashtable;
             if (selectValue != null && select == null) throw new ArgumentException("The invoke select is not an object.");
             bool progress = request["progress"] is bool && (bool)request["progress"];
+            int logRank = LiveLog.RankOf(request["log"]);
             CallLimits limits = CallLimits.From(request["limits"]);
             object providerValue = request["provider"];
             Hashtable provider = providerValue as Hashtable;
@@ -108,6 +112,7 @@ namespace Svc.Host
             PowerShell ps = PowerShell.Create(worker);
             object savedProgress = null;
             bool progressSet = false;
+            LiveLog log = null;
             try
             {
                 ps.AddCommand(command);
@@ -131,6 +136,7 @@ namespace Svc.Host
                     worker.SessionStateProxy.SetVariable("ProgressPreference", ActionPreference.Continue);
                     progressSet = true;
                 }
+                if (logRank >= 0) log = LiveLog.Start(logRank, worker, ps.Streams, limits);
                 Invocation run = new Invocation
                 {
                     _worker = worker,
@@ -143,6 +149,7 @@ namespace Svc.Host
                     Limits = limits,
                     Progress = progress,
                     _savedProgress = savedProgress,
+                    Log = log,
                 };
                 if (projection != null && select != null)
                 {
@@ -187,6 +194,11 @@ namespace Svc.Host
                 if (progressSet)
                 {
                     try { worker.SessionStateProxy.SetVariable("ProgressPreference", savedProgress); }
+                    catch (Exception) { /* the failure being thrown says more than this one */ }
+                }
+                if (log != null)
+                {
+                    try { log.PutBack(); }
                     catch (Exception) { /* the failure being thrown says more than this one */ }
                 }
                 ps.Dispose();
@@ -271,13 +283,14 @@ namespace Svc.Host
         }
 
         /// <summary>
-        /// Call once the task has completed: puts the progress preference back and returns the output
+        /// Call once the task has completed: puts the progress and log preferences back and returns the output
         /// items, cut to the limit the request set.
         /// </summary>
         public PSObject[] TakeOutput()
         {
             _watch.Stop();
             if (Progress) _worker.SessionStateProxy.SetVariable("ProgressPreference", _savedProgress);
+            if (Log != null) Log.PutBack();
             Collection<PSObject> all = _output.ReadAll();
             int count = all.Count;
             // Under limits the extra item was told apart as it was written (OnOutputAdded).
