@@ -27,7 +27,8 @@ import {
   workerFailureMessage,
 } from "./result.ts";
 import { WorkerUnavailableError } from "./errors.ts";
-import type { RunspaceWorker, WorkerProgress } from "./worker.ts";
+import type { InvokeOptions, RunspaceWorker, WorkerProgress } from "./worker.ts";
+import { CallLog, requestLogLevel, sessionLogLevel } from "./client_log.ts";
 import { outputShaping, requestedProperties } from "./output_shaping.ts";
 import { closestNames } from "./suggest.ts";
 
@@ -174,6 +175,8 @@ export interface CallContext {
   principal: Principal;
   /** Receives the call's `Write-Progress` records; without it none are kept. */
   onProgress?: (progress: WorkerProgress) => void;
+  /** Receives the call's stream records the client asked for as log messages; without it none are sent. */
+  log?: InvokeOptions["log"];
 }
 
 async function runCall(
@@ -244,7 +247,12 @@ async function runCall(
           stopWhenFull: tool.annotations.readOnlyHint,
           ...outputShaping(shell, override, shaping),
         },
-        { signal, timeoutMs, ...(context.onProgress ? { onProgress: context.onProgress } : {}) },
+        {
+          signal,
+          timeoutMs,
+          ...(context.onProgress ? { onProgress: context.onProgress } : {}),
+          ...(context.log ? { log: context.log } : {}),
+        },
       ));
     const result = toCallToolResult(tool, outcome, {
       maxResultBytes: shell.maxResultBytes,
@@ -343,8 +351,9 @@ export function createMcpServer(options: McpServerOptions): Server {
   const { version } = options;
   const server = new Server(
     { name: "svc", version },
-    { capabilities: { tools: { listChanged: true } } },
+    { capabilities: { tools: { listChanged: true }, logging: {} } },
   );
+  const sessionLevel = sessionLogLevel(server);
 
   server.setRequestHandler("tools/list", async (_request, ctx) => {
     const tools = await toolsFor(options, principalOf(ctx.http?.authInfo));
@@ -353,6 +362,12 @@ export function createMcpServer(options: McpServerOptions): Server {
 
   server.setRequestHandler("tools/call", async (request, ctx): Promise<CallToolResult> => {
     const token = request.params._meta?.progressToken ?? ctx.mcpReq._meta?.progressToken;
+    // Log messages go with the call (its response stream over HTTP), as its progress does.
+    const callLog = CallLog.for(
+      request.params.name,
+      requestLogLevel(ctx, sessionLevel),
+      (params) => ctx.mcpReq.notify({ method: "notifications/message", params }),
+    );
     const outcome = await callTool(options, request.params.name, request.params.arguments, {
       signal: ctx.mcpReq.signal,
       principal: principalOf(ctx.http?.authInfo),
@@ -364,7 +379,9 @@ export function createMcpServer(options: McpServerOptions): Server {
           })
         ),
       }),
+      ...(callLog ? { log: callLog } : {}),
     });
+    await callLog?.finish();
     if (outcome.kind === "unknown-tool") {
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, outcome.message);
     }
