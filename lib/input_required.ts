@@ -27,7 +27,7 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import { toElicitation, toPromptAnswer } from "./elicitation.ts";
-import type { PromptAnswer, WorkerProgress, WorkerPrompt } from "./worker_protocol.ts";
+import type { PromptAnswer, WorkerLog, WorkerProgress, WorkerPrompt } from "./worker_protocol.ts";
 import { failureResult } from "./result.ts";
 import { logger } from "./log.ts";
 
@@ -56,6 +56,8 @@ export class HeldCall {
   busy = false;
   /** Where the call's progress goes: to the request serving it, if that one asked for progress. */
   progress: ((progress: WorkerProgress) => void) | null = null;
+  /** Where the call's log records go: to the request serving it, if that one asked for them. */
+  log: ((log: WorkerLog) => void) | null = null;
   readonly #controller = new AbortController();
   readonly #events: HeldEvent[] = [];
   #wake: (() => void) | null = null;
@@ -310,15 +312,18 @@ export interface InputCall {
   signal: AbortSignal;
   /** Receives the call's progress while this request serves it; without it none is sent. */
   onProgress?: (progress: WorkerProgress) => void;
+  /** Receives the call's log records while this request serves it; without it none are sent. */
+  onLog?: (log: WorkerLog) => void;
   /**
-   * Starts the call with the held call's signal, `onPrompt` and `onProgress` (which goes to the
-   * request serving the call at the time); resolves with its result, or rejects with what the
+   * Starts the call with the held call's signal, `onPrompt`, `onProgress` and `onLog` (which go to
+   * the request serving the call at the time); resolves with its result, or rejects with what the
    * request serving it then throws (an unknown tool's protocol error).
    */
   start(call: {
     signal: AbortSignal;
     onPrompt: (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer>;
     onProgress: (progress: WorkerProgress) => void;
+    onLog: (log: WorkerLog) => void;
   }): Promise<CallToolResult>;
 }
 
@@ -345,15 +350,18 @@ export async function callWithInput(
     }
     call.answer(answer);
     call.progress = input.onProgress ?? null;
+    call.log = input.onLog ?? null;
     return await serve(calls, call, input.signal, undefined);
   }
   const call = new HeldCall(input.owner, input.tool);
   call.progress = input.onProgress ?? null;
+  call.log = input.onLog ?? null;
   let refusal: string | null = null;
   input.start({
     signal: call.signal,
     onPrompt: (prompt, signal) => call.prompted(prompt, signal),
     onProgress: (progress) => call.progress?.(progress),
+    onLog: (log) => call.log?.(log),
   }).then(
     (result) =>
       call.finished({
@@ -415,6 +423,7 @@ async function serve(
   } finally {
     call.busy = false;
     call.progress = null;
+    call.log = null;
   }
 }
 

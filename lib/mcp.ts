@@ -42,7 +42,14 @@ import {
   workerFailureMessage,
 } from "./result.ts";
 import { WorkerUnavailableError } from "./errors.ts";
-import type { PromptAnswer, RunspaceWorker, WorkerProgress, WorkerPrompt } from "./worker.ts";
+import type {
+  InvokeOptions,
+  PromptAnswer,
+  RunspaceWorker,
+  WorkerProgress,
+  WorkerPrompt,
+} from "./worker.ts";
+import { CallLog, requestLogLevel, sessionLogLevel } from "./client_log.ts";
 import { outputShaping, requestedProperties } from "./output_shaping.ts";
 import { closestNames } from "./suggest.ts";
 import { pushedPrompts } from "./elicitation_push.ts";
@@ -206,6 +213,8 @@ export interface CallContext {
    * only when the client can ask its user. @default none: every prompt fails at once, as it always did
    */
   onPrompt?: (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer>;
+  /** Receives the call's stream records the client asked for as log messages; without it none are sent. */
+  log?: InvokeOptions["log"];
 }
 
 async function runCall(
@@ -282,6 +291,7 @@ async function runCall(
           userInputTimeoutMs: shell.userInputTimeoutMs,
           ...(context.onProgress ? { onProgress: context.onProgress } : {}),
           ...(context.onPrompt ? { onPrompt: context.onPrompt } : {}),
+          ...(context.log ? { log: context.log } : {}),
         },
       ));
     const result = toCallToolResult(tool, outcome, {
@@ -424,11 +434,17 @@ function pausableCall(
     // The HTTP request's own signal too: a client that disconnects gives its call up.
     signal: AbortSignal.any([ctx.mcpReq.signal, requestSignal.getStore() ?? ctx.mcpReq.signal]),
     ...(context.onProgress ? { onProgress: context.onProgress } : {}),
-    start: (call) =>
-      requestSignal.run(
-        undefined,
-        async () => resultOf(await callTool(options, name, args, { ...context, ...call })),
-      ),
+    ...(context.log ? { onLog: context.log.onLog } : {}),
+    start: ({ onLog, ...call }) =>
+      requestSignal.run(undefined, async () =>
+        resultOf(
+          await callTool(options, name, args, {
+            ...context,
+            ...call,
+            // The level of the request that started the call decides what the worker sends.
+            ...(context.log ? { log: { level: context.log.level, onLog } } : {}),
+          }),
+        )),
   });
 }
 
@@ -437,8 +453,9 @@ export function createMcpServer(options: McpServerOptions): Server {
   const { version } = options;
   const server = new Server(
     { name: "svc", version },
-    { capabilities: { tools: { listChanged: true } } },
+    { capabilities: { tools: { listChanged: true }, logging: {} } },
   );
+  const sessionLevel = sessionLogLevel(server);
 
   server.setRequestHandler("tools/list", async (_request, ctx) => {
     const tools = await toolsFor(options, principalOf(ctx.http?.authInfo));
@@ -450,6 +467,12 @@ export function createMcpServer(options: McpServerOptions): Server {
     async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
       const token = request.params._meta?.progressToken ?? ctx.mcpReq._meta?.progressToken;
       const pushed = pushedPrompts(server, ctx, options.requestsDuringCall ?? true);
+      // Log messages go with the call (its response stream over HTTP), as its progress does.
+      const callLog = CallLog.for(
+        request.params.name,
+        requestLogLevel(ctx, sessionLevel),
+        (params) => ctx.mcpReq.notify({ method: "notifications/message", params }),
+      );
       const context: CallContext = {
         signal: ctx.mcpReq.signal,
         principal: principalOf(ctx.http?.authInfo),
@@ -462,13 +485,18 @@ export function createMcpServer(options: McpServerOptions): Server {
             })
           ),
         }),
+        ...(callLog ? { log: callLog } : {}),
       };
-      if (options.heldCalls && mayPause(ctx)) {
-        return await pausableCall(options, options.heldCalls, request, ctx, context);
+      try {
+        if (options.heldCalls && mayPause(ctx)) {
+          return await pausableCall(options, options.heldCalls, request, ctx, context);
+        }
+        return resultOf(
+          await callTool(options, request.params.name, request.params.arguments, context),
+        );
+      } finally {
+        await callLog?.finish();
       }
-      return resultOf(
-        await callTool(options, request.params.name, request.params.arguments, context),
-      );
     },
   );
 

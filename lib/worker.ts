@@ -36,6 +36,7 @@ import type {
   StartupParams,
   StartupResult,
   WorkerInfo,
+  WorkerLog,
   WorkerProgress,
   WorkerPrompt,
 } from "./worker_protocol.ts";
@@ -82,6 +83,8 @@ interface Pending {
   onProgress?: (progress: WorkerProgress) => void;
   /** Takes the invoke's `prompt` frames (an interactive call). */
   onPrompt?: (frame: Record<string, unknown>) => void;
+  /** Takes the invoke's `log` frames. */
+  onLog?: (log: WorkerLog) => void;
   /** The reset the worker runs after answering this invoke (`thenReset`): pending from then on. */
   then?: Pending;
 }
@@ -247,6 +250,7 @@ export class RunspaceWorker implements AsyncDisposable {
       limits: this.#limits,
       progress: onProgress !== undefined,
       interactive: onPrompt !== undefined,
+      ...(options.log ? { log: options.log.level } : {}),
     });
     return this.#exclusive(async () => {
       await this.#settleChained();
@@ -257,6 +261,7 @@ export class RunspaceWorker implements AsyncDisposable {
       const { id, response } = this.#send("invoke", params, this.chainResets, {
         ...(onProgress ? { onProgress } : {}),
         ...(prompts ? { onPrompt: prompts.take } : {}),
+        ...(options.log ? { onLog: options.log.onLog } : {}),
       });
       try {
         const first = await Promise.race([
@@ -434,11 +439,12 @@ export class RunspaceWorker implements AsyncDisposable {
       );
       return;
     }
-    if (frame.type === "progress" || frame.type === "prompt") {
+    if (frame.type === "progress" || frame.type === "prompt" || frame.type === "log") {
       const pending = this.#pending;
       if (pending && pending.id === frame.id) {
         try {
           if (frame.type === "prompt") pending.onPrompt?.(frame);
+          else if (frame.type === "log") pending.onLog?.(frame as unknown as WorkerLog);
           else pending.onProgress?.(frame as unknown as WorkerProgress);
         } catch (error) {
           log.debug("A {Type} listener failed: {Message}", {

@@ -198,6 +198,11 @@ export interface InvokeParams {
   first?: number;
   /** Report `Write-Progress` records while the call runs (protocol §4.4). @default false */
   progress?: boolean;
+  /**
+   * Send the warning, information, verbose and debug records at this level and above as `log` frames
+   * while the call runs (protocol §4.4). @default none: no log frames
+   */
+  log?: WorkerLogLevel;
   /** What the call may send svc (protocol §4.4). @default none: everything is sent */
   limits?: CallLimits;
   /** Id of the reset the worker runs once it has answered the call (protocol §4.4). @default none */
@@ -279,6 +284,19 @@ export interface PromptAnswer {
   action: "accept" | "decline" | "cancel" | "timeout";
   choices?: number[];
   values?: Record<string, string | number | boolean>;
+}
+
+/**
+ * The lowest record a call sends as log messages: `warning` (warnings), `info` (and information
+ * records), `debug` (and verbose and debug records, their preferences raised to Continue).
+ */
+export type WorkerLogLevel = "debug" | "info" | "warning";
+
+/** A `log` frame: the records a running invoke wrote since the last one (protocol §4.4). */
+export interface WorkerLog {
+  records: { stream: "warning" | "information" | "verbose" | "debug"; message: string }[];
+  /** Records the worker left out: more than it holds between two looks (64). Absent: none. */
+  dropped?: number;
 }
 
 /** One module's import outcome from `startup`. */

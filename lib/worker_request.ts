@@ -1,7 +1,8 @@
 /**
  * What a caller asks a worker to run, in svc's words, and the `invoke` request it becomes on the
  * wire (docs/worker-protocol.md §4.4). Callers say which properties and how many items they want;
- * only this module writes the protocol's `select`, `first`, `progress` and `limits`.
+ * only this module writes the protocol's `select`, `first`, `progress`, `interactive`, `log` and
+ * `limits`.
  *
  * @module
  */
@@ -11,6 +12,8 @@ import type {
   InvokeParams,
   PromptAnswer,
   ResetResult,
+  WorkerLog,
+  WorkerLogLevel,
   WorkerProgress,
   WorkerPrompt,
 } from "./worker_protocol.ts";
@@ -55,6 +58,8 @@ export interface RunContext {
   progress: boolean;
   /** Whether someone answers the call's prompts. @default false */
   interactive?: boolean;
+  /** The lowest record someone listens for as a log message. @default none */
+  log?: WorkerLogLevel;
 }
 
 /** The `invoke` params of a run. */
@@ -67,6 +72,7 @@ export function invokeRequest(run: CommandRun, context: RunContext): InvokeParam
   if (maxResults !== undefined) params.first = maxResults;
   if (context.progress) params.progress = true;
   if (context.interactive) params.interactive = true;
+  if (context.log) params.log = context.log;
   if (context.limits !== null) {
     params.limits = run.stopWhenFull ? { ...context.limits, stopWhenFull: true } : context.limits;
   }
@@ -93,6 +99,11 @@ export interface InvokeOptions {
    * then it fails as a non-interactive one does. @default 120000
    */
   userInputTimeoutMs?: number;
+  /**
+   * Receives the call's warning, information, verbose and debug records at `level` and above while
+   * it runs (a client asked for log messages). @default none: the worker sends none
+   */
+  log?: { level: WorkerLogLevel; onLog: (log: WorkerLog) => void };
 }
 
 /**

@@ -1,10 +1,19 @@
 /**
  * Progress (issue 13): when the client sends a progressToken, each `Write-Progress` record becomes
  * a `notifications/progress`, over stdio and HTTP (Stateless and Stateful, both eras), through the
- * SDK clients, on real pwsh.
+ * SDK clients, on real pwsh. Log messages (issue 32) on the same servers: when the client asks for a
+ * level (`logging/setLevel`, or the 2026-07-28 `_meta` level), warning, information, verbose and
+ * debug records become `notifications/message` at that level and above, rate-limited; without one,
+ * none.
  */
 import assert from "node:assert/strict";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import {
+  Client,
+  LOG_LEVEL_META_KEY,
+  type LoggingLevel,
+  StreamableHTTPClientTransport,
+} from "@modelcontextprotocol/client";
+import { LOG_BURST, LOG_RATE } from "../lib/client_log.ts";
 import { progressNotifier } from "../lib/mcp.ts";
 import {
   answerElicitations,
@@ -15,8 +24,12 @@ import {
   startHttpSvc,
   startSvc,
 } from "./support/harness.ts";
+import { outputWithin } from "./support/deadline.ts";
 
 const ARGS = { Steps: 3, DelayMilliseconds: 300 };
+// The conformance suite's CLI (its package has no main module; package.json "bin" is in dist/).
+const CONFORMANCE =
+  new URL("./dist/index.js", import.meta.resolve("@modelcontextprotocol/conformance")).pathname;
 
 function checkProgress(seen: ProgressInfo[]): void {
   assert.ok(seen.length >= 2, `${seen.length} progress notification(s): ${JSON.stringify(seen)}`);
@@ -28,22 +41,95 @@ function checkProgress(seen: ProgressInfo[]): void {
   assert.equal(seen.at(-1)!.progress, 100, JSON.stringify(seen));
 }
 
+/** The log messages test_logging_tool sends at "debug", as [level, logger, data]. */
+const LOGGING_TOOL_MESSAGES = [
+  ["warning", "test_logging_tool/warning", "logging tool warning"],
+  ["info", "test_logging_tool/information", "logging tool info"],
+  ["debug", "test_logging_tool/verbose", "logging tool verbose"],
+  ["debug", "test_logging_tool/debug", "logging tool debug"],
+];
+
+/** Where a client's `notifications/message` are kept, as [level, logger, data]. */
+function collectLogs(client: Client): string[][] {
+  const seen: string[][] = [];
+  client.setNotificationHandler("notifications/message", (notification) => {
+    const { level, logger, data } = notification.params;
+    seen.push([level, logger ?? "", String(data)]);
+  });
+  return seen;
+}
+
+/**
+ * Calls `tool` asking for `level` (the 2026-07-28 `_meta` level; the session's, set before, for
+ * older clients), checks its output, and returns the log messages it brought.
+ */
+async function logsOf(
+  client: Client,
+  seen: string[][],
+  level: LoggingLevel | undefined,
+  tool = "test_logging_tool",
+  args: Record<string, unknown> = {},
+): Promise<string[][]> {
+  seen.length = 0;
+  const modern = client.getNegotiatedProtocolVersion() === "2026-07-28";
+  const meta = modern && level ? { _meta: { [LOG_LEVEL_META_KEY]: level } } : {};
+  const result = await client.callTool({ name: tool, arguments: args, ...meta });
+  assert.notEqual(result.isError, true, JSON.stringify(result));
+  return [...seen];
+}
+
+/** Messages at each level asked, from none to "debug"; `setLevel` sends the 2025-era request. */
+async function checkLevels(client: Client, setLevel: boolean): Promise<void> {
+  const seen = collectLogs(client);
+  assert.deepEqual(await logsOf(client, seen, undefined), [], "no level: no log message");
+  const expected: [LoggingLevel, number][] = [["warning", 1], ["notice", 1], ["info", 2], [
+    "debug",
+    4,
+  ]];
+  for (const [level, count] of expected) {
+    if (setLevel) assert.deepEqual(await client.setLoggingLevel(level), {});
+    assert.deepEqual(
+      await logsOf(client, seen, level),
+      LOGGING_TOOL_MESSAGES.slice(0, count),
+      `at ${level}`,
+    );
+  }
+}
+
 for (const era of ["2025-11-25", "2026-07-28"] as Era[]) {
-  Deno.test(`stdio ${era}: Write-Progress records arrive as notifications/progress`, async () => {
+  Deno.test(`stdio ${era}: Write-Progress records arrive as notifications/progress; streams as log messages at the level asked`, async () => {
     await using svc = await startSvc({ config: fixtureConfig(), era });
+    const client = svc.client!;
+    await checkLevels(client, era === "2025-11-25");
+    // Progress is unchanged while log messages are on (the 2025-era session's level stays "debug").
     const seen: ProgressInfo[] = [];
-    const result = await svc.callTool("write_fixture_progress", ARGS, {
-      onprogress: (p) => seen.push(p),
-    });
-    assert.deepEqual(outputOf(result), ["done"]);
+    const meta = era === "2026-07-28" ? { _meta: { [LOG_LEVEL_META_KEY]: "debug" } } : {};
+    const result = await client.callTool(
+      { name: "write_fixture_progress", arguments: ARGS, ...meta },
+      { onprogress: (p: ProgressInfo) => seen.push(p) },
+    );
+    assert.deepEqual(outputOf(result as Parameters<typeof outputOf>[0]), ["done"]);
     checkProgress(seen);
     // Without a token the call is unchanged.
     const quiet = await svc.callTool("write_fixture_progress", { Steps: 1, DelayMilliseconds: 0 });
     assert.deepEqual(outputOf(quiet), ["done"]);
+    if (era !== "2025-11-25") return;
+    // The rate limit: 300 warnings at once; what was left out is counted in one last message.
+    const logs = collectLogs(client);
+    const started = performance.now();
+    const burst = await logsOf(client, logs, "debug", "write_fixture_warnings", { Count: 300 });
+    const seconds = (performance.now() - started) / 1000;
+    const sent = burst.filter(([, logger]) => logger === "write_fixture_warnings/warning");
+    const last = burst.at(-1)!;
+    assert.equal(last[1], "write_fixture_warnings/svc", JSON.stringify(last));
+    const left = Number(/^svc left out (\d+) of this call's log messages/.exec(last[2] ?? "")?.[1]);
+    assert.equal(sent.length + left, 300, `${sent.length} sent, ${left} left out`);
+    assert.ok(sent.length <= LOG_BURST + Math.ceil(seconds * LOG_RATE), `${sent.length} sent`);
+    assert.deepEqual(sent[0], ["warning", "write_fixture_warnings/warning", "fixture warning 1"]);
   });
 }
 
-Deno.test("http: progress reaches Stateless and Stateful clients of both eras; Stateless carries no prompt", async (t) => {
+Deno.test("http: progress and log messages reach Stateless and Stateful clients of both eras; Stateless carries no prompt", async (t) => {
   for (const mode of ["Stateless", "Stateful"]) {
     await using svc = await startHttpSvc({
       config: { ...fixtureConfig(), McpServer: { HttpTransportMode: mode } },
@@ -56,6 +142,13 @@ Deno.test("http: progress reaches Stateless and Stateful clients of both eras; S
         );
         await client.connect(new StreamableHTTPClientTransport(new URL(svc.url)));
         try {
+          if (era === "2026-07-28" || mode === "Stateful") {
+            await checkLevels(client, era !== "2026-07-28");
+          } else {
+            // Stateless 2025-11-25: no session remembers the level, so no call gets log messages.
+            assert.deepEqual(await client.setLoggingLevel("debug"), {});
+            assert.deepEqual(await logsOf(client, collectLogs(client), "debug"), []);
+          }
           const seen: ProgressInfo[] = [];
           const result = await client.callTool(
             { name: "write_fixture_progress", arguments: ARGS },
@@ -68,32 +161,63 @@ Deno.test("http: progress reaches Stateless and Stateful clients of both eras; S
         }
       });
     }
-    if (mode !== "Stateless") continue;
-    // Here rather than in prompts_2025_test.ts: this server is the suite's Stateless one.
+    if (mode === "Stateless") {
+      // Here rather than in prompts_2025_test.ts: this server is the suite's Stateless one.
+      await t.step(
+        "Stateless, 2025-11-25: a prompt fails at once though the client declares elicitation",
+        async () => {
+          const client = new Client({ name: "prompts", version: "1" }, {
+            capabilities: { elicitation: { form: {} } },
+          });
+          let asked = 0;
+          answerElicitations(client, () => {
+            asked++;
+            return Promise.resolve({ action: "decline" });
+          });
+          await client.connect(new StreamableHTTPClientTransport(new URL(svc.url)));
+          try {
+            const started = Date.now();
+            const result = await client.callTool({ name: "read_fixture_prompt", arguments: {} });
+            const text = (result.content as { text: string }[]).map((c) => c.text).join("\n");
+            assert.equal(result.isError, true);
+            assert.match(text, /Favourite colour/);
+            assert.match(text, /non-interactive/);
+            assert.equal(asked, 0, "no elicitation/create was sent");
+            assert.ok(Date.now() - started < 5_000, `${Date.now() - started} ms`);
+          } finally {
+            await client.close();
+          }
+        },
+      );
+      continue;
+    }
+    if (mode !== "Stateful") continue;
+    // The conformance suite's 2025-era logging scenario (gone from 2026-07-28, so not in
+    // conformance_test.ts's run) needs a session: Stateless forgets logging/setLevel. (Its
+    // logging-set-level only checks the {} that checkLevels checks.)
     await t.step(
-      "Stateless, 2025-11-25: a prompt fails at once though the client declares elicitation",
+      "Stateful: the conformance suite's 2025-11-25 tools-call-with-logging passes",
       async () => {
-        const client = new Client({ name: "prompts", version: "1" }, {
-          capabilities: { elicitation: { form: {} } },
-        });
-        let asked = 0;
-        answerElicitations(client, () => {
-          asked++;
-          return Promise.resolve({ action: "decline" });
-        });
-        await client.connect(new StreamableHTTPClientTransport(new URL(svc.url)));
-        try {
-          const started = Date.now();
-          const result = await client.callTool({ name: "read_fixture_prompt", arguments: {} });
-          const text = (result.content as { text: string }[]).map((c) => c.text).join("\n");
-          assert.equal(result.isError, true);
-          assert.match(text, /Favourite colour/);
-          assert.match(text, /non-interactive/);
-          assert.equal(asked, 0, "no elicitation/create was sent");
-          assert.ok(Date.now() - started < 5_000, `${Date.now() - started} ms`);
-        } finally {
-          await client.close();
-        }
+        const args = ["run", "--allow-all", CONFORMANCE, "server", "--url", `${svc.url}/mcp`];
+        const run = await outputWithin(
+          Deno.execPath(),
+          {
+            args: [
+              ...args,
+              "--scenario",
+              "tools-call-with-logging",
+              "--spec-version",
+              "2025-11-25",
+            ],
+            stdout: "piped",
+            stderr: "piped",
+          },
+          "the conformance scenario tools-call-with-logging",
+          60_000,
+        );
+        const text = new TextDecoder().decode(run.stdout) + new TextDecoder().decode(run.stderr);
+        assert.equal(run.code, 0, text);
+        assert.match(text, /Passed: 2\/2, 0 failed, 0 warnings/, text);
       },
     );
   }

@@ -6,7 +6,13 @@
 import assert from "node:assert/strict";
 import { RemoteError } from "../lib/errors.ts";
 import { RunspaceWorker } from "../lib/worker.ts";
-import type { CommandMeta, PromptAnswer, WorkerPrompt } from "../lib/worker_protocol.ts";
+import type {
+  CommandMeta,
+  PromptAnswer,
+  WorkerLog,
+  WorkerLogLevel,
+  WorkerPrompt,
+} from "../lib/worker_protocol.ts";
 import { FIXTURE_MODULE, isAlive, TEST_PWSH as pwsh, withEnv } from "./support/harness.ts";
 import { cmdletMeta, DESCRIBE_FIXTURE, RECORDED_CMDLETS } from "./support/cmdlet_data.ts";
 
@@ -476,12 +482,70 @@ async function interactiveConfirmations(worker: RunspaceWorker): Promise<void> {
   }
 }
 
-pwshTest("warnings, information and verbose records are returned", async (worker) => {
-  const { result } = await invoke(worker, "Write-FixtureStreams");
-  assert.deepEqual(result.output, ["streams-done"]);
-  assert.deepEqual(result.warnings, ["fixture warning"]);
-  assert.equal(result.information[0]?.message, "fixture info");
-});
+pwshTest(
+  "warnings, information and verbose records are returned, and sent as log frames when asked",
+  async (worker) => {
+    const { result } = await invoke(worker, "Write-FixtureStreams");
+    assert.deepEqual(result.output, ["streams-done"]);
+    assert.deepEqual(result.warnings, ["fixture warning"]);
+    assert.equal(result.information[0]?.message, "fixture info");
+
+    // A startup script may lower the verbose and debug preferences: "debug" raises them for the call.
+    for (const name of ["VerbosePreference", "DebugPreference"]) {
+      await invoke(worker, "Set-Variable", {
+        Name: name,
+        Value: "SilentlyContinue",
+        Scope: "Global",
+      });
+    }
+    const logged = async (level: WorkerLogLevel) => {
+      const logs: WorkerLog[] = [];
+      const run = { command: "Test-LoggingTool", parameters: {}, credentials: [], depth: 4 };
+      const { result } = await worker.invoke(run, {
+        log: { level, onLog: (log) => logs.push(log) },
+      });
+      assert.deepEqual(result.output, ["logging tool done"]);
+      return {
+        result,
+        records: logs.flatMap((log) => log.records.map((r) => `${r.stream}: ${r.message}`)),
+      };
+    };
+    const debug = await logged("debug");
+    assert.deepEqual(debug.records, [
+      "warning: logging tool warning",
+      "information: logging tool info",
+      "verbose: logging tool verbose",
+      "debug: logging tool debug",
+    ]);
+    assert.deepEqual([debug.result.verbose, debug.result.debug], [["logging tool verbose"], [
+      "logging tool debug",
+    ]]);
+    const preferences = await invoke(worker, "Get-Variable", {
+      Name: ["VerbosePreference", "DebugPreference"],
+      ValueOnly: true,
+    });
+    assert.deepEqual(
+      preferences.result.output,
+      ["SilentlyContinue", "SilentlyContinue"],
+      "put back",
+    );
+    assert.deepEqual((await logged("info")).records, [
+      "warning: logging tool warning",
+      "information: logging tool info",
+    ]);
+    const warning = await logged("warning");
+    assert.deepEqual(warning.records, ["warning: logging tool warning"]);
+    assert.deepEqual(warning.result.verbose, [], "the lowered preference holds without debug");
+    await assert.rejects(
+      worker.invoke({ command: "Test-LoggingTool", parameters: {}, credentials: [], depth: 4 }, {
+        log: { level: "loud" as WorkerLogLevel, onLog: () => {} },
+      }),
+      (error) =>
+        error instanceof RemoteError &&
+        error.message === "The invoke log level 'loud' is not debug, info or warning.",
+    );
+  },
+);
 
 pwshTest("console writes and stdin reads cannot disturb the control channel", async (worker) => {
   assert.deepEqual((await invoke(worker, "Write-FixtureConsole")).result.output, ["console-done"]);

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { RunspaceWorker } from "../../lib/worker.ts";
-import type { WorkerProgress } from "../../lib/worker_protocol.ts";
+import type { WorkerLog, WorkerProgress } from "../../lib/worker_protocol.ts";
 import { post, processMemory, startHttpSvc, TEST_PWSH } from "../support/harness.ts";
 import { textOf } from "./support.ts";
 
@@ -212,7 +212,7 @@ Deno.test("under a small MaxResultBytes: output up to it arrives whole, shape re
   );
 });
 
-Deno.test("a worker under MaxResultBytes cuts each progress string to 1/64 of it (256 bytes at least)", async () => {
+Deno.test("a worker under MaxResultBytes cuts each progress and log string to 1/64 of it (256 bytes at least)", async () => {
   await using worker = await RunspaceWorker.start({
     pwsh: TEST_PWSH,
     stopTimeoutMs: 2_000,
@@ -239,6 +239,27 @@ Deno.test("a worker under MaxResultBytes cuts each progress string to 1/64 of it
       text.length - /\n…\[svc: \d+ characters cut\]…\n/.exec(text)![0].length + cut,
       102_401,
     );
+  }
+  // Log frames: each string cut the same way, at most 64 records a frame, the rest counted.
+  const logs: WorkerLog[] = [];
+  const streams = await worker.invoke(
+    {
+      command: "Write-LargeStreams",
+      parameters: { Megabytes: 1, RecordKilobytes: 4 },
+      credentials: [],
+      depth: 2,
+    },
+    { log: { level: "debug", onLog: (log) => logs.push(log) } },
+  );
+  assert.equal(streams.result.errors.at(-1)?.terminating, true);
+  const records = logs.flatMap((log) => log.records);
+  const dropped = logs.reduce((sum, log) => sum + (log.dropped ?? 0), 0);
+  assert.equal(records.length + dropped, 3 * 256, `${records.length} sent, ${dropped} dropped`);
+  assert.ok(logs.every((log) => log.records.length <= 64), "at most 64 records a frame");
+  assert.deepEqual(records.slice(0, 3).map((r) => r.stream), ["warning", "verbose", "information"]);
+  for (const { message } of records) {
+    assert.ok(new TextEncoder().encode(JSON.stringify(message)).length <= 256, message);
+    assert.match(message, /^\d+ e+\n…\[svc: \d+ characters cut\]…\ne+$/);
   }
 });
 

@@ -91,6 +91,8 @@ export interface SvcConnection extends AsyncDisposable {
   ): Promise<CallResult>;
   /** Sends a ping. */
   ping(): Promise<unknown>;
+  /** The SDK client itself (null for the v1 era), for what these methods do not cover. */
+  client: Client | null;
   /** Pid of the svc process. */
   serverPid(): number | null;
   /** The negotiated protocol version. */
@@ -206,6 +208,7 @@ export async function startSvc(options: StartSvcOptions = {}): Promise<SvcConnec
           },
         ) as Promise<CallResult>,
       ping: () => client.ping(),
+      client: null,
       serverPid: () => transport.pid,
       protocolVersion: () => "2024-11-05",
       close: () => client.close(),
@@ -239,6 +242,7 @@ export async function startSvc(options: StartSvcOptions = {}): Promise<SvcConnec
         },
       ) as Promise<CallResult>,
     ping: () => client.ping(),
+    client,
     serverPid: () => transport.pid,
     protocolVersion: () => client.getNegotiatedProtocolVersion(),
     close: () => client.close(),

@@ -60,6 +60,9 @@ namespace Svc.Host
         /// <summary>True when the client watches progress: records are sent while the command runs.</summary>
         public bool Progress { get; private set; }
 
+        /// <summary>The records sent as log messages while the command runs (<c>log</c>), or null when the client asked for none.</summary>
+        public LiveLog Log { get; private set; }
+
         /// <summary>The projection request (<c>properties</c>, <c>display</c>), or null for none.</summary>
         public Hashtable Select { get; private set; }
 
@@ -83,7 +86,7 @@ namespace Svc.Host
         /// projects the output for the request's <c>select</c>. With <c>interactive</c>, the command's
         /// prompts are sent as frames through <paramref name="post"/> (from the pipeline's thread) and
         /// wait for svc's answers. Defaults: depth 4, no limit on items, no projection, no progress, no
-        /// limits on the response, not interactive.
+        /// log messages, no limits on the response, not interactive.
         /// </summary>
         public static Invocation Start(Runspace worker, long id, Hashtable request, Action ended, Action atEnd, OutputProjection projection, Action<string> post)
         {
@@ -103,6 +106,7 @@ namespace Svc.Host
             bool progress = request["progress"] is bool && (bool)request["progress"];
             bool interactive = request["interactive"] is bool && (bool)request["interactive"];
             WorkerHost host = interactive ? WorkerHost.Of(worker) : null;
+            int logRank = LiveLog.RankOf(request["log"]);
             CallLimits limits = CallLimits.From(request["limits"]);
             object providerValue = request["provider"];
             Hashtable provider = providerValue as Hashtable;
@@ -118,6 +122,7 @@ namespace Svc.Host
             PowerShell ps = PowerShell.Create(worker);
             object savedProgress = null;
             bool progressSet = false;
+            LiveLog log = null;
             try
             {
                 ps.AddCommand(command);
@@ -141,6 +146,7 @@ namespace Svc.Host
                     worker.SessionStateProxy.SetVariable("ProgressPreference", ActionPreference.Continue);
                     progressSet = true;
                 }
+                if (logRank >= 0) log = LiveLog.Start(logRank, worker, ps.Streams, limits);
                 Invocation run = new Invocation
                 {
                     _worker = worker,
@@ -153,6 +159,7 @@ namespace Svc.Host
                     Limits = limits,
                     Progress = progress,
                     _savedProgress = savedProgress,
+                    Log = log,
                 };
                 if (host != null)
                 {
@@ -209,6 +216,11 @@ namespace Svc.Host
                     catch (Exception) { /* the failure being thrown says more than this one */ }
                 }
                 if (host != null) host.Prompter = null;
+                if (log != null)
+                {
+                    try { log.PutBack(); }
+                    catch (Exception) { /* the failure being thrown says more than this one */ }
+                }
                 ps.Dispose();
                 throw;
             }
@@ -293,13 +305,14 @@ namespace Svc.Host
         }
 
         /// <summary>
-        /// Call once the task has completed: puts the progress preference back and returns the output
+        /// Call once the task has completed: puts the progress and log preferences back and returns the output
         /// items, cut to the limit the request set.
         /// </summary>
         public PSObject[] TakeOutput()
         {
             _watch.Stop();
             if (Progress) _worker.SessionStateProxy.SetVariable("ProgressPreference", _savedProgress);
+            if (Log != null) Log.PutBack();
             Collection<PSObject> all = _output.ReadAll();
             int count = all.Count;
             // Under limits the extra item was told apart as it was written (OnOutputAdded).

@@ -94,8 +94,8 @@ namespace Svc.Host
                 string[] posted = null;
                 lock (_gate)
                 {
-                    // A call whose client watches progress is looked at every 100 ms for new records.
-                    int wait = running != null && running.Progress ? 100 : 1000;
+                    // A call whose client watches progress or log messages is looked at every 100 ms for new records.
+                    int wait = running != null && (running.Progress || running.Log != null) ? 100 : 1000;
                     if (_lines.Count == 0 && _posted.Count == 0 && (running == null || !running.Task.IsCompleted)) Monitor.Wait(_gate, wait);
                     if (_lines.Count > 0)
                     {
@@ -113,6 +113,7 @@ namespace Svc.Host
                     foreach (string frame in posted) Send(frame);
                 }
                 if (running != null && running.Progress && !running.Task.IsCompleted) SendProgress(running);
+                if (running != null && running.Log != null && !running.Task.IsCompleted) SendLog(running);
                 if (running != null && running.Task.IsCompleted) Complete(running);
                 if (!haveLine)
                 {
@@ -371,8 +372,17 @@ namespace Svc.Host
             if (frame != null) Send(frame);
         }
 
+        // The records written since the last look, as a log frame (protocol §4.4 `log`).
+        private void SendLog(Invocation running)
+        {
+            string frame = running.Log.TakeFrame(running.Id);
+            if (frame != null) Send(frame);
+        }
+
         private void Complete(Invocation running)
         {
+            // The last records go before the response: the client hears them as part of the call.
+            if (running.Log != null) SendLog(running);
             Running = null;
             long resetId = _resetAfter;
             _resetAfter = -1;
