@@ -18,10 +18,13 @@ import {
   type WorkerProcessOptions,
 } from "./worker_process.ts";
 import {
+  type CallListeners,
   type CommandRun,
+  deliverNotice,
   interruptionOf,
   type InvokeOptions,
   invokeRequest,
+  NOTICE_TYPES,
   retireReason,
 } from "./worker_request.ts";
 import type {
@@ -36,7 +39,6 @@ import type {
   StartupParams,
   StartupResult,
   WorkerInfo,
-  WorkerLog,
   WorkerProgress,
   WorkerPrompt,
 } from "./worker_protocol.ts";
@@ -80,11 +82,8 @@ interface Pending {
   op: string;
   resolve: (result: unknown) => void;
   reject: (error: Error) => void;
-  onProgress?: (progress: WorkerProgress) => void;
-  /** Takes the invoke's `prompt` frames (an interactive call). */
-  onPrompt?: (frame: Record<string, unknown>) => void;
-  /** Takes the invoke's `log` frames. */
-  onLog?: (log: WorkerLog) => void;
+  /** Who takes the invoke's notification frames. */
+  listeners?: CallListeners;
   /** The reset the worker runs after answering this invoke (`thenReset`): pending from then on. */
   then?: Pending;
 }
@@ -439,20 +438,9 @@ export class RunspaceWorker implements AsyncDisposable {
       );
       return;
     }
-    if (frame.type === "progress" || frame.type === "prompt" || frame.type === "log") {
+    if (NOTICE_TYPES.has(frame.type)) {
       const pending = this.#pending;
-      if (pending && pending.id === frame.id) {
-        try {
-          if (frame.type === "prompt") pending.onPrompt?.(frame);
-          else if (frame.type === "log") pending.onLog?.(frame as unknown as WorkerLog);
-          else pending.onProgress?.(frame as unknown as WorkerProgress);
-        } catch (error) {
-          log.debug("A {Type} listener failed: {Message}", {
-            Type: frame.type,
-            Message: String(error),
-          });
-        }
-      }
+      if (pending?.listeners && pending.id === frame.id) deliverNotice(frame, pending.listeners);
       return;
     }
     if (frame.type === "slot-failed" && typeof frame.slot === "number") {
@@ -561,7 +549,7 @@ export class RunspaceWorker implements AsyncDisposable {
     op: string,
     params: unknown,
     chainReset = false,
-    listeners: Pick<Pending, "onProgress" | "onPrompt"> = {},
+    listeners?: CallListeners,
   ): { id: number; response: Promise<unknown> } {
     const id = ++this.#nextId;
     const exitCode = this.#process.exitCode;
@@ -572,7 +560,7 @@ export class RunspaceWorker implements AsyncDisposable {
       return { id, response: Promise.reject(error) };
     }
     const response = new Promise<unknown>((resolve, reject) => {
-      this.#pending = { id, op, resolve, reject, ...listeners };
+      this.#pending = { id, op, resolve, reject, ...(listeners ? { listeners } : {}) };
     });
     if (chainReset) {
       const pending = this.#pending!, thenReset = ++this.#nextId;

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { logger } from "./log.ts";
 import type {
   CallLimits,
   Interruption,
@@ -104,6 +105,34 @@ export interface InvokeOptions {
    * it runs (a client asked for log messages). @default none: the worker sends none
    */
   log?: { level: WorkerLogLevel; onLog: (log: WorkerLog) => void };
+}
+
+/** Who takes a running invoke's notification frames (protocol §4.4). */
+export interface CallListeners {
+  onProgress?: (progress: WorkerProgress) => void;
+  /** Takes `prompt` frames (an interactive call). */
+  onPrompt?: (frame: Record<string, unknown>) => void;
+  onLog?: (log: WorkerLog) => void;
+}
+
+/** The `type`s of the notification frames a running invoke sends. */
+export const NOTICE_TYPES: ReadonlySet<unknown> = new Set(["progress", "prompt", "log"]);
+
+/**
+ * Hands a running invoke's notification frame to its listener. A listener that throws is logged at
+ * debug level: the call goes on.
+ */
+export function deliverNotice(frame: Record<string, unknown>, listeners: CallListeners): void {
+  try {
+    if (frame.type === "prompt") listeners.onPrompt?.(frame);
+    else if (frame.type === "log") listeners.onLog?.(frame as unknown as WorkerLog);
+    else listeners.onProgress?.(frame as unknown as WorkerProgress);
+  } catch (error) {
+    logger("worker").debug("A {Type} listener failed: {Message}", {
+      Type: frame.type,
+      Message: String(error),
+    });
+  }
 }
 
 /**
