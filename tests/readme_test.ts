@@ -6,7 +6,11 @@
  * starts it) runs as written and ends with an MCP client calling the new tool.
  */
 import assert from "node:assert/strict";
-import { Client } from "@modelcontextprotocol/client";
+import {
+  Client,
+  type ElicitRequestFormParams,
+  type ElicitResult,
+} from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { defaultCacheDirectory } from "../lib/cache_directory.ts";
 import { outputWithin, within } from "./support/deadline.ts";
@@ -33,7 +37,13 @@ const HOST_CACHE: Record<string, string> = defaultCacheDirectory()
   ? { SVC_HOST_CACHE_DIR: defaultCacheDirectory()! }
   : {};
 
-/** Connects an MCP client to `command args` started in `cwd` with exactly `env`; runs `use`. */
+/** What the user of {@linkcode withStdioServer}'s client answers when a command asks; set per call. */
+let user: (params: ElicitRequestFormParams) => ElicitResult = () => ({ action: "decline" });
+
+/**
+ * Connects an MCP client that can ask its user (`user`) to `command args` started in `cwd` with
+ * exactly `env`; runs `use`.
+ */
 async function withStdioServer(
   entry: { command: string; args: string[]; cwd: string; env: Record<string, string> },
   use: (client: Client) => Promise<void>,
@@ -52,7 +62,13 @@ async function withStdioServer(
   });
   let log = "";
   transport.stderr?.on("data", (chunk: Uint8Array) => log += new TextDecoder().decode(chunk));
-  const client = new Client({ name: "svc-readme-test", version: "1.0.0" });
+  const client = new Client({ name: "svc-readme-test", version: "1.0.0" }, {
+    capabilities: { elicitation: { form: {} } },
+  });
+  client.setRequestHandler(
+    "elicitation/create",
+    (request) => Promise.resolve(user(request.params as ElicitRequestFormParams)),
+  );
   try {
     await within(client.connect(transport), `'${entry.command}' to answer initialize`);
     await use(client);
@@ -165,6 +181,39 @@ Deno.test({
         });
         assert.notEqual(result.isError, true, JSON.stringify(result));
         assert.match(JSON.stringify(result.content), /HELLO, WORLD!/);
+
+        // Step 6: the confirmation reaches the user with the README's text, and Yes empties the note.
+        const note = `${home}/note.txt`;
+        await Deno.writeTextFile(note, "a note");
+        const asked: ElicitRequestFormParams[] = [];
+        user = (params) => {
+          asked.push(params);
+          return { action: "accept", content: { answer: "Yes" } };
+        };
+        const removed = await client.callTool({ name: "clear_note", arguments: { Path: note } });
+        assert.notEqual(removed.isError, true, JSON.stringify(removed));
+        const output = (removed.structuredContent as { output?: unknown } | undefined)?.output;
+        assert.deepEqual(output, [`Emptied ${note}`]);
+        assert.equal((await Deno.readTextFile(note)).trim(), "");
+        const question = JSON.parse(block("guide: question", "json").replaceAll("/home/you", home));
+        const form = question.inputRequests.Confirm.params;
+        assert.equal(asked.length, 1);
+        assert.equal(asked[0]!.message, form.message);
+        const answer = asked[0]!.requestedSchema.properties["answer"] as {
+          oneOf: { const: string }[];
+          default: string;
+        };
+        const offered = answer.oneOf.map((choice) => choice.const);
+        for (const choice of form.requestedSchema.properties.answer.oneOf) {
+          assert.ok(offered.includes(choice.const), `${choice.const} is not among ${offered}`);
+        }
+        assert.equal(answer.default, form.requestedSchema.properties.answer.default);
+        const retry = JSON.parse(block("guide: retry", "json").replaceAll("/home/you", home));
+        assert.deepEqual([retry.name, retry.arguments], ["clear_note", { Path: note }]);
+        assert.deepEqual(retry.inputResponses.Confirm, {
+          action: "accept",
+          content: { answer: "Yes" },
+        });
       });
     } finally {
       await Deno.remove(home, { recursive: true });
