@@ -55,6 +55,7 @@ const shell = {
   CacheDirectory: "/tmp/svc-cache",
   HostCacheDirectory: "/tmp/svc-host-cache",
   WorkerStartTimeout: "00:01:00",
+  UserInputTimeout: "00:00:30",
   KeepNativeProcesses: true,
   CommandOverrides: {
     "Get-Date": {
