@@ -165,6 +165,34 @@ pwshTest(
   },
 );
 
+Deno.test("describe asks Get-Help about a cmdlet only when it has a help file, such as one in the user's help folder", async () => {
+  const home = await Deno.makeTempDir({ prefix: "svc-help-home-" });
+  try {
+    // Get-Date's help file where Update-Help -Scope CurrentUser puts it; Get-Uptime's is nowhere.
+    const folder = `${home}/.local/share/powershell/Help/en-US`;
+    await Deno.mkdir(folder, { recursive: true });
+    await Deno.writeTextFile(
+      `${folder}/Microsoft.PowerShell.Commands.Utility.dll-Help.xml`,
+      `<?xml version="1.0" encoding="utf-8"?>
+<helpItems schema="maml" xmlns="http://msh">
+<command:command xmlns:maml="http://schemas.microsoft.com/maml/2004/10" xmlns:command="http://schemas.microsoft.com/maml/dev/command/2004/10">
+<command:details><command:name>Get-Date</command:name><maml:description><maml:para>Gets the date, from a help file.</maml:para></maml:description><command:verb>Get</command:verb><command:noun>Date</command:noun></command:details>
+</command:command>
+</helpItems>
+`,
+    );
+    await withEnv({ HOME: home }, async () => {
+      await using worker = await RunspaceWorker.start({ pwsh, stopTimeoutMs: 3_000 });
+      const { commands } = await worker.describe(["Get-Date", "Get-Uptime"], true);
+      const help = (name: string) => commands.find((c) => c.name === name)?.help;
+      assert.equal(help("Get-Date")?.synopsis, "Gets the date, from a help file.");
+      assert.deepEqual(help("Get-Uptime"), { synopsis: null, description: null, parameters: {} });
+    });
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
 pwshTest("invoke binds every JSON kind to the declared .NET type", async (worker) => {
   const { result } = await invoke(worker, "Test-FixtureBinding", {
     Text: "t",
