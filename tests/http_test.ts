@@ -7,6 +7,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { Client as V1Client } from "sdk1/client/index.js";
 import { StreamableHTTPClientTransport as V1HttpTransport } from "sdk1/client/streamableHttp.js";
 import { SSEClientTransport as V1SseTransport } from "sdk1/client/sse.js";
+import { ElicitRequestSchema } from "sdk1/types.js";
 import {
   errorOf,
   eventually,
@@ -408,11 +409,21 @@ Deno.test("http Stateful mode issues sessions, ends them on DELETE and expires i
   });
 });
 
-Deno.test("http serves the deprecated HTTP+SSE transport when enabled, even in Stateless mode", async () => {
+Deno.test("http serves the deprecated HTTP+SSE transport when enabled, even in Stateless mode, and its stream carries a prompt's question", async () => {
   await using svc = await startHttpSvc({
     config: { ...fixtureConfig(), McpServer: { EnableLegacySse: true } },
   });
-  const client = new V1Client({ name: "sse", version: "1" });
+  const client = new V1Client({ name: "sse", version: "1" }, {
+    capabilities: { elicitation: {} },
+  });
+  // The user answers Read-Host's one field, whatever the form names it.
+  const asked: string[] = [];
+  client.setRequestHandler(ElicitRequestSchema, (request: { params: unknown }) => {
+    const params = request.params as { message: string; requestedSchema: { properties: object } };
+    asked.push(params.message);
+    const [field] = Object.keys(params.requestedSchema.properties);
+    return Promise.resolve({ action: "accept" as const, content: { [field!]: "teal" } });
+  });
   await client.connect(new V1SseTransport(new URL(`${svc.url}/sse`)));
   try {
     const result = await client.callTool({
@@ -420,6 +431,10 @@ Deno.test("http serves the deprecated HTTP+SSE transport when enabled, even in S
       arguments: { Name: "sse" },
     });
     assert.deepEqual(outputOf(result), ["Hello, sse!"]);
+    const prompted = await client.callTool({ name: "read_fixture_prompt", arguments: {} });
+    assert.notEqual(prompted.isError, true, textOf(prompted));
+    assert.deepEqual(outputOf(prompted), ["teal"]);
+    assert.deepEqual(asked, ["Favourite colour"]);
   } finally {
     await client.close();
   }
