@@ -7,7 +7,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { Client as V1Client } from "sdk1/client/index.js";
 import { StreamableHTTPClientTransport as V1HttpTransport } from "sdk1/client/streamableHttp.js";
 import { SSEClientTransport as V1SseTransport } from "sdk1/client/sse.js";
-import { ElicitRequestSchema } from "sdk1/types.js";
+import { ElicitRequestSchema, LoggingMessageNotificationSchema } from "sdk1/types.js";
 import {
   errorOf,
   eventually,
@@ -409,7 +409,7 @@ Deno.test("http Stateful mode issues sessions, ends them on DELETE and expires i
   });
 });
 
-Deno.test("http serves the deprecated HTTP+SSE transport when enabled, even in Stateless mode, and its stream carries a prompt's question", async () => {
+Deno.test("http serves the deprecated HTTP+SSE transport when enabled, even in Stateless mode, and its stream carries a prompt's question and log messages", async () => {
   await using svc = await startHttpSvc({
     config: { ...fixtureConfig(), McpServer: { EnableLegacySse: true } },
   });
@@ -435,6 +435,20 @@ Deno.test("http serves the deprecated HTTP+SSE transport when enabled, even in S
     assert.notEqual(prompted.isError, true, textOf(prompted));
     assert.deepEqual(outputOf(prompted), ["teal"]);
     assert.deepEqual(asked, ["Favourite colour"]);
+    // The connection keeps its log level: warnings and information arrive, verbose and debug not.
+    const messages: unknown[] = [];
+    client.setNotificationHandler(
+      LoggingMessageNotificationSchema,
+      (notification: { params: { level: string; data: unknown } }) => {
+        messages.push([notification.params.level, notification.params.data]);
+      },
+    );
+    await client.setLoggingLevel("info");
+    await client.callTool({ name: "test_logging_tool", arguments: {} });
+    assert.deepEqual(messages, [
+      ["warning", "logging tool warning"],
+      ["info", "logging tool info"],
+    ]);
   } finally {
     await client.close();
   }
