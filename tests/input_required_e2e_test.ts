@@ -11,6 +11,7 @@ import {
   Client,
   type ElicitRequestFormParams,
   type ElicitResult,
+  LOG_LEVEL_META_KEY,
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
 import { type CallResult, fixtureConfig, outputOf, post, startHttpSvc } from "./support/harness.ts";
@@ -134,6 +135,23 @@ Deno.test("http 2026-07-28: prompts reach the client's user and the call does wh
         content: { [Object.keys(params.requestedSchema.properties)[0]!]: "teal" },
       });
       assert.deepEqual(outputOf(await call(client, "read_fixture_prompt", {})), ["teal"]);
+    });
+    await t.step("a waiting call's log messages go to the request serving it", async () => {
+      const messages: unknown[] = [];
+      client.setNotificationHandler("notifications/message", (notification) => {
+        messages.push(notification.params.data);
+      });
+      user = (params) => ({
+        action: "accept",
+        content: { [Object.keys(params.requestedSchema.properties)[0]!]: "Ada" },
+      });
+      const result = await client.callTool({
+        name: "read_fixture_narrated",
+        arguments: {},
+        _meta: { [LOG_LEVEL_META_KEY]: "warning" },
+      }) as CallResult;
+      assert.deepEqual(outputOf(result), ["answered Ada"]);
+      assert.deepEqual(messages, ["before the question", "after the question: Ada"]);
     });
     await t.step("two prompts in one call take two rounds", async () => {
       asked.length = 0;

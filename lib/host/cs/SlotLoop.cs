@@ -108,12 +108,14 @@ namespace Svc.Host
                         _posted.Clear();
                     }
                 }
+                // Records written before a prompt go before it: svc hands them to the request that
+                // is serving the call until the prompt makes that request answer (a held call).
+                if (running != null && running.Log != null && !running.Task.IsCompleted) SendLog(running);
                 if (posted != null)
                 {
                     foreach (string frame in posted) Send(frame);
                 }
                 if (running != null && running.Progress && !running.Task.IsCompleted) SendProgress(running);
-                if (running != null && running.Log != null && !running.Task.IsCompleted) SendLog(running);
                 if (running != null && running.Task.IsCompleted) Complete(running);
                 if (!haveLine)
                 {
