@@ -63,6 +63,8 @@ export class HeldCall {
   #wake: (() => void) | null = null;
   #pending: { prompt: WorkerPrompt; resolve: (answer: PromptAnswer) => void } | null = null;
   #ended = false;
+  // Set once a question went unanswered while no request served the call: nobody is left to ask.
+  #givenUp = false;
   #onEnd: () => void = () => {};
 
   /** A call of `owner` to `tool`. */
@@ -94,15 +96,20 @@ export class HeldCall {
 
   /**
    * The call's `onPrompt`: queues the prompt and resolves with its answer. When `signal` aborts
-   * (the worker layer gave up waiting) the prompt is no longer pending.
+   * (the worker layer gave up waiting) the prompt is no longer pending. Once a question went
+   * unanswered past the time limit ({@linkcode giveUp}), every later one fails at once: its client
+   * is gone, and a command asking in a loop would otherwise keep its worker a full
+   * `UserInputTimeout` per question, none of which anyone can see.
    */
   prompted(prompt: WorkerPrompt, signal: AbortSignal): Promise<PromptAnswer> {
+    if (this.#givenUp) return Promise.resolve({ action: "timeout" });
     return new Promise((resolve) => {
       const pending = { prompt, resolve };
       this.#pending = pending;
       signal.addEventListener("abort", () => {
         if (this.#pending !== pending) return;
         this.#pending = null;
+        if (!this.busy) this.#givenUp = true;
         resolve({ action: "timeout" });
       }, { once: true });
       this.#push({ kind: "prompt", prompt });
@@ -124,6 +131,12 @@ export class HeldCall {
     this.#pending = null;
     pending.resolve(answer);
     return true;
+  }
+
+  /** No answer came in time: the pending prompt fails as unanswered, and so does every later one. */
+  giveUp(): void {
+    this.#givenUp = true;
+    this.answer({ action: "timeout" });
   }
 
   /** Gives the call up: a pending prompt is cancelled (the pipeline stops) and the signal aborts. */
@@ -285,7 +298,7 @@ export class HeldCalls {
       TimeoutMs: this.#options.timeoutMs,
     });
     this.release(call);
-    call.answer({ action: "timeout" });
+    call.giveUp();
   }
 }
 

@@ -215,6 +215,29 @@ Deno.test("past the time limit the prompt is answered 'timeout' and the call is 
   );
 });
 
+Deno.test("once a question went unanswered, the call's later questions fail at once", async () => {
+  // A command that asks in a loop (ShouldProcess per item, Read-Host in a try/catch) goes on to its
+  // next question after a timeout; nobody can see that one, so it must not keep the worker for
+  // another UserInputTimeout (before: one full limit per question, 4 x 3 s for 4 items end to end).
+  const calls = new HeldCalls({ timeoutMs: 50 });
+  const answers: PromptAnswer[] = [];
+  let finished!: () => void;
+  const done = new Promise<void>((resolve) => (finished = resolve));
+  const start: InputCall["start"] = async ({ onPrompt }) => {
+    for (const name of ["a", "b", "c"]) {
+      answers.push(await onPrompt(ask(name), new AbortController().signal));
+    }
+    finished();
+    return { content: [] };
+  };
+  paused(await round(calls, start));
+  const started = performance.now();
+  await done;
+  assert.ok(performance.now() - started < 100, "the later questions wait for nobody");
+  assert.deepEqual(answers.map((a) => a.action), ["timeout", "timeout", "timeout"]);
+  assert.equal(calls.heldBy("alice"), 0);
+});
+
 Deno.test("a cancelled request gives its call up: the call's signal aborts and nothing stays held", async () => {
   const calls = new HeldCalls();
   let ended!: Promise<string>;
