@@ -178,6 +178,13 @@ export interface HeldCallsOptions {
   maxPerCaller: number;
   /** The setting `maxPerCaller` comes from, named in the refusal. @default "McpServer:MaxStreamsPerCaller" */
   maxPerCallerSetting?: string;
+  /**
+   * Most calls all callers together may have paused at once. Each keeps a worker leased without any
+   * request open, so without this bound one caller's `Confirm: true` calls, answered by nobody,
+   * took every worker of the pool for `UserInputTimeout`. @default Infinity (over HTTP: half of
+   * `McpServer:RunspacePool:MaxPoolSize`, at least 1)
+   */
+  maxHeld?: number;
 }
 
 /** The request state's payload: which pause, which round of it, and a nonce making each fresh. */
@@ -200,6 +207,7 @@ export class HeldCalls {
     this.#options = {
       ...DEFAULTS,
       maxPerCallerSetting: "McpServer:MaxStreamsPerCaller",
+      maxHeld: Infinity,
       ...options,
     };
     this.#codec = createRequestStateCodec<StatePayload>({
@@ -225,6 +233,8 @@ export class HeldCalls {
     if (held) clearTimeout(held.timer);
     else if (this.heldBy(call.owner) >= this.#options.maxPerCaller) {
       return `The call waits for input, but this caller already has ${this.#options.maxPerCaller} calls waiting for input (${this.#options.maxPerCallerSetting}); answer or cancel one first`;
+    } else if (this.#calls.size >= this.#options.maxHeld) {
+      return `The call waits for input, but ${this.#options.maxHeld} calls wait for input on this server already, as many as may (half of McpServer:RunspacePool:MaxPoolSize, so that the other workers keep serving); try again later or pass the answer as an argument`;
     }
     const timer = setTimeout(() => this.#expire(call), this.#options.timeoutMs);
     this.#calls.set(call.pause, { call, timer });

@@ -200,6 +200,32 @@ Deno.test("one caller holds at most maxPerCaller calls; the next prompting call 
   assert.equal(calls.heldBy("alice") + calls.heldBy("bob"), 0);
 });
 
+Deno.test("all callers together hold at most maxHeld calls: one caller cannot take the pool", async () => {
+  // Before: with the defaults (16 per caller, a pool of 16) one API key's 16 `Confirm: true` calls,
+  // answered by nobody, leased every worker for UserInputTimeout; another key's calls then failed
+  // "No PowerShell worker became free".
+  const calls = new HeldCalls({ maxPerCaller: 16, maxHeld: 2 });
+  const states = [];
+  for (const owner of ["mallory", "mallory"]) {
+    states.push([paused(await round(calls, prompting([ask("name")]), { owner })), owner] as const);
+  }
+  const refusedCall = await round(calls, prompting([ask("name")]), { owner: "alice" });
+  assert.ok(!isInputRequiredResult(refusedCall) && refusedCall.isError);
+  assert.match(
+    (refusedCall.content[0] as { text: string }).text,
+    /2 calls wait for input on this server already.*half of McpServer:RunspacePool:MaxPoolSize/,
+  );
+  for (const [first, owner] of states) {
+    await round(calls, prompting([]), {
+      owner,
+      requestState: first.requestState,
+      inputResponses: { name: { action: "decline" } },
+    });
+  }
+  // Answered, they make room again.
+  paused(await round(calls, prompting([ask("name")]), { owner: "alice" }));
+});
+
 Deno.test("past the time limit the prompt is answered 'timeout' and the call is dropped", async () => {
   const calls = new HeldCalls({ timeoutMs: 50 });
   const start = prompting([ask("name")]);
