@@ -133,8 +133,13 @@ export class HeldCall {
     return true;
   }
 
-  /** No answer came in time: the pending prompt fails as unanswered, and so does every later one. */
+  /**
+   * No answer came in time: the pending prompt fails as unanswered, and so does every later one.
+   * Nothing happens while a request serves the call (it was answered and runs on, with its client
+   * there for its next question) or when no prompt waits.
+   */
   giveUp(): void {
+    if (this.busy || this.#pending === null) return;
     this.#givenUp = true;
     this.answer({ action: "timeout" });
   }

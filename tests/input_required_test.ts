@@ -200,6 +200,31 @@ Deno.test("one caller holds at most maxPerCaller calls; the next prompting call 
   assert.equal(calls.heldBy("alice") + calls.heldBy("bob"), 0);
 });
 
+Deno.test("a call answered in time and running past the limit may still ask again", async () => {
+  // The pause's timer keeps running after the answer; when it fires while a request serves the
+  // call, the call's next question must still reach that request's client.
+  const calls = new HeldCalls({ timeoutMs: 50 });
+  const start: InputCall["start"] = async ({ onPrompt }) => {
+    const first = await onPrompt(ask("name"), new AbortController().signal);
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    const second = await onPrompt(ask("colour", 2), new AbortController().signal);
+    return { content: [{ type: "text", text: JSON.stringify([first, second]) }] };
+  };
+  const first = paused(await round(calls, start));
+  const second = paused(
+    await round(calls, start, {
+      requestState: first.requestState,
+      inputResponses: { name: accept({ name: "Ada" }) },
+    }),
+  );
+  const done = await round(calls, start, {
+    requestState: second.requestState,
+    inputResponses: { colour: accept({ colour: "teal" }) },
+  });
+  assert.ok(!isInputRequiredResult(done));
+  assert.match((done.content[0] as { text: string }).text, /Ada.*teal/);
+});
+
 Deno.test("all callers together hold at most maxHeld calls: one caller cannot take the pool", async () => {
   // Before: with the defaults (16 per caller, a pool of 16) one API key's 16 `Confirm: true` calls,
   // answered by nobody, leased every worker for UserInputTimeout; another key's calls then failed
