@@ -184,10 +184,11 @@ export interface HeldCallsOptions {
   /** The setting `maxPerCaller` comes from, named in the refusal. @default "McpServer:MaxStreamsPerCaller" */
   maxPerCallerSetting?: string;
   /**
-   * Most calls all callers together may have paused at once. Each keeps a worker leased without any
-   * request open, so without this bound one caller's `Confirm: true` calls, answered by nobody,
-   * took every worker of the pool for `UserInputTimeout`. @default Infinity (over HTTP: half of
-   * `McpServer:RunspacePool:MaxPoolSize`, at least 1)
+   * Most calls all callers together may have waiting for their users at once: paused ones, and
+   * 2025-era ones asking theirs ({@linkcode HeldCalls.bounded}). Each keeps a worker leased, a paused
+   * one without any request open, so without this bound one caller's `Confirm: true` calls, answered
+   * by nobody, took every worker of the pool for `UserInputTimeout`. @default Infinity (over HTTP:
+   * half of `McpServer:RunspacePool:MaxPoolSize`, at least 1)
    */
   maxHeld?: number;
 }
@@ -204,6 +205,8 @@ const DEFAULTS = { timeoutMs: 120_000, maxPerCaller: 16 };
 /** The paused calls of one svc process, and the codec of their request state. */
 export class HeldCalls {
   readonly #calls = new Map<string, { call: HeldCall; timer: ReturnType<typeof setTimeout> }>();
+  // 2025-era prompts whose elicitation/create is open now: each keeps a worker too.
+  #asking = 0;
   readonly #codec: RequestStateCodec<StatePayload>;
   readonly #options: Required<HeldCallsOptions>;
 
@@ -238,13 +241,44 @@ export class HeldCalls {
     if (held) clearTimeout(held.timer);
     else if (this.heldBy(call.owner) >= this.#options.maxPerCaller) {
       return `The call waits for input, but this caller already has ${this.#options.maxPerCaller} calls waiting for input (${this.#options.maxPerCallerSetting}); answer or cancel one first`;
-    } else if (this.#calls.size >= this.#options.maxHeld) {
+    } else if (this.waiting >= this.#options.maxHeld) {
       return `The call waits for input, but ${this.#options.maxHeld} calls wait for input on this server already, as many as may (half of McpServer:RunspacePool:MaxPoolSize, so that the other workers keep serving); try again later or pass the answer as an argument`;
     }
     const timer = setTimeout(() => this.#expire(call), this.#options.timeoutMs);
     this.#calls.set(call.pause, { call, timer });
     if (!held) call.onEnd(() => this.release(call));
     return null;
+  }
+
+  /** How many calls wait for their users now: held ones, and 2025-era ones asking theirs. */
+  get waiting(): number {
+    return this.#calls.size + this.#asking;
+  }
+
+  /**
+   * `ask`, a 2025-era `onPrompt` (an `elicitation/create` sent during the call), counted with the
+   * held calls against `maxHeld`: such a call keeps its worker while its user is asked just as a
+   * held one does. Past the bound a prompt is answered `timeout` at once (it fails as an unanswered
+   * one), and svc's log says why.
+   */
+  bounded(
+    ask: (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer>,
+  ): (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer> {
+    return async (prompt, signal) => {
+      if (this.waiting >= this.#options.maxHeld) {
+        log.warning(
+          "A prompt was not sent to its user: {Max} calls wait for their users already (half of McpServer:RunspacePool:MaxPoolSize); it fails as unanswered.",
+          { Max: this.#options.maxHeld },
+        );
+        return { action: "timeout" };
+      }
+      this.#asking++;
+      try {
+        return await ask(prompt, signal);
+      } finally {
+        this.#asking--;
+      }
+    };
   }
 
   /** Stops holding `call` (it finished or was given up). */

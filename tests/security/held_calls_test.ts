@@ -2,11 +2,14 @@
  * Calls waiting for their users cannot take the pool (issue 32 review): a 2026-07-28 call that
  * prompts is held with its worker leased and no request open, so one API key's `Confirm: true`
  * calls, answered by nobody, once leased every worker for `UserInputTimeout` and another key's
- * calls failed "No PowerShell worker became free". At most half of `MaxPoolSize` calls wait at
- * once; the next one that asks fails at once, saying why. Real pwsh, real HTTP.
+ * calls failed "No PowerShell worker became free". A 2025-11-25 call asking its user through
+ * `elicitation/create` keeps its worker the same way. At most half of `MaxPoolSize` calls of both
+ * eras wait at once; the next one that asks fails at once. Real pwsh, real HTTP (Stateful, which
+ * serves both eras).
  */
 import assert from "node:assert/strict";
-import { fixtureConfig, post, startHttpSvc } from "../support/harness.ts";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { eventually, fixtureConfig, post, startHttpSvc } from "../support/harness.ts";
 
 const KEY_M = "mallory-key-6a0c1f93d2";
 const KEY_B = "bob-key-0b7e44c1a95f";
@@ -38,10 +41,35 @@ async function modernCall(url: string, key: string, name: string, args: Record<s
   return response.body as RpcBody;
 }
 
-Deno.test("security: one key's unanswered confirmations hold at most half the pool; another key is served", async () => {
+/** A 2025-11-25 Stateful session of `key` whose user never answers (until the test ends). */
+async function silentUser(url: string, key: string) {
+  const client = new Client(
+    { name: "silent", version: "1" },
+    { capabilities: { elicitation: { form: {} } } },
+  );
+  let asked = 0;
+  const never = Promise.withResolvers<{ action: "cancel" }>();
+  client.setRequestHandler("elicitation/create", () => (asked++, never.promise));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+      requestInit: { headers: { "x-api-key": key } },
+    }),
+  );
+  return {
+    client,
+    asked: () => asked,
+    async close() {
+      never.resolve({ action: "cancel" });
+      await client.close();
+    },
+  };
+}
+
+Deno.test("security: one key's unanswered questions hold at most half the pool, in both eras; another key is served", async () => {
   const config = fixtureConfig({ UserInputTimeout: "00:00:30" });
   (config["ShellConfiguration"] as { Commands: string[] }).Commands.push("Remove-Item");
   config["McpServer"] = {
+    HttpTransportMode: "Stateful",
     RunspacePool: { MaxPoolSize: 4, StopTimeout: "00:00:02", AcquisitionTimeout: "00:00:20" },
   };
   config["Authentication"] = {
@@ -52,24 +80,34 @@ Deno.test("security: one key's unanswered confirmations hold at most half the po
   };
   await using svc = await startHttpSvc({ config });
   const file = await Deno.makeTempFile({ prefix: "svc-held-" });
+  const args = { Path: file, Confirm: true };
+  const old = await silentUser(svc.url, KEY_M);
   try {
-    const confirm = () =>
-      modernCall(svc.url, KEY_M, "remove_item_path", { Path: file, Confirm: true });
-    const held = await Promise.all([confirm(), confirm()]);
-    for (const h of held) {
-      assert.equal(h.result?.["resultType"], "input_required", JSON.stringify(h));
-    }
-    const refused = await confirm();
+    // One question of each era: the 2025 one waits on its open request, the 2026 one is held.
+    const asking = old.client.callTool({ name: "remove_item_path", arguments: args })
+      .catch((error: Error) => error);
+    assert.ok(await eventually(() => old.asked() === 1), "the 2025 question was asked");
+    const held = await modernCall(svc.url, KEY_M, "remove_item_path", args);
+    assert.equal(held.result?.["resultType"], "input_required", JSON.stringify(held));
+    // Two of four workers wait: the next question of either era fails at once.
+    const refused = await modernCall(svc.url, KEY_M, "remove_item_path", args);
     assert.equal(refused.result?.["isError"], true, JSON.stringify(refused));
     assert.match(
       JSON.stringify(refused.result),
       /2 calls wait for input on this server already.*McpServer:RunspacePool:MaxPoolSize/,
     );
+    const second = await old.client.callTool({ name: "remove_item_path", arguments: args });
+    assert.equal(second.isError, true, JSON.stringify(second));
+    assert.equal(old.asked(), 1, "the second 2025 question was not sent");
+    // The other half of the pool serves another key.
     const served = await modernCall(svc.url, KEY_B, "get_fixture_greeting", { Name: "bob" });
     assert.equal(served.result?.["isError"], undefined, JSON.stringify(served));
     assert.match(JSON.stringify(served.result), /bob/);
     assert.ok(await Deno.stat(file), "nothing was removed");
+    await old.close();
+    await asking;
   } finally {
+    await old.close().catch(() => {});
     await Deno.remove(file).catch(() => {});
   }
 });
