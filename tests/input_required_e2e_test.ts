@@ -134,6 +134,13 @@ Deno.test("http 2026-07-28: prompts reach the client's user and the call does wh
         content: { [Object.keys(params.requestedSchema.properties)[0]!]: "teal" },
       });
       assert.deepEqual(outputOf(await call(client, "read_fixture_prompt", {})), ["teal"]);
+      // A lone surrogate in the answer (valid JSON) made the worker drop the answer frame: the
+      // prompt waited until the call's time limit.
+      user = (params) => ({
+        action: "accept",
+        content: { [Object.keys(params.requestedSchema.properties)[0]!]: "te\ud800al" },
+      });
+      assert.deepEqual(outputOf(await call(client, "read_fixture_prompt", {})), ["te\ufffdal"]);
     });
     await t.step("two prompts in one call take two rounds", async () => {
       asked.length = 0;
