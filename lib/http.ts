@@ -93,6 +93,8 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
   const heldCalls = new HeldCalls({
     timeoutMs: settings.shell.userInputTimeoutMs,
     maxPerCaller: http.limits.maxStreamsPerCaller,
+    // Each paused call keeps a worker: half of the pool always serves calls that are running.
+    maxHeld: Math.max(1, Math.floor(settings.pool.maxPoolSize / 2)),
   });
   const mcp: McpServerOptions = {
     runner,

@@ -63,6 +63,8 @@ export class HeldCall {
   #wake: (() => void) | null = null;
   #pending: { prompt: WorkerPrompt; resolve: (answer: PromptAnswer) => void } | null = null;
   #ended = false;
+  // Set once a question went unanswered while no request served the call: nobody is left to ask.
+  #givenUp = false;
   #onEnd: () => void = () => {};
 
   /** A call of `owner` to `tool`. */
@@ -94,15 +96,20 @@ export class HeldCall {
 
   /**
    * The call's `onPrompt`: queues the prompt and resolves with its answer. When `signal` aborts
-   * (the worker layer gave up waiting) the prompt is no longer pending.
+   * (the worker layer gave up waiting) the prompt is no longer pending. Once a question went
+   * unanswered past the time limit ({@linkcode giveUp}), every later one fails at once: its client
+   * is gone, and a command asking in a loop would otherwise keep its worker a full
+   * `UserInputTimeout` per question, none of which anyone can see.
    */
   prompted(prompt: WorkerPrompt, signal: AbortSignal): Promise<PromptAnswer> {
+    if (this.#givenUp) return Promise.resolve({ action: "timeout" });
     return new Promise((resolve) => {
       const pending = { prompt, resolve };
       this.#pending = pending;
       signal.addEventListener("abort", () => {
         if (this.#pending !== pending) return;
         this.#pending = null;
+        if (!this.busy) this.#givenUp = true;
         resolve({ action: "timeout" });
       }, { once: true });
       this.#push({ kind: "prompt", prompt });
@@ -124,6 +131,17 @@ export class HeldCall {
     this.#pending = null;
     pending.resolve(answer);
     return true;
+  }
+
+  /**
+   * No answer came in time: the pending prompt fails as unanswered, and so does every later one.
+   * Nothing happens while a request serves the call (it was answered and runs on, with its client
+   * there for its next question) or when no prompt waits.
+   */
+  giveUp(): void {
+    if (this.busy || this.#pending === null) return;
+    this.#givenUp = true;
+    this.answer({ action: "timeout" });
   }
 
   /** Gives the call up: a pending prompt is cancelled (the pipeline stops) and the signal aborts. */
@@ -165,6 +183,14 @@ export interface HeldCallsOptions {
   maxPerCaller: number;
   /** The setting `maxPerCaller` comes from, named in the refusal. @default "McpServer:MaxStreamsPerCaller" */
   maxPerCallerSetting?: string;
+  /**
+   * Most calls all callers together may have waiting for their users at once: paused ones, and
+   * 2025-era ones asking theirs ({@linkcode HeldCalls.bounded}). Each keeps a worker leased, a paused
+   * one without any request open, so without this bound one caller's `Confirm: true` calls, answered
+   * by nobody, took every worker of the pool for `UserInputTimeout`. @default Infinity (over HTTP:
+   * half of `McpServer:RunspacePool:MaxPoolSize`, at least 1)
+   */
+  maxHeld?: number;
 }
 
 /** The request state's payload: which pause, which round of it, and a nonce making each fresh. */
@@ -179,6 +205,8 @@ const DEFAULTS = { timeoutMs: 120_000, maxPerCaller: 16 };
 /** The paused calls of one svc process, and the codec of their request state. */
 export class HeldCalls {
   readonly #calls = new Map<string, { call: HeldCall; timer: ReturnType<typeof setTimeout> }>();
+  // 2025-era prompts whose elicitation/create is open now: each keeps a worker too.
+  #asking = 0;
   readonly #codec: RequestStateCodec<StatePayload>;
   readonly #options: Required<HeldCallsOptions>;
 
@@ -187,6 +215,7 @@ export class HeldCalls {
     this.#options = {
       ...DEFAULTS,
       maxPerCallerSetting: "McpServer:MaxStreamsPerCaller",
+      maxHeld: Infinity,
       ...options,
     };
     this.#codec = createRequestStateCodec<StatePayload>({
@@ -212,11 +241,44 @@ export class HeldCalls {
     if (held) clearTimeout(held.timer);
     else if (this.heldBy(call.owner) >= this.#options.maxPerCaller) {
       return `The call waits for input, but this caller already has ${this.#options.maxPerCaller} calls waiting for input (${this.#options.maxPerCallerSetting}); answer or cancel one first`;
+    } else if (this.waiting >= this.#options.maxHeld) {
+      return `The call waits for input, but ${this.#options.maxHeld} calls wait for input on this server already, as many as may (half of McpServer:RunspacePool:MaxPoolSize, so that the other workers keep serving); try again later or pass the answer as an argument`;
     }
     const timer = setTimeout(() => this.#expire(call), this.#options.timeoutMs);
     this.#calls.set(call.pause, { call, timer });
     if (!held) call.onEnd(() => this.release(call));
     return null;
+  }
+
+  /** How many calls wait for their users now: held ones, and 2025-era ones asking theirs. */
+  get waiting(): number {
+    return this.#calls.size + this.#asking;
+  }
+
+  /**
+   * `ask`, a 2025-era `onPrompt` (an `elicitation/create` sent during the call), counted with the
+   * held calls against `maxHeld`: such a call keeps its worker while its user is asked just as a
+   * held one does. Past the bound a prompt is answered `timeout` at once (it fails as an unanswered
+   * one), and svc's log says why.
+   */
+  bounded(
+    ask: (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer>,
+  ): (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer> {
+    return async (prompt, signal) => {
+      if (this.waiting >= this.#options.maxHeld) {
+        log.warning(
+          "A prompt was not sent to its user: {Max} calls wait for their users already (half of McpServer:RunspacePool:MaxPoolSize); it fails as unanswered.",
+          { Max: this.#options.maxHeld },
+        );
+        return { action: "timeout" };
+      }
+      this.#asking++;
+      try {
+        return await ask(prompt, signal);
+      } finally {
+        this.#asking--;
+      }
+    };
   }
 
   /** Stops holding `call` (it finished or was given up). */
@@ -285,7 +347,7 @@ export class HeldCalls {
       TimeoutMs: this.#options.timeoutMs,
     });
     this.release(call);
-    call.answer({ action: "timeout" });
+    call.giveUp();
   }
 }
 

@@ -466,7 +466,9 @@ export function createMcpServer(options: McpServerOptions): Server {
     "tools/call",
     async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
       const token = request.params._meta?.progressToken ?? ctx.mcpReq._meta?.progressToken;
-      const pushed = pushedPrompts(server, ctx, options.requestsDuringCall ?? true);
+      const asked = pushedPrompts(server, ctx, options.requestsDuringCall ?? true);
+      // Counted with the held calls of 2026-07-28 clients: together they may keep half the pool.
+      const pushed = asked && options.heldCalls ? options.heldCalls.bounded(asked) : asked;
       // Log messages go with the call (its response stream over HTTP), as its progress does.
       const callLog = CallLog.for(
         request.params.name,

@@ -127,7 +127,12 @@ function promptOf(frame: Record<string, unknown>): WorkerPrompt | null {
   return { ...rest, seq } as unknown as WorkerPrompt;
 }
 
-/** The answer as the worker reads it: only the keys the protocol has, of their types. */
+/**
+ * The answer as the worker reads it: only the keys the protocol has, of their types, and strings
+ * well-formed. A lone surrogate (`"\ud800"`, valid JSON from any client) made the worker's JSON
+ * parser refuse the whole `answer` frame, which has no id to fail: the prompt then waited until
+ * the call's own time limit.
+ */
 function answerOf(answer: PromptAnswer): PromptAnswer {
   const action = ACTIONS.has(answer?.action) ? answer.action : "cancel";
   const out: PromptAnswer = { action };
@@ -138,7 +143,10 @@ function answerOf(answer: PromptAnswer): PromptAnswer {
   if (answer.values && typeof answer.values === "object") {
     const values: Record<string, string | number | boolean> = {};
     for (const [key, value] of Object.entries(answer.values)) {
-      if (["string", "number", "boolean"].includes(typeof value)) values[key] = value;
+      if (typeof value === "string") values[key.toWellFormed()] = value.toWellFormed();
+      else if (typeof value === "number" || typeof value === "boolean") {
+        values[key.toWellFormed()] = value;
+      }
     }
     out.values = values;
   }

@@ -135,6 +135,13 @@ Deno.test("http 2026-07-28: prompts reach the client's user and the call does wh
         content: { [Object.keys(params.requestedSchema.properties)[0]!]: "teal" },
       });
       assert.deepEqual(outputOf(await call(client, "read_fixture_prompt", {})), ["teal"]);
+      // A lone surrogate in the answer (valid JSON) made the worker drop the answer frame: the
+      // prompt waited until the call's time limit.
+      user = (params) => ({
+        action: "accept",
+        content: { [Object.keys(params.requestedSchema.properties)[0]!]: "te\ud800al" },
+      });
+      assert.deepEqual(outputOf(await call(client, "read_fixture_prompt", {})), ["te\ufffdal"]);
     });
     await t.step("a waiting call's log messages go to the request serving it", async () => {
       const messages: unknown[] = [];
@@ -199,9 +206,14 @@ Deno.test("http 2026-07-28: prompts reach the client's user and the call does wh
     await t.step(
       "a pool with calls waiting for users keeps serving the others (c = 16)",
       async () => {
-        const held = await Promise.all(
-          [1, 2, 3].map(() => modernCall(svc.url, "test_input_required_result_elicitation")),
-        );
+        const heldAt = performance.now();
+        // The third asks twice: after the first question goes unanswered the second must fail at
+        // once, not keep the worker for another UserInputTimeout that nobody can answer.
+        const held = await Promise.all([
+          modernCall(svc.url, "test_input_required_result_elicitation"),
+          modernCall(svc.url, "test_input_required_result_elicitation"),
+          modernCall(svc.url, "test_input_required_result_multi_round"),
+        ]);
         for (const h of held) {
           assert.equal((h.body as RpcBody).result?.["resultType"], "input_required");
         }
@@ -229,6 +241,8 @@ Deno.test("http 2026-07-28: prompts reach the client's user and the call does wh
           if (free !== 0) await new Promise((resolve) => setTimeout(resolve, 100));
         }
         assert.equal(free, 0, "every held worker is given back");
+        const given = Math.round(performance.now() - heldAt);
+        assert.ok(given < 5500, `held workers given back ${given} ms after their calls began`);
         assert.match(svc.stderr(), /no answer to its prompt within 3000 ms/);
       },
     );

@@ -200,6 +200,57 @@ Deno.test("one caller holds at most maxPerCaller calls; the next prompting call 
   assert.equal(calls.heldBy("alice") + calls.heldBy("bob"), 0);
 });
 
+Deno.test("a call answered in time and running past the limit may still ask again", async () => {
+  // The pause's timer keeps running after the answer; when it fires while a request serves the
+  // call, the call's next question must still reach that request's client.
+  const calls = new HeldCalls({ timeoutMs: 50 });
+  const start: InputCall["start"] = async ({ onPrompt }) => {
+    const first = await onPrompt(ask("name"), new AbortController().signal);
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    const second = await onPrompt(ask("colour", 2), new AbortController().signal);
+    return { content: [{ type: "text", text: JSON.stringify([first, second]) }] };
+  };
+  const first = paused(await round(calls, start));
+  const second = paused(
+    await round(calls, start, {
+      requestState: first.requestState,
+      inputResponses: { name: accept({ name: "Ada" }) },
+    }),
+  );
+  const done = await round(calls, start, {
+    requestState: second.requestState,
+    inputResponses: { colour: accept({ colour: "teal" }) },
+  });
+  assert.ok(!isInputRequiredResult(done));
+  assert.match((done.content[0] as { text: string }).text, /Ada.*teal/);
+});
+
+Deno.test("all callers together hold at most maxHeld calls: one caller cannot take the pool", async () => {
+  // Before: with the defaults (16 per caller, a pool of 16) one API key's 16 `Confirm: true` calls,
+  // answered by nobody, leased every worker for UserInputTimeout; another key's calls then failed
+  // "No PowerShell worker became free".
+  const calls = new HeldCalls({ maxPerCaller: 16, maxHeld: 2 });
+  const states = [];
+  for (const owner of ["mallory", "mallory"]) {
+    states.push([paused(await round(calls, prompting([ask("name")]), { owner })), owner] as const);
+  }
+  const refusedCall = await round(calls, prompting([ask("name")]), { owner: "alice" });
+  assert.ok(!isInputRequiredResult(refusedCall) && refusedCall.isError);
+  assert.match(
+    (refusedCall.content[0] as { text: string }).text,
+    /2 calls wait for input on this server already.*half of McpServer:RunspacePool:MaxPoolSize/,
+  );
+  for (const [first, owner] of states) {
+    await round(calls, prompting([]), {
+      owner,
+      requestState: first.requestState,
+      inputResponses: { name: { action: "decline" } },
+    });
+  }
+  // Answered, they make room again.
+  paused(await round(calls, prompting([ask("name")]), { owner: "alice" }));
+});
+
 Deno.test("past the time limit the prompt is answered 'timeout' and the call is dropped", async () => {
   const calls = new HeldCalls({ timeoutMs: 50 });
   const start = prompting([ask("name")]);
@@ -213,6 +264,29 @@ Deno.test("past the time limit the prompt is answered 'timeout' and the call is 
     }),
     /names no call waiting for input|not accepted \(expired\)/,
   );
+});
+
+Deno.test("once a question went unanswered, the call's later questions fail at once", async () => {
+  // A command that asks in a loop (ShouldProcess per item, Read-Host in a try/catch) goes on to its
+  // next question after a timeout; nobody can see that one, so it must not keep the worker for
+  // another UserInputTimeout (before: one full limit per question, 4 x 3 s for 4 items end to end).
+  const calls = new HeldCalls({ timeoutMs: 50 });
+  const answers: PromptAnswer[] = [];
+  let finished!: () => void;
+  const done = new Promise<void>((resolve) => (finished = resolve));
+  const start: InputCall["start"] = async ({ onPrompt }) => {
+    for (const name of ["a", "b", "c"]) {
+      answers.push(await onPrompt(ask(name), new AbortController().signal));
+    }
+    finished();
+    return { content: [] };
+  };
+  paused(await round(calls, start));
+  const started = performance.now();
+  await done;
+  assert.ok(performance.now() - started < 100, "the later questions wait for nobody");
+  assert.deepEqual(answers.map((a) => a.action), ["timeout", "timeout", "timeout"]);
+  assert.equal(calls.heldBy("alice"), 0);
 });
 
 Deno.test("a cancelled request gives its call up: the call's signal aborts and nothing stays held", async () => {

@@ -387,6 +387,10 @@ async function interactivePrompts(worker: RunspaceWorker): Promise<void> {
       "Read-Host -AsSecureString",
       "Read-Host -Prompt Pin -MaskInput",
       "Get-Credential",
+      // A field whose type only holds a secret was asked as a plain string field before.
+      "$f = [System.Management.Automation.Host.FieldDescription]::new('Keys'); " +
+      "$f.SetParameterType([System.Collections.Generic.List[securestring]]); " +
+      "$Host.UI.Prompt('Keys', 'Your keys', [System.Management.Automation.Host.FieldDescription[]]@($f))",
     ]
   ) {
     const { result } = await interactively(worker, script, secrets.onPrompt);

@@ -59,6 +59,20 @@ Deno.test("promptRelay: the prompt less type and id goes to onPrompt, its answer
   prompts.dispose();
 });
 
+Deno.test("promptRelay: strings of an answer reach the worker well-formed", async () => {
+  // A lone surrogate is valid JSON from a client, but the worker's parser refused the whole
+  // answer frame, and the prompt waited until the call's time limit (60 s seen end to end).
+  const { prompts, answers, sent } = relay(() =>
+    Promise.resolve({ action: "accept", values: { "na\ud800me": "c\ud800d", n: 1 } })
+  );
+  prompts.take({ ...FRAME, kind: "text", fields: [{ name: "name", type: "string" }] });
+  await sent;
+  assert.deepEqual(answers, [
+    { action: "accept", values: { "na\ufffdme": "c\ufffdd", n: 1 }, seq: 1 },
+  ]);
+  prompts.dispose();
+});
+
 Deno.test("promptRelay: no answer within the time limit answers timeout and aborts the ask", async () => {
   let aborted = false;
   const { prompts, answers, clock, sent } = relay((_prompt, signal) =>

@@ -391,6 +391,9 @@ namespace Svc.Host
             return false;
         }
 
+        // A field for a secret: its type names SecureString or PSCredential, or its .NET type holds one
+        // anywhere (an array, List[SecureString], Nullable...): such a field was asked as a plain string
+        // form field, the name check seeing only "List`1".
         private static bool IsSecret(FieldDescription description)
         {
             foreach (string name in new[] { description.ParameterTypeName, description.ParameterTypeFullName })
@@ -398,6 +401,21 @@ namespace Svc.Host
                 if (string.IsNullOrEmpty(name)) continue;
                 string last = name.Substring(name.LastIndexOf('.') + 1).TrimEnd(']', '[');
                 if (string.Equals(last, "SecureString", StringComparison.OrdinalIgnoreCase) || string.Equals(last, "PSCredential", StringComparison.OrdinalIgnoreCase)) return true;
+            }
+            return HoldsSecret(FieldType(description), 0);
+        }
+
+        private static bool HoldsSecret(Type type, int depth)
+        {
+            if (type == null || depth > 8) return false;
+            if (type == typeof(System.Security.SecureString) || type == typeof(PSCredential)) return true;
+            if (type.HasElementType && HoldsSecret(type.GetElementType(), depth + 1)) return true;
+            if (type.IsGenericType)
+            {
+                foreach (Type argument in type.GetGenericArguments())
+                {
+                    if (HoldsSecret(argument, depth + 1)) return true;
+                }
             }
             return false;
         }
