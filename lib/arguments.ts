@@ -65,6 +65,13 @@ export function bindArguments(tool: ToolDescriptor, args: unknown): BindResult {
         message: `Invalid argument '${parameter.name}' for tool '${tool.name}': ${checked.message}`,
       };
     }
+    if (!isWellFormed(checked.value)) {
+      return {
+        ok: false,
+        message:
+          `Invalid argument '${parameter.name}' for tool '${tool.name}': it holds text with an unpaired UTF-16 surrogate, which PowerShell cannot be given`,
+      };
+    }
     if (parameter.kind === "shaping") {
       shaping[parameter.name] = checked.value;
       continue;
@@ -89,6 +96,30 @@ export function bindArguments(tool: ToolDescriptor, args: unknown): BindResult {
     ok: true,
     value: { parameters, credentials, shaping, ...(provider ? { provider } : {}) },
   };
+}
+
+/**
+ * Whether every string in `value`, object keys included, is well-formed UTF-16. JSON may carry a
+ * lone surrogate (`"\ud800"`), which the worker's JSON reader refuses: the call would fail with
+ * no more than "the frame is not a valid JSON object".
+ */
+function isWellFormed(value: unknown): boolean {
+  // An explicit stack: a deeply nested argument must not overflow the call stack.
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (typeof item === "string") {
+      if (!item.isWellFormed()) return false;
+    } else if (Array.isArray(item)) {
+      for (const inner of item) stack.push(inner);
+    } else if (item !== null && typeof item === "object") {
+      for (const [key, inner] of Object.entries(item)) {
+        if (!key.isWellFormed()) return false;
+        stack.push(inner);
+      }
+    }
+  }
+  return true;
 }
 
 /**

@@ -79,6 +79,18 @@ Deno.test("bindArguments() names the argument of a wrong type, range, set, patte
   assert.match(refused([1]), /must be a JSON object/);
 });
 
+Deno.test("bindArguments() refuses text with an unpaired surrogate, in a string, an array item or an object key", () => {
+  const unpaired = /it holds text with an unpaired UTF-16 surrogate, which PowerShell cannot/;
+  assert.match(
+    refused({ Name: "a\ud800b" }),
+    new RegExp(`^Invalid argument 'Name' .*${unpaired.source}`),
+  );
+  assert.match(refused({ Name: "a", Options: { ["k\udc00"]: 1 } }), unpaired);
+  assert.match(refused({ Name: "a", Options: { k: ["x", "\ud83d"] } }), unpaired);
+  // A pair is text like any other.
+  assert.equal(bindArguments(t, { Name: "\ud83d\ude00" }).ok, true);
+});
+
 Deno.test("bindArguments() treats a null optional argument as absent", () => {
   const result = bindArguments(t, { Name: "x", Count: null });
   assert.ok(result.ok);
