@@ -70,6 +70,8 @@ Deno.test("OTEL_DENO=true exports spans for HTTP requests and tool calls, and th
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
       OTEL_METRIC_EXPORT_INTERVAL: "300",
+      // Spans are batched for 5 s by default: the test waited that long for them (10 s -> 2 s).
+      OTEL_BSP_SCHEDULE_DELAY: "200",
       OTEL_SERVICE_NAME: "svc-test",
     },
   });
