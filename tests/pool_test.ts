@@ -441,10 +441,10 @@ Deno.test("http: an exhausted pool answers an isError result over MCP and 503 wi
       },
     },
   });
-  const busy = post(`${svc.url}/call`, {
-    tool: "start_sleep_milliseconds",
-    arguments: { Milliseconds: 4000 },
-  });
+  // The busy call holds the only worker until the test releases it.
+  const scratch = await Deno.makeTempDir({ prefix: "svc-exhausted-" });
+  const release = `${scratch}/release`;
+  const busy = post(`${svc.url}/call`, { tool: "wait_fixture_file", arguments: { Path: release } });
   const leased = async () =>
     ((await (await fetch(`${svc.url}/health`)).json()) as { pool: { leased: number } }).pool
       .leased === 1;
@@ -480,7 +480,9 @@ Deno.test("http: an exhausted pool answers an isError result over MCP and 503 wi
     busy.then(() => "the busy call"),
   ]);
   assert.equal(first, "health", "health answers while the pool is exhausted");
+  await Deno.writeTextFile(release, "");
   assert.equal((await busy).status, 200);
+  await Deno.remove(scratch, { recursive: true });
 });
 
 Deno.test("http: a worker that crashes mid-call affects only its own call", async () => {

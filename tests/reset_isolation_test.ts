@@ -9,6 +9,7 @@ import { WorkerError } from "../lib/errors.ts";
 import { RunspaceWorker, type WorkerOptions } from "../lib/worker.ts";
 import type { ResetResult } from "../lib/worker_protocol.ts";
 import {
+  eventually,
   FIXTURE_MODULE,
   fixtureConfig,
   isAlive,
@@ -470,14 +471,22 @@ Deno.test("process-wide: a slot started during a sibling's call does not keep th
   const read = "[string]$env:SVC_SLOT_PROBE; [cultureinfo]::CurrentCulture.Name; " +
     "[string][cultureinfo]::DefaultThreadCurrentCulture";
   const clean = await run(first, read);
+  // The call makes its changes, says so, and holds them until the sibling has started.
+  const scratch = await Deno.makeTempDir({ prefix: "svc-slot-" });
+  const [planted, started] = [`${scratch}/planted`, `${scratch}/started`];
   const call = run(
     first,
-    "$env:SVC_SLOT_PROBE = 'planted'; [cultureinfo]::DefaultThreadCurrentCulture = 'de-DE'; Start-Sleep -Seconds 6",
+    "$env:SVC_SLOT_PROBE = 'planted'; [cultureinfo]::DefaultThreadCurrentCulture = 'de-DE'; " +
+      `[IO.File]::WriteAllText('${planted}', ''); ` +
+      `while (-not [IO.File]::Exists('${started}')) { Start-Sleep -Milliseconds 20 }`,
   );
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  const exists = (path: string) => Deno.stat(path).then(() => true, () => false);
+  assert.ok(await eventually(() => exists(planted), 30_000), "the call never made its changes");
   await using sibling = await first.openSibling();
   await sibling.startup({ modules: [], scriptPath: null, script: null }, 60_000);
+  await Deno.writeTextFile(started, "");
   await call;
+  await Deno.remove(scratch, { recursive: true });
   assert.ok(!("retired" in await reset(first)));
   // Each call of the sibling puts the process-wide state back as it ends, and resets it after.
   await run(sibling, "1");

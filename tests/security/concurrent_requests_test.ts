@@ -7,11 +7,6 @@ import assert from "node:assert/strict";
 import { errorOf, eventually, fixtureConfig, post, startHttpSvc } from "../support/harness.ts";
 
 const POOL = { MinPoolSize: 2, EagerWarmCount: 2, StopTimeout: "00:00:02" };
-/** Long enough that the probes below see both calls in flight even on two busy cores. */
-const SLOW_CALL = {
-  tool: "write_fixture_progress",
-  arguments: { Steps: 1, DelayMilliseconds: 8000 },
-};
 
 Deno.test("past McpServer:MaxConcurrentRequests a request gets 503 with Retry-After; health checks never do", async () => {
   const config = {
@@ -20,6 +15,10 @@ Deno.test("past McpServer:MaxConcurrentRequests a request gets 503 with Retry-Af
   };
   await using svc = await startHttpSvc({ config });
   assert.ok(await eventually(async () => (await fetch(`${svc.url}/health/ready`)).ok, 60_000));
+  // The slow calls hold their workers until the test has seen what it needs, however busy the cores.
+  const scratch = await Deno.makeTempDir({ prefix: "svc-concurrent-" });
+  const release = `${scratch}/release`;
+  const SLOW_CALL = { tool: "wait_fixture_file", arguments: { Path: release } };
   const slow = [post(`${svc.url}/call`, SLOW_CALL), post(`${svc.url}/call`, SLOW_CALL)];
   // Both slow calls hold a worker before any other request is sent: a probe sent sooner could take
   // the second slow call's place and have it refused instead (health checks are never counted).
@@ -57,7 +56,9 @@ Deno.test("past McpServer:MaxConcurrentRequests a request gets 503 with Retry-Af
     await health.body?.cancel();
     assert.equal(health.status, 200, `${path} while at the cap`);
   }
+  await Deno.writeTextFile(release, "");
   for (const call of await Promise.all(slow)) assert.equal(call.status, 200);
+  await Deno.remove(scratch, { recursive: true });
   const again = await fetch(`${svc.url}/tools`);
   await again.body?.cancel();
   assert.equal(again.status, 200);
