@@ -1,7 +1,8 @@
 /**
  * Issue 32's cost of a call waiting for its user (2026-07-28 `input_required`, lib/input_required.ts):
- * svc over HTTP with a warm pool of 16 workers (MinPoolSize 16, one process of 16 runspaces), the
- * fixture module's `test_input_required_result_elicitation` (one `$Host.UI.Prompt`). Prints, as
+ * svc over HTTP with a warm pool of 16 workers (MinPoolSize 16, MaxPoolSize 32: waiting calls may take
+ * half the pool), the fixture module's `test_input_required_result_elicitation` (one
+ * `$Host.UI.Prompt`). Prints, as
  * markdown: the RSS of svc and of its pwsh processes with 0, 8 and 16 calls held; then the latency
  * of the first round (call → input_required), of the retry (answer → result) and of a plain call
  * without a prompt (`get_fixture_greeting`), `--rounds` times each, one at a time.
@@ -12,51 +13,20 @@
  */
 import { parseArgs } from "node:util";
 import { descendants, rssOf } from "./lib/proc.ts";
+import { benchConfig, chooseWorker, cleanupTempDirs, startSvcHttp } from "./lib/targets.ts";
 import { summarize } from "./lib/stats.ts";
 
 const { values } = parseArgs({
   options: { pwsh: { type: "string" }, rounds: { type: "string", default: "30" } },
 });
-const root = new URL("..", import.meta.url).pathname;
 const rounds = Number(values.rounds);
-const config = {
-  ShellConfiguration: { Modules: [`${root}tests/fixtures/SvcFixture/SvcFixture.psd1`] },
-  McpServer: { RunspacePool: { MinPoolSize: 16, MaxPoolSize: 16 } },
-};
-const dir = await Deno.makeTempDir({ prefix: "svc-bench-held-" });
-await Deno.writeTextFile(`${dir}/appsettings.json`, JSON.stringify(config));
-const child = new Deno.Command(Deno.execPath(), {
-  args: [
-    "run",
-    "-A",
-    "--quiet",
-    `${root}main.ts`,
-    "serve",
-    "--transport",
-    "http",
-    "--port",
-    "0",
-    "--config",
-    `${dir}/appsettings.json`,
-    ...(values.pwsh ? ["--pwsh", values.pwsh] : []),
-  ],
-  env: { SVC_CACHE_DIR: `${dir}/cache` },
-  stdout: "null",
-  stderr: "piped",
-}).spawn();
-let log = "";
-const url = await new Promise<string>((resolve, reject) => {
-  (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of child.stderr) {
-      log += decoder.decode(chunk, { stream: true });
-      const match = /listening on (http:\/\/\S+):(\d+)/.exec(log);
-      if (match && /Startup complete/.test(log)) resolve(`${match[1]}:${match[2]}`);
-    }
-    reject(new Error(`svc ended before listening:\n${log}`));
-  })();
+// Held calls may take half the pool (lib/http.ts): 32 workers at most hold the 16 measured here.
+const server = await startSvcHttp({
+  config: benchConfig({}, { MinPoolSize: 16, EagerWarmCount: 16, MaxPoolSize: 32 }),
+  worker: chooseWorker(values.pwsh),
+  logLevel: "Warning",
 });
-
+const url = server.base;
 type Body = { result?: Record<string, unknown>; error?: { message: string } };
 
 /** One 2026-07-28 tools/call, as a client declaring form elicitation sends it. */
@@ -88,6 +58,7 @@ async function mcpCall(name: string, more: Record<string, unknown> = {}): Promis
   });
   const body = await response.json() as Body;
   if (body.error) throw new Error(`${name} failed: ${body.error.message}`);
+  if (body.result?.["isError"]) throw new Error(`${name} failed: ${JSON.stringify(body.result)}`);
   return body;
 }
 
@@ -98,7 +69,7 @@ const answer = (state: unknown) => ({
 });
 
 function memory(): { svc: number; pwsh: number } {
-  const pwsh = descendants(child.pid).filter((pid) => {
+  const pwsh = descendants(server.pid).filter((pid) => {
     try {
       return Deno.readTextFileSync(`/proc/${pid}/comm`).trim() === "pwsh";
     } catch {
@@ -106,7 +77,7 @@ function memory(): { svc: number; pwsh: number } {
     }
   });
   const mb = (bytes: number) => Math.round(bytes / 1024 / 1024 * 10) / 10;
-  return { svc: mb(rssOf(child.pid)), pwsh: mb(pwsh.reduce((sum, pid) => sum + rssOf(pid), 0)) };
+  return { svc: mb(rssOf(server.pid)), pwsh: mb(pwsh.reduce((sum, pid) => sum + rssOf(pid), 0)) };
 }
 
 function print(line: string): void {
@@ -158,7 +129,6 @@ try {
     print(`| ${name} | ${s.n} | ${s.median.toFixed(1)} | ${s.p95.toFixed(1)} |`);
   }
 } finally {
-  child.kill("SIGTERM");
-  await child.status;
-  await Deno.remove(dir, { recursive: true });
+  await server.stop();
+  await cleanupTempDirs();
 }

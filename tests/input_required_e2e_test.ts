@@ -14,7 +14,13 @@ import {
   LOG_LEVEL_META_KEY,
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
-import { type CallResult, fixtureConfig, outputOf, post, startHttpSvc } from "./support/harness.ts";
+import {
+  type CallResult,
+  fixtureConfig,
+  modernToolCall,
+  outputOf,
+  startHttpSvc,
+} from "./support/harness.ts";
 
 /** What the test's user answers; set per case. */
 type User = (params: ElicitRequestFormParams) => ElicitResult;
@@ -48,35 +54,6 @@ const call = (client: Client, name: string, args: Record<string, unknown>) =>
   client.callTool({ name, arguments: args }) as Promise<CallResult>;
 
 const textOf = (result: CallResult) => result.content.map((c) => c.text ?? "").join("\n");
-
-/** A 2026-07-28 tools/call POSTed by hand, so the test sees each round. */
-function modernCall(
-  url: string,
-  name: string,
-  more: Record<string, unknown> = {},
-  capabilities: Record<string, unknown> = { elicitation: {} },
-) {
-  return post(`${url}/mcp`, {
-    jsonrpc: "2.0",
-    id: 1,
-    method: "tools/call",
-    params: {
-      name,
-      arguments: {},
-      ...more,
-      _meta: {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
-        "io.modelcontextprotocol/clientCapabilities": capabilities,
-      },
-    },
-  }, {
-    accept: "application/json",
-    "mcp-protocol-version": "2026-07-28",
-    "mcp-method": "tools/call",
-    "mcp-name": name,
-  });
-}
 
 type RpcBody = { result?: Record<string, unknown>; error?: { code: number; message: string } };
 
@@ -184,12 +161,12 @@ Deno.test("http 2026-07-28: prompts reach the client's user and the call does wh
       }
     });
     await t.step("a changed or unknown requestState is -32602 with one sentence", async () => {
-      const first = (await modernCall(svc.url, "test_input_required_result_elicitation"))
+      const first = (await modernToolCall(svc.url, "test_input_required_result_elicitation"))
         .body as RpcBody;
       assert.equal(first.result?.["resultType"], "input_required", JSON.stringify(first));
       const state = first.result!["requestState"] as string;
       for (const bad of [`${state}-TAMPERED`, "v1.e30.AAAA"]) {
-        const retry = (await modernCall(svc.url, "test_input_required_result_elicitation", {
+        const retry = (await modernToolCall(svc.url, "test_input_required_result_elicitation", {
           requestState: bad,
           inputResponses: { user_name: { action: "accept", content: { name: "Eve" } } },
         })).body as RpcBody;
@@ -197,7 +174,7 @@ Deno.test("http 2026-07-28: prompts reach the client's user and the call does wh
         assert.match(retry.error!.message, /call the tool again without requestState\.$/);
       }
       // The genuine state still answers the held call.
-      const done = (await modernCall(svc.url, "test_input_required_result_elicitation", {
+      const done = (await modernToolCall(svc.url, "test_input_required_result_elicitation", {
         requestState: state,
         inputResponses: { user_name: { action: "accept", content: { name: "Alice" } } },
       })).body as RpcBody;
@@ -210,9 +187,9 @@ Deno.test("http 2026-07-28: prompts reach the client's user and the call does wh
         // The third asks twice: after the first question goes unanswered the second must fail at
         // once, not keep the worker for another UserInputTimeout that nobody can answer.
         const held = await Promise.all([
-          modernCall(svc.url, "test_input_required_result_elicitation"),
-          modernCall(svc.url, "test_input_required_result_elicitation"),
-          modernCall(svc.url, "test_input_required_result_multi_round"),
+          modernToolCall(svc.url, "test_input_required_result_elicitation"),
+          modernToolCall(svc.url, "test_input_required_result_elicitation"),
+          modernToolCall(svc.url, "test_input_required_result_multi_round"),
         ]);
         for (const h of held) {
           assert.equal((h.body as RpcBody).result?.["resultType"], "input_required");
@@ -230,7 +207,7 @@ Deno.test("http 2026-07-28: prompts reach the client's user and the call does wh
         // given back and reset.
         const state = (held[0]!.body as RpcBody).result!["requestState"] as string;
         await new Promise((resolve) => setTimeout(resolve, 3500));
-        const late = (await modernCall(svc.url, "test_input_required_result_elicitation", {
+        const late = (await modernToolCall(svc.url, "test_input_required_result_elicitation", {
           requestState: state,
           inputResponses: { user_name: { action: "accept", content: { name: "late" } } },
         })).body as RpcBody;

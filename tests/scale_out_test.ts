@@ -14,6 +14,7 @@ import {
   eventually,
   fixtureConfig,
   type HttpSvc,
+  modernToolCall,
   post,
   startHttpSvc,
 } from "./support/harness.ts";
@@ -134,27 +135,7 @@ async function modernCall(
   name: string,
   more: Record<string, unknown>,
 ): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> {
-  const response = await post(`${url}/mcp`, {
-    jsonrpc: "2.0",
-    id: 1,
-    method: "tools/call",
-    params: {
-      name,
-      arguments: {},
-      ...more,
-      _meta: {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": { name: "scale-out", version: "1" },
-        "io.modelcontextprotocol/clientCapabilities": { elicitation: {} },
-      },
-    },
-  }, {
-    accept: "application/json",
-    "mcp-protocol-version": "2026-07-28",
-    "mcp-method": "tools/call",
-    "mcp-name": name,
-  });
-  return response.body as { result?: Record<string, unknown> };
+  return (await modernToolCall(url, name, more)).body as { result?: Record<string, unknown> };
 }
 
 /** Three replicas of svc with small pools, so that one replica's capacity is easy to reach. */

@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { eventually, fixtureConfig, post, startHttpSvc } from "../support/harness.ts";
+import { eventually, fixtureConfig, modernToolCall, startHttpSvc } from "../support/harness.ts";
 
 const KEY_M = "mallory-key-6a0c1f93d2";
 const KEY_B = "bob-key-0b7e44c1a95f";
@@ -18,25 +18,8 @@ type RpcBody = { result?: Record<string, unknown>; error?: { code: number; messa
 
 /** A 2026-07-28 tools/call of a client that can answer elicitations, as the holder of `key`. */
 async function modernCall(url: string, key: string, name: string, args: Record<string, unknown>) {
-  const response = await post(`${url}/mcp`, {
-    jsonrpc: "2.0",
-    id: 1,
-    method: "tools/call",
-    params: {
-      name,
-      arguments: args,
-      _meta: {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
-        "io.modelcontextprotocol/clientCapabilities": { elicitation: {} },
-      },
-    },
-  }, {
-    accept: "application/json",
-    "mcp-protocol-version": "2026-07-28",
-    "mcp-method": "tools/call",
-    "mcp-name": name,
-    "x-api-key": key,
+  const response = await modernToolCall(url, name, { arguments: args }, {
+    headers: { "x-api-key": key },
   });
   return response.body as RpcBody;
 }

@@ -591,6 +591,41 @@ export async function startHttpSvc(options: StartHttpSvcOptions = {}): Promise<H
   };
 }
 
+/**
+ * A 2026-07-28 `tools/call` of `name` POSTed by hand to `<url>/mcp` with a JSON answer, so a test
+ * sees each round of a call that asks for input. `params` join the call's (`arguments`,
+ * `requestState`, `inputResponses`; `arguments` default `{}`); `capabilities` are the client's
+ * (default `{ elicitation: {} }`); `headers` are added (an API key).
+ */
+export function modernToolCall(
+  url: string,
+  name: string,
+  params: Record<string, unknown> = {},
+  options: { capabilities?: Record<string, unknown>; headers?: Record<string, string> } = {},
+): ReturnType<typeof post> {
+  return post(`${url}/mcp`, {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: {
+      name,
+      arguments: {},
+      ...params,
+      _meta: {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+        "io.modelcontextprotocol/clientCapabilities": options.capabilities ?? { elicitation: {} },
+      },
+    },
+  }, {
+    accept: "application/json",
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "tools/call",
+    "mcp-name": name,
+    ...options.headers,
+  });
+}
+
 /** POSTs JSON to svc and returns status, headers and parsed body (JSON or the SSE message data). */
 export async function post(
   url: string,
