@@ -24,7 +24,6 @@ const rounds = Number(values.rounds);
 const server = await startSvcHttp({
   config: benchConfig({}, { MinPoolSize: 16, EagerWarmCount: 16, MaxPoolSize: 32 }),
   worker: chooseWorker(values.pwsh),
-  logLevel: "Warning",
 });
 const url = server.base;
 type Body = { result?: Record<string, unknown>; error?: { message: string } };
