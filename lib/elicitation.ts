@@ -87,14 +87,21 @@ function fieldsOf(prompt: WorkerPrompt): PromptField[] {
 }
 
 /**
- * "caption: message", or either alone; Read-Host -Prompt has neither, so its one field's label (the
- * prompt) is the question.
+ * "command: caption: message", or without the empty ones; Read-Host -Prompt has neither caption nor
+ * message, so its one field's label (the prompt) is the question.
  */
 function messageOf(prompt: WorkerPrompt, fields: PromptField[]): string {
   const parts = [prompt.caption, prompt.message].filter((p) => p.trim() !== "");
-  if (parts.length > 0) return parts.join(": ");
   const only = fields.length === 1 ? fields[0]!.label || fields[0]!.name : "";
-  return only.trim() !== "" ? only : "PowerShell asks for input.";
+  const question = parts.length > 0
+    ? parts.join(": ")
+    : only.trim() !== ""
+    ? only
+    : "PowerShell asks for input.";
+  // The command the call runs comes first, as PowerShell names the cmdlet in its own prompts: the
+  // user learns what wants the answer, not only what the (caller-chosen) target is.
+  const command = prompt.command?.trim();
+  return command ? `${command}: ${question}` : question;
 }
 
 /**

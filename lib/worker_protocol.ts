@@ -240,6 +240,11 @@ export interface WorkerPrompt {
   /** The prompt's number within its call, from 1; the answer names it. */
   seq: number;
   kind: "confirm" | "choice" | "text" | "fields";
+  /**
+   * The command the call runs (the invoke's `command`), whichever command inside it asks: the user
+   * learns what wants an answer. Absent from a worker of an older host.
+   */
+  command?: string;
   /** The prompt's title ("Confirm"); may be empty. */
   caption: string;
   /** What is asked (a confirmation's operation and target); may be empty. */

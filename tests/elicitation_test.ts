@@ -14,6 +14,7 @@ import { pushedPrompts } from "../lib/elicitation_push.ts";
 const CONFIRM: WorkerPrompt = {
   seq: 1,
   kind: "confirm",
+  command: "Remove-Item",
   caption: "Confirm",
   message:
     'Are you sure you want to perform this action?\nPerforming the operation "Remove File" ' +
@@ -39,9 +40,10 @@ Deno.test("toElicitation() asks a confirmation with the operation's own text and
   const { key, params } = toElicitation(CONFIRM);
   assert.equal(key, "Confirm");
   assert.equal(params.mode, "form");
+  // The command the call runs comes first: the target alone is the caller's choice of words.
   assert.equal(
     params.message,
-    'Confirm: Are you sure you want to perform this action?\nPerforming the operation "Remove File" ' +
+    'Remove-Item: Confirm: Are you sure you want to perform this action?\nPerforming the operation "Remove File" ' +
       'on target "/tmp/x".',
   );
   assert.deepEqual(params.requestedSchema.required, ["answer"]);

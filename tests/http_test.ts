@@ -434,7 +434,7 @@ Deno.test("http serves the deprecated HTTP+SSE transport when enabled, even in S
     const prompted = await client.callTool({ name: "read_fixture_prompt", arguments: {} });
     assert.notEqual(prompted.isError, true, textOf(prompted));
     assert.deepEqual(outputOf(prompted), ["teal"]);
-    assert.deepEqual(asked, ["Favourite colour"]);
+    assert.deepEqual(asked, ["Read-FixturePrompt: Favourite colour"]);
     // The connection keeps its log level: warnings and information arrive, verbose and debug not.
     const messages: unknown[] = [];
     client.setNotificationHandler(

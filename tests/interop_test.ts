@@ -156,8 +156,8 @@ Deno.test({
         elicitations: { message: string }[];
       };
       assert.deepEqual(elicitations.map((e) => e.message), [
-        'Confirm: Are you sure you want to perform this action?\nPerforming the operation "Test-FixtureBinding" on target "fixture".',
-        "Favourite colour",
+        'Test-FixtureBinding: Confirm: Are you sure you want to perform this action?\nPerforming the operation "Test-FixtureBinding" on target "fixture".',
+        "Read-FixturePrompt: Favourite colour",
       ]);
       assert.match(text(results[0]), /"Parameter":"Text","Type":"System.String","Value":"x"/);
       assert.match(text(results[1]), /\["Yes"\]/);

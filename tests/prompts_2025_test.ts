@@ -103,7 +103,7 @@ async function checkPrompts(
         const asked = user.asked[0]!;
         assert.equal(
           asked.message,
-          `Confirm: Are you sure you want to perform this action?\nPerforming the operation "Remove File" on target "${file}".`,
+          `Remove-Item: Confirm: Are you sure you want to perform this action?\nPerforming the operation "Remove File" on target "${file}".`,
         );
         assert.deepEqual(
           (asked.requestedSchema.properties["answer"] as { oneOf: { const: string }[] }).oneOf
@@ -152,7 +152,7 @@ async function checkPrompts(
         const chosen = await call("select_colour", {});
         assert.deepEqual(outputOf(chosen), ["Blue"], textOf(chosen));
         const asked = user.asked.at(-1)!;
-        assert.equal(asked.message, "Colour: Which colour?");
+        assert.equal(asked.message, "Select-Colour: Colour: Which colour?");
         assert.deepEqual(asked.requestedSchema.properties["answer"], {
           type: "string",
           title: "Answer",

@@ -163,7 +163,7 @@ namespace Svc.Host
                 };
                 if (host != null)
                 {
-                    run._prompter = new Prompter(id, post, limits != null ? limits.TextBytes : 0, limits != null ? limits.StreamBytes : 0, run.Stop);
+                    run._prompter = new Prompter(id, command, post, limits != null ? limits.TextBytes : 0, limits != null ? limits.StreamBytes : 0, run.Stop);
                     run._host = host;
                     host.Prompter = run._prompter;
                 }

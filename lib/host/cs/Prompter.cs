@@ -56,6 +56,7 @@ namespace Svc.Host
             NotInteractive.Resource("CommandBaseStrings", "PauseLabel", "&Suspend"),
             NotInteractive.Resource("InternalHostUserInterfaceStrings", "ShouldContinueSuspendLabel", "&Suspend"));
         private readonly long _id;
+        private readonly string _command;
         private readonly Action<string> _send;
         private readonly long _textBytes;
         private readonly long _frameBytes;
@@ -69,14 +70,16 @@ namespace Svc.Host
         private bool _stopped;
 
         /// <summary>
-        /// Prompts of call <paramref name="id"/>: frames go out through <paramref name="send"/> (on the
-        /// pipeline thread; the slot's loop writes them), strings cut to <paramref name="textBytes"/>,
-        /// a whole frame at most <paramref name="frameBytes"/> (0: unbounded), and
-        /// <paramref name="stop"/> stops the call when the user cancels.
+        /// Prompts of call <paramref name="id"/>, which runs <paramref name="command"/>: frames go out
+        /// through <paramref name="send"/> (on the pipeline thread; the slot's loop writes them),
+        /// strings cut to <paramref name="textBytes"/>, a whole frame at most
+        /// <paramref name="frameBytes"/> (0: unbounded), and <paramref name="stop"/> stops the call
+        /// when the user cancels.
         /// </summary>
-        public Prompter(long id, Action<string> send, long textBytes, long frameBytes, Action stop)
+        public Prompter(long id, string command, Action<string> send, long textBytes, long frameBytes, Action stop)
         {
             _id = id;
+            _command = command;
             _send = send;
             _textBytes = textBytes;
             _frameBytes = frameBytes;
@@ -277,6 +280,7 @@ namespace Svc.Host
             frame["id"] = _id;
             frame["seq"] = 0;
             frame["kind"] = kind;
+            frame["command"] = Cut(_command);
             frame["caption"] = Cut(caption);
             frame["message"] = Cut(message);
             if (choices != null)
