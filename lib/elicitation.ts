@@ -6,8 +6,28 @@
  *
  * @module
  */
-import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/server";
+import type {
+  ClientCapabilities,
+  ElicitRequestFormParams,
+  ElicitResult,
+} from "@modelcontextprotocol/server";
 import type { PromptAnswer, PromptChoice, PromptField, WorkerPrompt } from "./worker_protocol.ts";
+
+/**
+ * The first protocol revision that asks through `input_required` results (SEP-2322) instead of
+ * `elicitation/create` requests during the call.
+ */
+export const INPUT_REQUIRED_REVISION = "2026-07-28";
+
+/**
+ * Whether a client declared form elicitation: `elicitation.form`, or a bare `elicitation: {}` (how
+ * clients before form and URL modes declared forms); a client may declare URL mode alone.
+ */
+export function asksForms(capabilities: ClientCapabilities | undefined): boolean {
+  const elicitation = capabilities?.elicitation;
+  if (elicitation === undefined || elicitation === null) return false;
+  return elicitation.form !== undefined || elicitation.url === undefined;
+}
 
 /** A prompt as an MCP form elicitation, with the key naming it among a call's input requests. */
 export interface Elicitation {

@@ -7,15 +7,18 @@
  *
  * @module
  */
-import type { ClientCapabilities, Server, ServerContext } from "@modelcontextprotocol/server";
-import { toElicitation, toPromptAnswer } from "./elicitation.ts";
+import type { Server, ServerContext } from "@modelcontextprotocol/server";
+import {
+  asksForms,
+  INPUT_REQUIRED_REVISION,
+  toElicitation,
+  toPromptAnswer,
+} from "./elicitation.ts";
 import type { PromptAnswer, WorkerPrompt } from "./worker_protocol.ts";
 import { logger } from "./log.ts";
 
 const log = logger("mcp");
 
-/** The first revision without server requests during a call (input_required results instead). */
-const MODERN_REVISION = "2026-07-28";
 /**
  * The SDK ends a request after 60 s by default; the wait for the user is bounded by
  * `UserInputTimeout` instead, which aborts the prompt's signal. This is setTimeout's largest delay.
@@ -39,7 +42,7 @@ export function pushedPrompts(
 ): PushedPrompt | undefined {
   // Deprecated for the 2026 era only; on a 2025-era connection these are the initialize values.
   const revision = server.getNegotiatedProtocolVersion();
-  if (!canSend || revision === undefined || revision >= MODERN_REVISION) return undefined;
+  if (!canSend || revision === undefined || revision >= INPUT_REQUIRED_REVISION) return undefined;
   if (!asksForms(server.getClientCapabilities())) return undefined;
   return async (prompt, signal) => {
     const { params } = toElicitation(prompt);
@@ -63,14 +66,4 @@ export function pushedPrompts(
       return { action: "cancel" };
     }
   };
-}
-
-/**
- * Whether the client declared form elicitation: `elicitation.form`, or a bare `elicitation: {}`
- * (how clients before form and URL modes declared forms).
- */
-function asksForms(capabilities: ClientCapabilities | undefined): boolean {
-  const elicitation = capabilities?.elicitation;
-  if (elicitation === undefined || elicitation === null) return false;
-  return elicitation.form !== undefined || elicitation.url === undefined;
 }

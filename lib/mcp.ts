@@ -53,6 +53,7 @@ import { CallLog, requestLogLevel, sessionLogLevel } from "./client_log.ts";
 import { outputShaping, requestedProperties } from "./output_shaping.ts";
 import { closestNames } from "./suggest.ts";
 import { pushedPrompts } from "./elicitation_push.ts";
+import { asksForms, INPUT_REQUIRED_REVISION } from "./elicitation.ts";
 
 const log = logger("mcp");
 
@@ -402,13 +403,9 @@ function mayPause(ctx: ServerContext): boolean {
   // The SDK types the envelope's keys as none; they are those of the 2026-07-28 `_meta`.
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
   const version = envelope?.[PROTOCOL_VERSION_META_KEY];
-  if (typeof version !== "string" || version < "2026-07-28") return false;
+  if (typeof version !== "string" || version < INPUT_REQUIRED_REVISION) return false;
   if (ctx.mcpReq.requestState() !== undefined) return true;
-  const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
-  const elicitation = capabilities?.elicitation;
-  // An empty `elicitation` capability means form mode; a client may declare URL mode alone.
-  return elicitation !== undefined &&
-    (elicitation.form !== undefined || elicitation.url === undefined);
+  return asksForms(envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined);
 }
 
 /**
