@@ -432,7 +432,8 @@ export async function callWithInput(
       }),
     (error) => call.finished({ kind: "failed", error }),
   );
-  const upFront = new Map(Object.entries(inputResponses ?? {}));
+  // Answers sent up front, each used once (a copy: the request's own object stays as it came).
+  const upFront: Record<string, unknown> = Object.assign(Object.create(null), inputResponses);
   return await serve(calls, call, input.signal, upFront, (message) => (refusal = message));
 }
 
@@ -441,7 +442,7 @@ async function serve(
   calls: HeldCalls,
   call: HeldCall,
   signal: AbortSignal,
-  upFront: Map<string, unknown> | undefined,
+  upFront: Record<string, unknown> | undefined,
   refuse: (message: string) => void = () => {},
 ): Promise<CallToolResult | InputRequiredResult> {
   call.busy = true;
@@ -460,10 +461,8 @@ async function serve(
       // The worker layer gave up waiting already: the call runs on to its result.
       if (call.pending === null) continue;
       const key = toElicitation(event.prompt).key;
-      const given = upFront?.has(key)
-        ? answerIn(Object.fromEntries(upFront), key, event.prompt)
-        : null;
-      upFront?.delete(key);
+      const given = answerIn(upFront, key, event.prompt);
+      if (upFront) delete upFront[key];
       if (given !== null) {
         call.answer(given);
         continue;
