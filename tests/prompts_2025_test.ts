@@ -81,6 +81,13 @@ async function checkPrompts(
   user: ReturnType<typeof scriptedUser>,
 ) {
   const dir = await Deno.makeTempDir({ prefix: "svc-prompts-" });
+  /** The user answers Yes to Remove-Item's confirmation: the file is gone, without an error. */
+  const removedOnYes = async (file: string) => {
+    user.answers.push(confirmAnswer("Yes"));
+    const removed = await call("remove_item_literal_path", { LiteralPath: [file], Confirm: true });
+    assert.equal(removed.isError, undefined, textOf(removed));
+    assert.equal(await exists(file), false);
+  };
   try {
     await t.step(
       "Remove-Item -Confirm: Yes removes, No and decline keep, cancel stops",
@@ -110,13 +117,7 @@ async function checkPrompts(
             .map((o) => o.const),
           ["Yes", "Yes to All", "No", "No to All"],
         );
-        user.answers.push(confirmAnswer("Yes"));
-        const removed = await call("remove_item_literal_path", {
-          LiteralPath: [file],
-          Confirm: true,
-        });
-        assert.equal(removed.isError, undefined, textOf(removed));
-        assert.equal(await exists(file), false);
+        await removedOnYes(file);
         assert.equal(user.asked.length, 4);
       },
     );
@@ -179,13 +180,7 @@ async function checkPrompts(
       assert.ok(await eventually(() => user.withdrawn.length > 0), "the question was withdrawn");
       assert.ok(await exists(file), "nothing was removed");
       // The worker is clean for the next call.
-      user.answers.push(confirmAnswer("Yes"));
-      const removed = await call("remove_item_literal_path", {
-        LiteralPath: [file],
-        Confirm: true,
-      });
-      assert.equal(removed.isError, undefined, textOf(removed));
-      assert.equal(await exists(file), false);
+      await removedOnYes(file);
     });
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
