@@ -15,6 +15,7 @@ import { parseArgs } from "node:util";
 import { descendants, rssOf } from "./lib/proc.ts";
 import { benchConfig, chooseWorker, cleanupTempDirs, startSvcHttp } from "./lib/targets.ts";
 import { summarize } from "./lib/stats.ts";
+import { modernToolCall } from "../tests/support/harness.ts";
 
 const { values } = parseArgs({
   options: { pwsh: { type: "string" }, rounds: { type: "string", default: "30" } },
@@ -28,34 +29,9 @@ const server = await startSvcHttp({
 const url = server.base;
 type Body = { result?: Record<string, unknown>; error?: { message: string } };
 
-/** One 2026-07-28 tools/call, as a client declaring form elicitation sends it. */
+/** One 2026-07-28 tools/call, as a client declaring form elicitation sends it; a failure stops the bench. */
 async function mcpCall(name: string, more: Record<string, unknown> = {}): Promise<Body> {
-  const response = await fetch(`${url}/mcp`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json",
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": "tools/call",
-      "mcp-name": name,
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "tools/call",
-      params: {
-        name,
-        arguments: {},
-        ...more,
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-          "io.modelcontextprotocol/clientInfo": { name: "bench", version: "1" },
-          "io.modelcontextprotocol/clientCapabilities": { elicitation: {} },
-        },
-      },
-    }),
-  });
-  const body = await response.json() as Body;
+  const body = (await modernToolCall(url, name, more)).body as Body;
   if (body.error) throw new Error(`${name} failed: ${body.error.message}`);
   if (body.result?.["isError"]) throw new Error(`${name} failed: ${JSON.stringify(body.result)}`);
   return body;
