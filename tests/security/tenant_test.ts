@@ -95,9 +95,13 @@ function overlapping(served: Served[]): [Served, Served][] {
   return pairs;
 }
 
-async function markFile(): Promise<string> {
+/** The file a held call writes once it runs, in a directory of its own that goes with it. */
+async function markFile(): Promise<{ path: string } & AsyncDisposable> {
   const dir = await Deno.makeTempDir({ prefix: "svc-tenant-" });
-  return `${dir}/started`;
+  return {
+    path: `${dir}/started`,
+    [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }),
+  };
 }
 
 Deno.test("tenants: a call of one API key never runs in a process serving another key's concurrent call", async () => {
@@ -122,13 +126,13 @@ Deno.test("tenants: a call of one API key never runs in a process serving anothe
 
 Deno.test("tenants: a key cannot read another key's concurrent $env: change", async () => {
   await using svc = await startHttpSvc({ config: config({ auth: true }) });
-  const mark = await markFile();
+  await using mark = await markFile();
   const setting = call(svc.url, "set_tenant_mark", {
     Value: "alice-secret-7f",
     HoldMs: 4_000,
-    MarkPath: mark,
+    MarkPath: mark.path,
   }, KEY_A);
-  assert.ok(await eventually(() => existsSync(mark), 60_000), "A's call never started");
+  assert.ok(await eventually(() => existsSync(mark.path), 60_000), "A's call never started");
   // B reads while A's value is set: on the warm sibling runspaces, then on whatever grows.
   const reads = await Promise.all(
     Array.from({ length: 4 }, () => call(svc.url, "get_tenant_mark", {}, KEY_B)),
@@ -144,13 +148,18 @@ Deno.test("tenants: a key cannot read another key's concurrent $env: change", as
 
 Deno.test("tenants: a key's [Environment]::Exit never ends another key's running call", async () => {
   await using svc = await startHttpSvc({ config: config({ auth: true }) });
-  const mark = await markFile();
-  const running = call(svc.url, "get_serving_process", { HoldMs: 4_000, MarkPath: mark }, KEY_B);
-  assert.ok(await eventually(() => existsSync(mark), 60_000), "B's call never started");
+  await using mark = await markFile();
+  const running = call(
+    svc.url,
+    "get_serving_process",
+    { HoldMs: 4_000, MarkPath: mark.path },
+    KEY_B,
+  );
+  assert.ok(await eventually(() => existsSync(mark.path), 60_000), "B's call never started");
   const exit = await call(svc.url, "stop_serving_process", {}, KEY_A);
   assert.ok(exit.isError, `A's exit should fail its own call: ${exit.text}`);
   const served = servedOf("B", await running);
-  assert.equal(String(served.pid), (await Deno.readTextFile(mark)).trim());
+  assert.equal(String(served.pid), (await Deno.readTextFile(mark.path)).trim());
 });
 
 // A call can reach an idle sibling runspace of its process and plant state there that only that
