@@ -19,6 +19,8 @@ param(
     # The digest of host/cs/*.cs as svc computed it (hostSourceDigest in lib/host_files.ts), which names
     # the cached assembly; none: computed here from the files.
     [string]$SourceDigest = '',
+    # Quiet time, in ms, after which the process gives memory back (lib/host/cs/IdleTrim.cs).
+    [int]$IdleTrimMs = 5000,
     # svc runs a private copy of the host per worker: remove its directory ($PSScriptRoot) on the
     # way out. svc removes it too once the process has ended, but not if svc itself was killed.
     [switch]$RemoveScriptDirectory
@@ -48,6 +50,8 @@ try {
     Write-Diag "cannot load the compiled part of the host: $((Get-InnerException $_.Exception).Message)"
     Exit-Host 1 -Abruptly
 }
+
+[Svc.Host.IdleTrim]::SetQuietTime($IdleTrimMs)
 
 # Slot 0's worker runspace loads its modules on a thread of its own while this one parses the slot's
 # scripts: on two cores that takes the runspace's ~200 ms off the way to slot 0's first answer.

@@ -99,6 +99,11 @@ export interface WorkerProcessOptions {
    * @default the user cache directory (`ShellConfiguration:CacheDirectory`'s default, see `lib/cache_directory.ts`)
    */
   cacheDirectory?: string | null | undefined;
+  /**
+   * Quiet time, in ms, after which the process gives memory back (`lib/host/cs/IdleTrim.cs`, no call
+   * running and no frame for that long). @default 5000
+   */
+  idleTrimMs?: number;
   /** Which of svc's variables the worker gets (`lib/worker_env.ts`). @default none of svc's settings */
   environment?: WorkerEnvironmentRules;
   /**
@@ -175,6 +180,7 @@ export class WorkerProcess {
       label: "worker",
       ...options,
       runspacesPerProcess: options.runspacesPerProcess ?? 1,
+      idleTrimMs: options.idleTrimMs ?? 5_000,
       environment: options.environment ?? DEFAULT_WORKER_ENVIRONMENT,
       onSpawn: options.onSpawn ?? (() => {}),
       cacheDirectory: options.cacheDirectory === undefined
@@ -209,7 +215,7 @@ export class WorkerProcess {
           await hostSourceDigest(),
         );
       }
-      args.push("-RemoveScriptDirectory");
+      args.push("-IdleTrimMs", String(settings.idleTrimMs), "-RemoveScriptDirectory");
       let child: Deno.ChildProcess;
       try {
         child = new Deno.Command(settings.pwsh, {

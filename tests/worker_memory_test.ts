@@ -21,21 +21,27 @@ const trims = async (worker: RunspaceWorker) =>
   (await call(worker, "Invoke-Expression", { Command: "[Svc.Host.IdleTrim]::Count" }))[0];
 
 Deno.test("a quiet worker process trims its memory once, a running call holds it off, and the next call works", async () => {
+  // A quiet time of 1 s instead of svc's 5 s; the slot loops look about once a second.
   await using worker = await RunspaceWorker.start({
     pwsh,
     stopTimeoutMs: 3_000,
     runspacesPerProcess: 2,
+    idleTrimMs: 1_000,
   });
   await worker.startup(NO_STARTUP, 60_000);
   await using sibling = await worker.openSibling();
   await sibling.startup(NO_STARTUP, 60_000);
-  // IdleTrim.QuietMs is 5 s; the slot loops look about once a second. A call on one runspace keeps
-  // its sibling's loop, quiet all along, from trimming while it runs.
-  await call(sibling, "Start-Sleep", { Seconds: 7 });
+  // The host set the quiet time before any call: a call cannot change it for the calls after it.
+  await call(sibling, "Invoke-Expression", {
+    Command: "[Svc.Host.IdleTrim]::SetQuietTime(600000)",
+  });
+  // A call on one runspace keeps its sibling's loop, quiet all along, from trimming while it runs:
+  // past the quiet time and two looks of that loop.
+  await call(sibling, "Start-Sleep", { Milliseconds: 3_000 });
   assert.equal(await trims(worker), 0, "trimmed while a call of the process ran");
-  // The count read is a call: 7.5 s of quiet after it trim once, not at every look past 5 s.
-  await new Promise((resolve) => setTimeout(resolve, 7_500));
-  assert.equal(await trims(worker), 1, "not trimmed exactly once in 7.5 s of quiet");
+  // The count read is a call: 3.5 s of quiet after it trim once, not at every look past 1 s.
+  await new Promise((resolve) => setTimeout(resolve, 3_500));
+  assert.equal(await trims(worker), 1, "not trimmed exactly once in 3.5 s of quiet");
   const [date] = await call(worker, "Get-Date", { Year: 2020 });
   assert.match(String(date), /^2020-/);
   assert.deepEqual(await call(sibling, "Write-Output", { InputObject: "after the trim" }), [

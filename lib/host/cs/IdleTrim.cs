@@ -17,8 +17,16 @@ namespace Svc.Host
     /// <summary>The process's idle trim: every slot loop reports its activity and asks for the trim when it wakes idle.</summary>
     public static class IdleTrim
     {
-        /// <summary>Quiet time, in ms, after which the process's memory is trimmed. @default 5000</summary>
-        public const int QuietMs = 5000;
+        // Quiet time, in ms, after which the process's memory is trimmed: svc's -IdleTrimMs, set once
+        // by host.ps1 before any user code runs, so no call can change what the next caller gets.
+        private static long _quietMs = 5000;
+        private static int _configured;
+
+        /// <summary>Sets the quiet time before a trim; only the first call counts (host.ps1 makes it). @default 5000 ms</summary>
+        public static void SetQuietTime(int milliseconds)
+        {
+            if (milliseconds > 0 && Interlocked.CompareExchange(ref _configured, 1, 0) == 0) Volatile.Write(ref _quietMs, milliseconds);
+        }
 
         private static long _lastActivity = Stopwatch.GetTimestamp();
         private static int _running;
@@ -51,14 +59,14 @@ namespace Svc.Host
         }
 
         /// <summary>
-        /// Trims when no call runs, nothing happened for <see cref="QuietMs"/> and the process has not
+        /// Trims when no call runs, nothing happened for the quiet time and the process has not
         /// been trimmed since; one slot at a time. Called by idle slot loops about once a second.
         /// </summary>
         public static void MaybeTrim()
         {
             if (_trimmed || Volatile.Read(ref _running) > 0) return;
             long quiet = Stopwatch.GetTimestamp() - Volatile.Read(ref _lastActivity);
-            if (quiet < QuietMs * Stopwatch.Frequency / 1000) return;
+            if (quiet < Volatile.Read(ref _quietMs) * Stopwatch.Frequency / 1000) return;
             if (Interlocked.CompareExchange(ref _trimming, 1, 0) != 0) return;
             try
             {
