@@ -95,13 +95,22 @@ function overlapping(served: Served[]): [Served, Served][] {
   return pairs;
 }
 
-/** The file a held call writes once it runs, in a directory of its own that goes with it. */
-async function markFile(): Promise<{ path: string } & AsyncDisposable> {
+/**
+ * The file a held call writes once it runs (`path`) and the one that lets it go (`release`), in a
+ * directory of their own that goes with them.
+ */
+async function markFile(): Promise<{ path: string; release: string } & AsyncDisposable> {
   const dir = await Deno.makeTempDir({ prefix: "svc-tenant-" });
   return {
     path: `${dir}/started`,
+    release: `${dir}/release`,
     [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }),
   };
+}
+
+/** The pool's figures from `/health`. */
+async function poolStats(url: string): Promise<{ leased: number; resetting: number }> {
+  return (await (await fetch(`${url}/health`)).json()).pool;
 }
 
 Deno.test("tenants: a call of one API key never runs in a process serving another key's concurrent call", async () => {
@@ -129,8 +138,9 @@ Deno.test("tenants: a key cannot read another key's concurrent $env: change", as
   await using mark = await markFile();
   const setting = call(svc.url, "set_tenant_mark", {
     Value: "alice-secret-7f",
-    HoldMs: 4_000,
+    HoldMs: 60_000,
     MarkPath: mark.path,
+    ReleasePath: mark.release,
   }, KEY_A);
   assert.ok(await eventually(() => existsSync(mark.path), 60_000), "A's call never started");
   // B reads while A's value is set: on the warm sibling runspaces, then on whatever grows.
@@ -142,7 +152,16 @@ Deno.test("tenants: a key cannot read another key's concurrent $env: change", as
     assert.doesNotMatch(read.text, /alice-secret/, "B read A's environment variable");
     assert.match(read.text, /\[\]/, read.text);
   }
-  // No reset of B's workers removed A's variable under A's running call either.
+  // No reset of B's workers removed A's variable under A's running call either: A is let go once
+  // every reset after B's calls is done, and only A's call still holds a worker.
+  assert.ok(
+    await eventually(async () => {
+      const { leased, resetting } = await poolStats(svc.url);
+      return leased === 1 && resetting === 0;
+    }, 60_000),
+    "B's workers never came back",
+  );
+  await Deno.writeTextFile(mark.release, "");
   assert.match((await setting).text, /alice-secret-7f/, "A's own call lost its value");
 });
 
@@ -152,12 +171,13 @@ Deno.test("tenants: a key's [Environment]::Exit never ends another key's running
   const running = call(
     svc.url,
     "get_serving_process",
-    { HoldMs: 4_000, MarkPath: mark.path },
+    { HoldMs: 60_000, MarkPath: mark.path, ReleasePath: mark.release },
     KEY_B,
   );
   assert.ok(await eventually(() => existsSync(mark.path), 60_000), "B's call never started");
   const exit = await call(svc.url, "stop_serving_process", {}, KEY_A);
   assert.ok(exit.isError, `A's exit should fail its own call: ${exit.text}`);
+  await Deno.writeTextFile(mark.release, "");
   const served = servedOf("B", await running);
   assert.equal(String(served.pid), (await Deno.readTextFile(mark.path)).trim());
 });
