@@ -14,6 +14,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { Client as V1Client } from "sdk1/client/index.js";
 import { StdioClientTransport as V1StdioClientTransport } from "sdk1/client/stdio.js";
 import type { JSONRPCMessage } from "sdk1/types.js";
+import { tmpdir } from "node:os";
 import { defaultCacheDirectory } from "../../lib/cache_directory.ts";
 import { DEFAULT_WAIT_MS, outputWithin, unlessExited } from "./deadline.ts";
 
@@ -43,13 +44,40 @@ export const TEST_PWSH: string = (() => {
 })();
 
 /**
- * Every server a test starts gets a catalog cache of its own, but shares the compiled worker host in
- * the user cache (it depends on no configuration): compiling it for each server would add about a
- * second of CPU to every start.
+ * Every server a test starts shares the compiled worker host in the user cache (it depends on no
+ * configuration): compiling it for each server would add about a second of CPU to every start.
  */
 const SHARED_HOST_CACHE: Record<string, string> = defaultCacheDirectory()
   ? { SVC_HOST_CACHE_DIR: defaultCacheDirectory()! }
   : {};
+
+/**
+ * The catalog cache the servers of one test run share. Every test module runs in the one `deno test`
+ * process, so its pid names the run. A server whose shell settings an earlier test of the run already
+ * discovered answers `tools/list` from this cache, as a warm start does, instead of discovering again
+ * (about a second of pwsh's time for the fixture module); the worker still checks it against its own
+ * PowerShell and module versions. Per run, so that no catalog built by older code is ever served:
+ * the last test file removes it, and each run sweeps those of runs that ended before getting there.
+ * Tests of discovery or of the cache pass an `SVC_CACHE_DIR` of their own.
+ */
+export const SHARED_CATALOG_CACHE = `${tmpdir()}/svc-test-catalog-${Deno.pid}`;
+
+// Linux only: elsewhere there is no /proc to tell a finished run's pid from a live one.
+if (Deno.build.os === "linux") {
+  for (const entry of Deno.readDirSync(tmpdir())) {
+    const pid = /^svc-test-catalog-(\d+)$/.exec(entry.name)?.[1];
+    if (pid === undefined || pid === String(Deno.pid)) continue;
+    try {
+      Deno.statSync(`/proc/${pid}`);
+    } catch {
+      try {
+        Deno.removeSync(`${tmpdir()}/${entry.name}`, { recursive: true });
+      } catch {
+        // Another module of a run swept it first.
+      }
+    }
+  }
+}
 
 /** Which client and protocol era to connect with. */
 export type Era = "2026-07-28" | "2025-11-25" | "v1-2024-11-05";
@@ -172,7 +200,7 @@ export async function startSvc(options: StartSvcOptions = {}): Promise<SvcConnec
   ];
   const serverEnv: Record<string, string> = {
     ...Deno.env.toObject(),
-    SVC_CACHE_DIR: `${dir}/cache`,
+    SVC_CACHE_DIR: SHARED_CATALOG_CACHE,
     ...SHARED_HOST_CACHE,
     SVC_LOG_LEVEL: "debug",
     ...env,
@@ -542,7 +570,7 @@ export async function startHttpSvc(options: StartHttpSvcOptions = {}): Promise<H
     ],
     env: {
       ...Deno.env.toObject(),
-      SVC_CACHE_DIR: `${dir}/cache`,
+      SVC_CACHE_DIR: SHARED_CATALOG_CACHE,
       ...SHARED_HOST_CACHE,
       SVC_LOG_LEVEL: "debug",
       ...env,
