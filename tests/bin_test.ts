@@ -81,6 +81,7 @@ Deno.test({
   async fn() {
     const checkout = await freshCheckout("pwsh");
     const path = await toolsOnly();
+    const temp = await Deno.makeTempDir({ prefix: "svc-bin-temp-" });
     try {
       // `dotnet` and nothing else of PowerShell's on PATH: the script must install it.
       await Deno.symlink(DOTNET as string, `${path}/dotnet`);
@@ -90,7 +91,7 @@ Deno.test({
             "-NoProfile",
             "-Command",
             "$PSVersionTable.PSVersion.ToString()",
-          ], { PATH: path })),
+          ], { PATH: path, TMPDIR: temp })),
       );
       for (const { code, stdout, stderr } of runs) {
         assert.equal(code, 0, stderr);
@@ -102,6 +103,8 @@ Deno.test({
       // One install, and no staging folder left by the runs that lost the race.
       const entries = [...Deno.readDirSync(`${checkout}/.tools`)].map((e) => e.name);
       assert.deepEqual(entries, ["pwsh-7.6.9"]);
+      // Nor anything in the user's temp directory (dotnet's own scratch directories included).
+      assert.deepEqual([...Deno.readDirSync(temp)].map((e) => e.name), []);
       // Later runs use it without a word.
       const again = await run(`${checkout}/bin/pwsh`, ["-NoProfile", "-Command", "1+1"], {
         PATH: path,
@@ -110,6 +113,7 @@ Deno.test({
     } finally {
       await Deno.remove(checkout, { recursive: true });
       await Deno.remove(path, { recursive: true });
+      await Deno.remove(temp, { recursive: true });
     }
   },
 });
