@@ -21,9 +21,14 @@ async function svcCommand(granularity: string): Promise<{ dir: string; command: 
   return { dir, command: [...command, "--pwsh", TEST_PWSH] };
 }
 
-async function run(command: string, args: string[], cwd: string) {
-  const output = await new Deno.Command(command, { args, cwd, stdout: "piped", stderr: "piped" })
-    .output();
+async function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}) {
+  const output = await new Deno.Command(command, {
+    args,
+    cwd,
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
   const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
   return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
 }
@@ -83,20 +88,28 @@ Deno.test({
   ignore: !DOTNET,
   fn: async () => {
     const build = await Deno.makeTempDir({ prefix: "svc-csharp-" });
+    // dotnet leaves directories of its own in its temp directory: this one goes with the build.
+    const dotnetEnv = { TMPDIR: `${build}/tmp` };
+    await Deno.mkdir(dotnetEnv.TMPDIR);
     const commands: Record<string, { dir: string; command: string[] }> = {};
     try {
       const project = `${root}tests/interop/CsharpClient`;
-      const built = await run(DOTNET!, [
-        "build",
-        project,
-        "-c",
-        "Release",
-        "--artifacts-path",
+      const built = await run(
+        DOTNET!,
+        [
+          "build",
+          project,
+          "-c",
+          "Release",
+          "--artifacts-path",
+          build,
+          "-nologo",
+          "-v",
+          "q",
+        ],
         build,
-        "-nologo",
-        "-v",
-        "q",
-      ], build);
+        dotnetEnv,
+      );
       assert.equal(built.code, 0, built.stdout + built.stderr);
       const client = `${build}/bin/CsharpClient/release/CsharpClient.dll`;
       const calls = [
@@ -109,7 +122,7 @@ Deno.test({
       const seen: Record<string, { tools: { name: string }[]; results: unknown[] }> = {};
       for (const granularity of GRANULARITIES) {
         const { dir, command } = commands[granularity] = await svcCommand(granularity);
-        const ran = await run(DOTNET!, [client, `${build}/calls.json`, ...command], dir);
+        const ran = await run(DOTNET!, [client, `${build}/calls.json`, ...command], dir, dotnetEnv);
         assert.equal(ran.code, 0, ran.stderr);
         seen[granularity] = JSON.parse(ran.stdout);
       }
@@ -149,7 +162,7 @@ Deno.test({
       );
       // The ParameterSet server's catalog is cached: this start skips discovery (6 s -> 2 s).
       const { dir, command } = commands["ParameterSet"]!;
-      const ran = await run(DOTNET!, [client, `${build}/prompts.json`, ...command], dir);
+      const ran = await run(DOTNET!, [client, `${build}/prompts.json`, ...command], dir, dotnetEnv);
       assert.equal(ran.code, 0, ran.stderr);
       const { results, elicitations } = JSON.parse(ran.stdout) as {
         results: Result[];
