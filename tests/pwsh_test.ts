@@ -712,7 +712,8 @@ pwshTest("startup imports modules, reports missing ones, and its definitions per
 pwshTest(
   "reset cannot be misled by a call's look-alike commands, and ends its jobs, events, breakpoints and tracing",
   async (worker) => {
-    const jobScript = `${await Deno.makeTempDir()}/job.ps1`;
+    const jobDir = await Deno.makeTempDir({ prefix: "svc-job-" });
+    const jobScript = `${jobDir}/job.ps1`;
     await Deno.writeTextFile(jobScript, "Start-Sleep -Seconds 60");
     // Functions and aliases named like the cmdlets reset itself uses: reset must not call them.
     await invoke(worker, "Set-Item", { Path: "function:Get-ChildItem", Value: "'hijacked'" });
@@ -747,7 +748,7 @@ pwshTest(
     assert.deepEqual((await invoke(worker, "Get-PSBreakpoint")).result.output, [], "breakpoint");
     const traced = await invoke(worker, "Get-FixtureGreeting", { Name: "x" });
     assert.deepEqual(traced.result.debug, [], "Set-PSDebug tracing");
-    await Deno.remove(jobScript);
+    await Deno.remove(jobDir, { recursive: true });
   },
 );
 
