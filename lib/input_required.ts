@@ -29,6 +29,7 @@ import {
 import { toElicitation, toPromptAnswer } from "./elicitation.ts";
 import type { PromptAnswer, WorkerLog, WorkerProgress, WorkerPrompt } from "./worker_protocol.ts";
 import { failureResult } from "./result.ts";
+import { DEFAULT_USER_INPUT_TIMEOUT_MS } from "./worker_prompts.ts";
 import { logger } from "./log.ts";
 
 const log = logger("mcp");
@@ -200,7 +201,7 @@ interface StatePayload {
   n: string;
 }
 
-const DEFAULTS = { timeoutMs: 120_000, maxPerCaller: 16 };
+const DEFAULTS = { timeoutMs: DEFAULT_USER_INPUT_TIMEOUT_MS, maxPerCaller: 16 };
 
 /** The paused calls of one svc process, and the codec of their request state. */
 export class HeldCalls {

@@ -11,8 +11,11 @@ import type { InvokeOptions } from "./worker_request.ts";
 
 const log = logger("worker");
 
-/** `ShellConfiguration:UserInputTimeout`'s default, in ms, for callers that give none. */
-const DEFAULT_USER_INPUT_TIMEOUT_MS = 120_000;
+/**
+ * `ShellConfiguration:UserInputTimeout`'s default, in ms, for callers that give none (a prompt's
+ * wait here, a held call's in `lib/input_required.ts`).
+ */
+export const DEFAULT_USER_INPUT_TIMEOUT_MS = 120_000;
 
 const KINDS = new Set(["confirm", "choice", "text", "fields"]);
 const ACTIONS = new Set(["accept", "decline", "cancel", "timeout"]);
