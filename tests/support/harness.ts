@@ -52,29 +52,43 @@ const SHARED_HOST_CACHE: Record<string, string> = defaultCacheDirectory()
   : {};
 
 /**
+ * When process `pid` started (Linux: field 22 of `/proc/<pid>/stat`, clock ticks since boot), or
+ * null when there is no such process or no /proc: with the pid, it names one process for good,
+ * where a pid alone is reused.
+ */
+function startTime(pid: number | "self"): string | null {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    // After the command name in parentheses (which may hold spaces), field 3 onwards.
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * The catalog cache the servers of one test run share. Every test module runs in the one `deno test`
- * process, so its pid names the run. A server whose shell settings an earlier test of the run already
- * discovered answers `tools/list` from this cache, as a warm start does, instead of discovering again
- * (about a second of pwsh's time for the fixture module); the worker still checks it against its own
+ * process, which names the run: its pid and start time (a later run given the same pid must not find
+ * this run's catalogs). A server whose shell settings an earlier test of the run already discovered
+ * answers `tools/list` from this cache, as a warm start does, instead of discovering again (about a
+ * second of pwsh's time for the fixture module); the worker still checks it against its own
  * PowerShell and module versions. Per run, so that no catalog built by older code is ever served:
  * the last test file removes it, and each run sweeps those of runs that ended before getting there.
  * Tests of discovery or of the cache pass an `SVC_CACHE_DIR` of their own.
  */
-export const SHARED_CATALOG_CACHE = `${tmpdir()}/svc-test-catalog-${Deno.pid}`;
+export const SHARED_CATALOG_CACHE = `${tmpdir()}/svc-test-catalog-${Deno.pid}${
+  Deno.build.os === "linux" ? `-${startTime("self")}` : ""
+}`;
 
-// Linux only: elsewhere there is no /proc to tell a finished run's pid from a live one.
+// Linux only: elsewhere there is no /proc to tell a finished run from a live one.
 if (Deno.build.os === "linux") {
   for (const entry of Deno.readDirSync(tmpdir())) {
-    const pid = /^svc-test-catalog-(\d+)$/.exec(entry.name)?.[1];
-    if (pid === undefined || pid === String(Deno.pid)) continue;
+    const run = /^svc-test-catalog-(\d+)-(\d+)$/.exec(entry.name);
+    if (run === null || startTime(Number(run[1])) === run[2]) continue;
     try {
-      Deno.statSync(`/proc/${pid}`);
+      Deno.removeSync(`${tmpdir()}/${entry.name}`, { recursive: true });
     } catch {
-      try {
-        Deno.removeSync(`${tmpdir()}/${entry.name}`, { recursive: true });
-      } catch {
-        // Another module of a run swept it first.
-      }
+      // Another module of a run swept it first.
     }
   }
 }
