@@ -4,6 +4,7 @@
  * `tests/pwsh_tools_test.ts` asks the same of real commands through an MCP client.
  */
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { RemoteError } from "../lib/errors.ts";
 import { RunspaceWorker } from "../lib/worker.ts";
 import type {
@@ -276,8 +277,48 @@ pwshTest(
     assert.ok(Date.now() - started < 10_000);
     await interactiveConfirmations(worker);
     await interactivePrompts(worker);
+    await plantedPrompter(worker);
   },
 );
+
+/**
+ * A call cannot leave its own prompter in the worker's host for the next caller's prompts: the
+ * prompter and the host's slot for it are not public, and a call that plants one by reflection
+ * anyway is ignored by the next call, whose prompt fails at once as a non-interactive one does
+ * (before, the next caller's question reached the planted code and the call hung until its time
+ * limit).
+ */
+async function plantedPrompter(worker: RunspaceWorker) {
+  const dir = await Deno.makeTempDir({ prefix: "svc-plant-" });
+  const leak = `${dir}/asked.json`;
+  try {
+    const publicApi = await invoke(worker, "Invoke-Expression", {
+      Command:
+        "[Svc.Host.Prompter].GetConstructors().Count; [bool][Svc.Host.WorkerHost].GetProperty('Prompter')",
+    });
+    assert.deepEqual(publicApi.result.output, [0, false], JSON.stringify(publicApi.result));
+    const plant = await invoke(worker, "Invoke-Expression", {
+      Command: [
+        `$send = [Action[string]]{ param($frame) [IO.File]::WriteAllText('${leak}', $frame) }`,
+        "$new = [Svc.Host.Prompter].GetConstructors('NonPublic, Instance')[0]",
+        "$planted = $new.Invoke(@([long]1, 'planted', $send, [long]0, [long]0, [Action]{}))",
+        "$slot = [Svc.Host.WorkerHost].GetProperty('Prompter', [Reflection.BindingFlags]'NonPublic, Instance')",
+        "$host_ = [Svc.Host.WorkerHost]::Of([runspace]::DefaultRunspace)",
+        "$slot.SetValue($host_, $planted)",
+        "[bool]$slot.GetValue($host_)",
+      ].join("\n"),
+    });
+    assert.deepEqual(plant.result.output, [true], JSON.stringify(plant.result));
+    await worker.reset();
+    const started = Date.now();
+    const victim = await invoke(worker, "Read-FixturePrompt");
+    assert.match(victim.result.errors.at(-1)?.message ?? "", /non-interactively/);
+    assert.ok(Date.now() - started < 10_000, `${Date.now() - started} ms`);
+    assert.ok(!existsSync(leak), "the next call's prompt reached the planted prompter");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
 
 /** Each prompt an interactive call made, and the answers given in turn (then `decline`). */
 function answering(...answers: PromptAnswer[]) {

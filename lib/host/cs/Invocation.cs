@@ -44,9 +44,8 @@ namespace Svc.Host
         private long _heldBytes;
         private int _droppedItems;
         private long _droppedBytes;
-        // The prompts of an interactive call, and the host they are attached to while it runs.
+        // The prompts of an interactive call.
         private Prompter _prompter;
-        private WorkerHost _host;
 
         /// <summary>The request's id.</summary>
         public long Id { get; private set; }
@@ -105,7 +104,9 @@ namespace Svc.Host
             if (selectValue != null && select == null) throw new ArgumentException("The invoke select is not an object.");
             bool progress = request["progress"] is bool && (bool)request["progress"];
             bool interactive = request["interactive"] is bool && (bool)request["interactive"];
-            WorkerHost host = interactive ? WorkerHost.Of(worker) : null;
+            // Every call sets the host's prompter, interactive or not: whatever an earlier call left
+            // there (user code can reach the host) never answers this call's prompts.
+            WorkerHost host = WorkerHost.Of(worker);
             int logRank = LiveLog.RankOf(request["log"]);
             CallLimits limits = CallLimits.From(request["limits"]);
             object providerValue = request["provider"];
@@ -161,12 +162,8 @@ namespace Svc.Host
                     _savedProgress = savedProgress,
                     Log = log,
                 };
-                if (host != null)
-                {
-                    run._prompter = new Prompter(id, command, post, limits != null ? limits.TextBytes : 0, limits != null ? limits.StreamBytes : 0, run.Stop);
-                    run._host = host;
-                    host.Prompter = run._prompter;
-                }
+                if (interactive) run._prompter = new Prompter(id, command, post, limits != null ? limits.TextBytes : 0, limits != null ? limits.StreamBytes : 0, run.Stop);
+                if (host != null) host.Prompter = run._prompter;
                 if (projection != null && select != null)
                 {
                     // Only worth it where the output may be projected while the command runs.

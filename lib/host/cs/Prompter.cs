@@ -76,7 +76,7 @@ namespace Svc.Host
         /// <paramref name="frameBytes"/> (0: unbounded), and <paramref name="stop"/> stops the call
         /// when the user cancels.
         /// </summary>
-        public Prompter(long id, string command, Action<string> send, long textBytes, long frameBytes, Action stop)
+        internal Prompter(long id, string command, Action<string> send, long textBytes, long frameBytes, Action stop)
         {
             _id = id;
             _command = command;

@@ -61,8 +61,8 @@ namespace Svc.Host
             _settled = true;
         }
 
-        /// <summary>The prompts of the interactive call running now, or null (set by Invocation).</summary>
-        public Prompter Prompter
+        /// <summary>The prompts of the interactive call running now, or null (set by Invocation for every call).</summary>
+        internal Prompter Prompter
         {
             get { return _ui.Prompter; }
             set { _ui.Prompter = value; }
