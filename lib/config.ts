@@ -19,7 +19,6 @@ import { checkConfigShape } from "./config_shape.ts";
 import { envTree, mergeTrees, readConfigFile } from "./config_source.ts";
 import { allProblems, ConfigError } from "./errors.ts";
 import type { LogFormat, LogLevel } from "./log.ts";
-import type { WorkerEnvironmentRules } from "./worker_env.ts";
 
 /** Transport served by `svc serve`. */
 export type Transport = "stdio" | "http";
@@ -32,6 +31,17 @@ export interface RequestLimits {
   maxRequestedPropertyWildcards: number;
   /** Most items in any array in an argument, nested ones included. @default 10000 (`ShellConfiguration:MaxArgumentItems`) */
   maxArgumentItems: number;
+}
+
+/**
+ * Which environment variables pass to workers besides the default rule, which withholds every
+ * variable svc reads as a setting or credential (`lib/worker_env.ts`).
+ */
+export interface WorkerEnvironmentRules {
+  /** Names or wildcards that pass even though svc reads them. @default [] (`ShellConfiguration:Environment:PassVariables`) */
+  pass: string[];
+  /** Names or wildcards removed as well. @default [] (`ShellConfiguration:Environment:RemoveVariables`) */
+  remove: string[];
 }
 
 /** The shell section: which commands become tools and how calls run. */

@@ -4,8 +4,6 @@
  *
  * @module
  */
-import type { ErrorInfo } from "./worker_protocol.ts";
-
 /** Codes of {@linkcode ConfigError}. */
 export type ConfigErrorCode =
   | "INVALID_VALUE"
@@ -122,6 +120,22 @@ export function exitCodeOf(error: unknown): 2 | 3 | 4 {
   if (error instanceof ConfigError) return 2;
   if (error instanceof StartupError) return 3;
   return 4;
+}
+
+/**
+ * A PowerShell error record, flattened, as a worker reports it (docs/worker-protocol.md §4.4) and a
+ * {@linkcode RemoteError} carries it.
+ */
+export interface ErrorInfo {
+  message: string;
+  fullyQualifiedErrorId: string | null;
+  category: string | null;
+  targetName: string | null;
+  targetType: string | null;
+  exceptionType: string | null;
+  scriptStackTrace: string | null;
+  terminating: boolean;
+  position: { scriptName: string | null; line: number; column: number; text: string | null } | null;
 }
 
 /** An error the worker itself reported (protocol error frame). */

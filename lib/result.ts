@@ -9,14 +9,8 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { ToolDescriptor } from "./tool_descriptor.ts";
-import { WorkerError } from "./errors.ts";
-import type {
-  ErrorInfo,
-  InvokeOutcome,
-  InvokeResult,
-  OutputShape,
-  StreamName,
-} from "./worker_protocol.ts";
+import { type ErrorInfo, WorkerError } from "./errors.ts";
+import type { InvokeOutcome, InvokeResult, OutputShape, StreamName } from "./worker_protocol.ts";
 import { fitOutput, type FittedOutput } from "./result_fit.ts";
 
 /** Options of {@linkcode toCallToolResult}. */

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { RemoteError, WorkerError } from "./errors.ts";
+import { type ErrorInfo, RemoteError, WorkerError } from "./errors.ts";
 import { logger } from "./log.ts";
 import { frameSplitter } from "./worker_frames.ts";
 import { promptRelay } from "./worker_prompts.ts";
@@ -31,7 +31,6 @@ import type {
   CallLimits,
   CommandsResult,
   DescribeResult,
-  ErrorInfo,
   InvokeOutcome,
   InvokeResult,
   PromptAnswer,

@@ -18,15 +18,8 @@
  *
  * @module
  */
+import type { WorkerEnvironmentRules } from "./config.ts";
 import { SETTING_SECTIONS } from "./config_source.ts";
-
-/** Which variables pass to workers besides the default rule (see the module documentation). */
-export interface WorkerEnvironmentRules {
-  /** Names or wildcards that pass even though svc reads them. @default [] (`ShellConfiguration:Environment:PassVariables`) */
-  pass: string[];
-  /** Names or wildcards removed as well. @default [] (`ShellConfiguration:Environment:RemoveVariables`) */
-  remove: string[];
-}
 
 /** The rules when nothing is configured: the default removals only. */
 export const DEFAULT_WORKER_ENVIRONMENT: WorkerEnvironmentRules = { pass: [], remove: [] };

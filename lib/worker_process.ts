@@ -13,11 +13,8 @@ import { hostSourceDigest, writeHostFiles } from "./host_files.ts";
 import { logger } from "./log.ts";
 import { killTree } from "./process_tree.ts";
 import { acceptHello } from "./worker_hello.ts";
-import {
-  DEFAULT_WORKER_ENVIRONMENT,
-  type WorkerEnvironmentRules,
-  workerInheritedEnvironment,
-} from "./worker_env.ts";
+import type { WorkerEnvironmentRules } from "./config.ts";
+import { DEFAULT_WORKER_ENVIRONMENT, workerInheritedEnvironment } from "./worker_env.ts";
 import type { WorkerInfo } from "./worker_protocol.ts";
 
 const log = logger("worker");

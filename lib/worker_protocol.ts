@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { ErrorInfo } from "./errors.ts";
 
 /** Metadata of one parameter, as the worker reports it (protocol §4.3). */
 export interface ParamMeta {
@@ -72,19 +73,6 @@ export interface CommandMeta {
    * known provider and are not offered.
    */
   provider?: string | null;
-}
-
-/** A PowerShell error record, flattened (protocol §4.4). */
-export interface ErrorInfo {
-  message: string;
-  fullyQualifiedErrorId: string | null;
-  category: string | null;
-  targetName: string | null;
-  targetType: string | null;
-  exceptionType: string | null;
-  scriptStackTrace: string | null;
-  terminating: boolean;
-  position: { scriptName: string | null; line: number; column: number; text: string | null } | null;
 }
 
 /** Result of `invoke` (protocol §4.4). */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { WorkerError } from "../lib/errors.ts";
+import { type ErrorInfo, WorkerError } from "../lib/errors.ts";
 import {
   describeErrors,
   failureResult,
@@ -9,7 +9,7 @@ import {
   toCallToolResult,
   workerFailureMessage,
 } from "../lib/result.ts";
-import type { ErrorInfo, InvokeResult } from "../lib/worker_protocol.ts";
+import type { InvokeResult } from "../lib/worker_protocol.ts";
 import { toolOf } from "./support/descriptors.ts";
 
 const tool = toolOf("get_thing", [], { command: "Get-Thing" });
