@@ -1,11 +1,14 @@
 /**
  * The import graph of lib/: prints import cycles (type-only imports count, since a type cycle ties
  * the modules together as much as a value cycle does), imports of the pool from outside the pool
- * and the HTTP transport, modules over the 600-line limit, and with `--exports` the exports of lib/
- * that no other file imports. Exits 1 on any cycle, pool import or oversized module (unused exports
- * are listed only), so it can gate a change; tests/import_graph_test.ts checks all four.
+ * and the HTTP transport, imports that go up the layers docs/architecture.md draws (with modules it
+ * does not place, or names that are no module), modules past 600 lines that `LONG_MODULES` does not
+ * list with the concept that keeps them whole, and with `--exports` the exports of lib/ that no
+ * other file imports. Exits 1 on any cycle, layering violation or unlisted long module (unused
+ * exports are listed only), so it can gate a change; tests/import_graph_test.ts checks them all.
  *
- * Usage: `deno run --allow-read scripts/import_graph.ts [--exports] [lib directory]`
+ * Usage: `deno run --allow-read scripts/import_graph.ts [--exports] [--layers <doc>] [lib directory]`
+ * (the layers are read from docs/architecture.md when no lib directory is given).
  *
  * Specifiers are read with regular expressions rather than a parser, so that the script needs no
  * dependency. This holds because `deno fmt` starts every top-level `import` and `export ... from` at
@@ -13,11 +16,20 @@
  *
  * @module
  */
-import { dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** Most lines a lib module may have (DEVELOPERS: one concern per file, at most 600 lines). */
-export const MAX_MODULE_LINES = 600;
+/**
+ * Past this many lines a module is split where its concepts part (docs/architecture.md, "One
+ * concept a file"), unless {@linkcode LONG_MODULES} lists it.
+ */
+export const LONG_MODULE_LINES = 600;
+
+/**
+ * The lib modules allowed past {@linkcode LONG_MODULE_LINES}, each with the one concept that keeps
+ * it whole: a reviewer reads the reason, and a module that is no longer long leaves the list.
+ */
+export const LONG_MODULES: Readonly<Record<string, string>> = {};
 
 /** What one `import`/`export ... from` statement takes from one module. */
 export interface ImportEdge {
@@ -192,14 +204,29 @@ function shortestCycle(
   return [];
 }
 
-/** The lib modules of `dir` longer than {@linkcode MAX_MODULE_LINES}, with their line counts. */
-export async function oversized(dir: string): Promise<[string, number][]> {
+/** The lib modules of `dir` longer than {@linkcode LONG_MODULE_LINES}, with their line counts. */
+export async function longModules(dir: string): Promise<[string, number][]> {
   const long: [string, number][] = [];
   for (const file of await tsFiles(dir, false)) {
     const lines = (await Deno.readTextFile(file)).split("\n").length - 1;
-    if (lines > MAX_MODULE_LINES) long.push([file, lines]);
+    if (lines > LONG_MODULE_LINES) long.push([file, lines]);
   }
   return long;
+}
+
+/**
+ * What breaks the line rule: long modules `listed` does not name (with their line counts), and
+ * names `listed` keeps for a module that is not long (or not there).
+ */
+export function unlistedLong(
+  long: [string, number][],
+  listed: Readonly<Record<string, string>> = LONG_MODULES,
+): { unlisted: [string, number][]; stale: string[] } {
+  const names = new Set(long.map(([file]) => basename(file)));
+  return {
+    unlisted: long.filter(([file]) => !(basename(file) in listed)),
+    stale: Object.keys(listed).filter((name) => !names.has(name)).sort(),
+  };
 }
 
 /**
@@ -271,11 +298,116 @@ export function layeringViolations(graph: Map<string, ImportEdge[]>): [string, s
   return found;
 }
 
+/** One layer of docs/architecture.md's drawing: its name and the module names or patterns in it. */
+export interface Layer {
+  name: string;
+  /** Module file names (`mcp.ts`) and patterns with `*` (`catalog*.ts`). */
+  modules: string[];
+}
+
+/**
+ * The layers of the drawing in the "Layers and import rules" section of docs/architecture.md,
+ * highest first: a line with `─ <name>:` or `─ <name> ──` begins one, and every `*.ts` name from
+ * there to the next one belongs to it (a `lib/` prefix is dropped).
+ */
+export function documentedLayers(doc: string): Layer[] {
+  const section = doc.slice(doc.indexOf("## Layers and import rules"));
+  const drawing = /```\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
+  const layers: Layer[] = [];
+  for (const line of drawing.split("\n")) {
+    const heading = /─ ([a-z][a-z ]*[a-z])(?::| ──)/.exec(line);
+    if (heading) layers.push({ name: heading[1]!, modules: [] });
+    const layer = layers.at(-1);
+    if (!layer) continue;
+    for (const match of line.matchAll(/(?<![\w*.-])(?:lib\/)?([\w*]+\.ts)\b/g)) {
+      layer.modules.push(match[1]!);
+    }
+  }
+  return layers;
+}
+
+/** Where {@linkcode placeModules} put the modules, and what it could not place. */
+export interface Placement {
+  /** Each module's layer (absolute path → index into the layers, 0 the highest). */
+  layerOf: Map<string, number>;
+  /** Modules no layer names. */
+  unplaced: string[];
+  /** Modules two layers name, with both layers' names. */
+  twice: [string, string, string][];
+  /** Names in the drawing that match no module (and are not in `outside`). */
+  unknown: string[];
+}
+
+/**
+ * Places every module of `graph` in the layer whose names match it, an exact name before a
+ * pattern. `outside` are names of the drawing that are not lib modules (`main.ts`).
+ */
+export function placeModules(
+  graph: Map<string, ImportEdge[]>,
+  layers: Layer[],
+  outside: string[] = ["main.ts"],
+): Placement {
+  const pattern = (name: string) =>
+    new RegExp(`^${name.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replaceAll("*", ".*")}$`);
+  const placement: Placement = { layerOf: new Map(), unplaced: [], twice: [], unknown: [] };
+  const modules = [...graph.keys()];
+  for (const module of modules) {
+    const name = basename(module);
+    const exact = layers.findIndex((layer) => layer.modules.includes(name));
+    const matching = layers.flatMap((layer, i) =>
+      layer.modules.some((m) => m.includes("*") && pattern(m).test(name)) ? [i] : []
+    );
+    const others = matching.filter((i) => i !== exact);
+    if (exact < 0 && matching.length === 0) placement.unplaced.push(module);
+    else if (exact < 0 && others.length > 1) {
+      placement.twice.push([module, layers[others[0]!]!.name, layers[others[1]!]!.name]);
+    } else placement.layerOf.set(module, exact >= 0 ? exact : others[0]!);
+  }
+  const names = new Set(modules.map((m) => basename(m)));
+  for (const layer of layers) {
+    for (const name of layer.modules) {
+      const found = name.includes("*")
+        ? [...names].some((n) => pattern(name).test(n))
+        : names.has(name) || outside.includes(name);
+      if (!found) placement.unknown.push(name);
+    }
+  }
+  return placement;
+}
+
+/**
+ * Imports that go up the layers: a module importing one of a higher layer (type-only imports
+ * included), each as `[importer, imported]`.
+ */
+export function upwardImports(
+  graph: Map<string, ImportEdge[]>,
+  placement: Placement,
+): [string, string][] {
+  const found: [string, string][] = [];
+  for (const [file, edges] of graph) {
+    const from = placement.layerOf.get(file);
+    if (from === undefined) continue;
+    for (const { target } of edges) {
+      const to = placement.layerOf.get(target);
+      if (to !== undefined && to < from) found.push([file, target]);
+    }
+  }
+  return found;
+}
+
 if (import.meta.main) {
   const say = (line: string) => Deno.stdout.writeSync(new TextEncoder().encode(`${line}\n`));
   const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
-  const args = Deno.args.filter((arg) => arg !== "--exports");
+  const flag = Deno.args.indexOf("--layers");
+  const args = Deno.args.filter((arg, i) =>
+    arg !== "--exports" && (flag < 0 || (i !== flag && i !== flag + 1))
+  );
   const dir = resolve(args[0] ?? join(root, "lib"));
+  const doc = flag >= 0
+    ? Deno.args[flag + 1]
+    : args[0] === undefined
+    ? join(root, "docs/architecture.md")
+    : undefined;
   const name = (file: string) => relative(root, file);
   const graph = await libGraph(dir);
   const found = cycles(graph);
@@ -284,19 +416,46 @@ if (import.meta.main) {
   for (const [file, target] of layering) {
     say(`layering: ${name(file)} imports ${name(target)} (only the pool and http*.ts may)`);
   }
-  const long = await oversized(dir);
-  for (const [file, lines] of long) {
-    say(`too long: ${name(file)} has ${lines} lines (limit ${MAX_MODULE_LINES})`);
+  let layerProblems = 0;
+  if (doc !== undefined) {
+    const layers = documentedLayers(await Deno.readTextFile(doc));
+    const placement = placeModules(graph, layers);
+    const upward = upwardImports(graph, placement);
+    for (const [file, target] of upward) {
+      const layerName = (f: string) => layers[placement.layerOf.get(f)!]!.name;
+      say(
+        `layering: ${name(file)} (${layerName(file)}) imports ${name(target)} (${
+          layerName(target)
+        }), a higher layer`,
+      );
+    }
+    for (const file of placement.unplaced) say(`layering: ${name(file)} is in no layer of ${doc}`);
+    for (const [file, a, b] of placement.twice) {
+      say(`layering: ${name(file)} is in two layers of ${doc}: ${a} and ${b}`);
+    }
+    for (const unknown of placement.unknown) say(`layering: ${doc} names ${unknown}, no module`);
+    layerProblems = upward.length + placement.unplaced.length + placement.twice.length +
+      placement.unknown.length;
   }
+  const { unlisted, stale } = unlistedLong(await longModules(dir));
+  for (const [file, lines] of unlisted) {
+    say(
+      `too long: ${
+        name(file)
+      } has ${lines} lines: split it where its concepts part, or list it in LONG_MODULES with the concept that keeps it whole`,
+    );
+  }
+  for (const module of stale) say(`LONG_MODULES lists ${module}, which is not long`);
   if (Deno.args.includes("--exports")) {
     const users = ["lib", "tests", "scripts", "bench", "main.ts"].map((path) => join(root, path));
     for (const [file, exported] of await unusedExports(dir, users)) {
       say(`unused export: ${name(file)} ${exported}`);
     }
   }
+  const violations = layering.length + layerProblems;
   say(
-    `${found.length} cycle(s), ${layering.length} layering violation(s), ` +
-      `${long.length} module(s) over ${MAX_MODULE_LINES} lines`,
+    `${found.length} cycle(s), ${violations} layering violation(s), ` +
+      `${unlisted.length} module(s) over ${LONG_MODULE_LINES} lines without a reason`,
   );
-  if (found.length > 0 || layering.length > 0 || long.length > 0) Deno.exit(1);
+  if (found.length > 0 || violations > 0 || unlisted.length > 0) Deno.exit(1);
 }
