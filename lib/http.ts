@@ -78,12 +78,13 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     withWorker: async ({ signal, principal }, use) => {
       // Callers told apart by authentication never share a process (lib/pool_tenancy.ts).
       const lease = await pool.lease({ signal, tenant: tenantOf(principal) });
-      // A call's lease runs that one call: the worker starts the lease's reset once it has answered.
-      lease.worker.chainResets = true;
+      const { worker } = lease;
       try {
-        return await use(lease.worker);
+        // A call's lease runs that one call: the worker starts the lease's reset once it has answered.
+        return await use({
+          invoke: (run, options) => worker.invoke(run, { ...options, thenReset: true }),
+        });
       } finally {
-        lease.worker.chainResets = false;
         // The reset runs in the background: the response does not wait for it.
         lease.release();
       }

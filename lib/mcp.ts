@@ -71,9 +71,14 @@ export interface ToolRunner {
   tools(): Promise<ToolDescriptor[]>;
   /**
    * Lends a worker for one call and runs `use` on it: the stdio session's worker, or a pool lease
-   * returned afterwards. Rejects with a WorkerUnavailableError when no worker is free in time.
+   * returned afterwards. `use` only invokes, so a transport may add its own invoke options (a
+   * lease's reset chained to its call). Rejects with a WorkerUnavailableError when no worker is free
+   * in time.
    */
-  withWorker<T>(call: WorkerCall, use: (worker: RunspaceWorker) => Promise<T>): Promise<T>;
+  withWorker<T>(
+    call: WorkerCall,
+    use: (worker: Pick<RunspaceWorker, "invoke">) => Promise<T>,
+  ): Promise<T>;
 }
 
 /** Options of {@linkcode createMcpServer}. */

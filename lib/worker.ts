@@ -114,14 +114,6 @@ export class RunspaceWorker implements AsyncDisposable {
   #closing = false;
   #disconnected = false;
   #released = false;
-  /**
-   * Each invoke asks the worker to reset itself once it has answered (`thenReset`, protocol §4.4), so
-   * the reset costs no frame of its own; `reset()` then takes its answer. Set by the HTTP transport
-   * while a lease runs its one call; a caller that runs several calls between resets must not set it.
-   * @default false (stdio keeps the worker's state between calls)
-   */
-  chainResets = false;
-
   private constructor(
     process: WorkerProcess,
     connection: SlotConnection,
@@ -256,7 +248,7 @@ export class RunspaceWorker implements AsyncDisposable {
       const prompts = promptRelay(options, interruption, (answer) => {
         void this.#notify({ op: "answer", params: { id, ...answer } });
       });
-      const { id, response } = this.#send("invoke", params, this.chainResets, {
+      const { id, response } = this.#send("invoke", params, options.thenReset ?? false, {
         ...(onProgress ? { onProgress } : {}),
         ...(prompts ? { onPrompt: prompts.take } : {}),
         ...(options.log ? { onLog: options.log.onLog } : {}),

@@ -105,6 +105,13 @@ export interface InvokeOptions {
    * it runs (a client asked for log messages). @default none: the worker sends none
    */
   log?: { level: WorkerLogLevel; onLog: (log: WorkerLog) => void };
+  /**
+   * The worker resets itself once it has answered (`thenReset`, protocol §4.4), so the reset costs
+   * no frame of its own; `reset()` then takes its answer. For a call that is the only one before its
+   * worker's reset: a pool lease's. @default false: the worker keeps its state after the call
+   * (stdio, where state lasts for the connection)
+   */
+  thenReset?: boolean;
 }
 
 /** Who takes a running invoke's notification frames (protocol §4.4). */

@@ -214,13 +214,13 @@ Deno.test("WorkerPool hands a returned worker to a waiting caller, clean", async
   assert.match(long.result.errors.at(-1)?.message ?? "", /more than a call may send svc \(1048576/);
   // As over HTTP: the lease's one call chains its reset. The call is interactive and its prompt is
   // never answered: it fails once UserInputTimeout runs out, and the worker still comes back clean.
-  first.worker.chainResets = true;
   const interactive = await first.worker.invoke({
     command: "Invoke-Expression",
     parameters: { Command: "$global:dirty = 1; Read-Host -Prompt Name" },
     credentials: [],
     depth: 4,
   }, {
+    thenReset: true,
     userInputTimeoutMs: 200,
     onPrompt: (_prompt, signal) =>
       new Promise((resolve) =>
@@ -231,7 +231,6 @@ Deno.test("WorkerPool hands a returned worker to a waiting caller, clean", async
     interactive.result.errors.at(-1)?.message ?? "",
     /no answer came within the time limit/,
   );
-  first.worker.chainResets = false;
   const waiting = pool.lease();
   first.release();
   const second = await waiting;

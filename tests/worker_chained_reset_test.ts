@@ -13,8 +13,16 @@ async function startWorker(): Promise<RunspaceWorker> {
   return worker;
 }
 
-function run(worker: RunspaceWorker, command: string, parameters: Record<string, unknown>) {
-  return worker.invoke({ command, parameters, credentials: [], depth: 2 }, { timeoutMs: 30_000 });
+function run(
+  worker: RunspaceWorker,
+  command: string,
+  parameters: Record<string, unknown>,
+  thenReset = false,
+) {
+  return worker.invoke({ command, parameters, credentials: [], depth: 2 }, {
+    timeoutMs: 30_000,
+    thenReset,
+  });
 }
 
 /** What the global `$planted` holds for the next call: `[]` once a reset has removed it. */
@@ -29,8 +37,7 @@ async function planted(worker: RunspaceWorker): Promise<unknown[]> {
 
 Deno.test("chained reset: the next call starts from the snapshot, and reset() answers for it", async () => {
   await using worker = await startWorker();
-  worker.chainResets = true;
-  await run(worker, "Set-Variable", { Name: "planted", Value: 7, Scope: "Global" });
+  await run(worker, "Set-Variable", { Name: "planted", Value: 7, Scope: "Global" }, true);
   const reset = await worker.reset();
   assert.equal(reset.path, "full", "a new global variable takes the full path");
   assert.ok(typeof reset.workingSetBytes === "number" && reset.workingSetBytes > 10_000_000);
@@ -40,13 +47,12 @@ Deno.test("chained reset: the next call starts from the snapshot, and reset() an
 
 Deno.test("chained reset: a call that cannot start is answered, then reset", async () => {
   await using worker = await startWorker();
-  worker.chainResets = true;
   const failed = await worker.invoke({
     command: "Get-Date",
     parameters: {},
     credentials: [],
     depth: 500,
-  })
+  }, { thenReset: true })
     .then(() => null, (error) => error);
   assert.ok(failed instanceof RemoteError, `not a RemoteError: ${failed}`);
   assert.match(failed.message, /Depth 500/);
@@ -57,9 +63,7 @@ Deno.test("chained reset: a call that cannot start is answered, then reset", asy
 
 Deno.test("chained reset: a request after an untaken chained reset waits for its answer", async () => {
   await using worker = await startWorker();
-  worker.chainResets = true;
-  await run(worker, "Set-Variable", { Name: "planted", Value: 1, Scope: "Global" });
-  worker.chainResets = false;
+  await run(worker, "Set-Variable", { Name: "planted", Value: 1, Scope: "Global" }, true);
   // No reset() in between: the next call is sent only once the chained reset has answered.
   assert.deepEqual(await planted(worker), []);
   // Without chaining, reset() sends a reset request of its own.
