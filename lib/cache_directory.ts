@@ -1,6 +1,7 @@
 /**
  * Where svc keeps what it can reuse between runs: cached catalogs (`lib/discovery.ts`) and the
- * compiled half of the worker host (`lib/host/assembly.ps1`).
+ * compiled half of the worker host (`lib/host/assembly.ps1`). Every default of those places is
+ * decided here; the worker process and discovery take the directory they are given.
  *
  * @module
  */
@@ -26,10 +27,17 @@ export interface CacheDirectories {
   hostCacheDirectory: string | null;
 }
 
+/** Where cached catalogs go: `CacheDirectory`, else {@linkcode defaultCacheDirectory}; null: none. */
+export function catalogCacheDirectory(
+  shell: Pick<CacheDirectories, "cacheDirectory">,
+): string | null {
+  return shell.cacheDirectory ?? defaultCacheDirectory();
+}
+
 /**
- * Where workers keep the compiled half of the host: `HostCacheDirectory`, else `CacheDirectory`, else
- * undefined (the worker then uses {@linkcode defaultCacheDirectory}).
+ * Where workers keep the compiled half of the host: `HostCacheDirectory`, else where catalogs go
+ * ({@linkcode catalogCacheDirectory}); null: none, so every worker process compiles it.
  */
-export function hostCacheDirectory(shell: CacheDirectories): string | undefined {
-  return shell.hostCacheDirectory ?? shell.cacheDirectory ?? undefined;
+export function hostCacheDirectory(shell: CacheDirectories): string | null {
+  return shell.hostCacheDirectory ?? catalogCacheDirectory(shell);
 }

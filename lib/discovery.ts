@@ -9,7 +9,7 @@
 import { replaceFile } from "./atomic_write.ts";
 import { createHash } from "node:crypto";
 import DISCOVERY_SCRIPT from "./host/discovery.ps1" with { type: "text" };
-import { defaultCacheDirectory } from "./cache_directory.ts";
+import { catalogCacheDirectory } from "./cache_directory.ts";
 import { buildTools, candidateQuery, type Catalog, selectCommands } from "./catalog.ts";
 import type { ToolDescriptor } from "./tool_descriptor.ts";
 import { resolveOverrideKeys } from "./catalog_overrides.ts";
@@ -147,7 +147,7 @@ interface CatalogSlot extends CatalogCacheOptions {
 async function catalogSlot(
   input: { shell: ShellSettings; pwsh: string },
 ): Promise<CatalogSlot | null> {
-  const directory = input.shell.cacheDirectory ?? defaultCacheDirectory();
+  const directory = catalogCacheDirectory(input.shell);
   if (!directory) return null;
   return { directory, key: await catalogKey({ shell: input.shell, pwshPath: input.pwsh }) };
 }

@@ -7,7 +7,7 @@
  * @module
  */
 import { randomBytes } from "node:crypto";
-import { defaultCacheDirectory } from "./cache_directory.ts";
+import { hostCacheDirectory } from "./cache_directory.ts";
 import { WorkerError } from "./errors.ts";
 import { hostSourceDigest, writeHostFiles } from "./host_files.ts";
 import { logger } from "./log.ts";
@@ -93,7 +93,8 @@ export interface WorkerProcessOptions {
   /**
    * Where the compiled half of the host is kept between starts (`lib/host/assembly.ps1`); null keeps
    * none, so every start compiles it (about a second of CPU).
-   * @default the user cache directory (`ShellConfiguration:CacheDirectory`'s default, see `lib/cache_directory.ts`)
+   * @default where the host is kept when no cache setting is given (`hostCacheDirectory` of
+   *   `lib/cache_directory.ts`: the user cache directory)
    */
   cacheDirectory?: string | null | undefined;
   /**
@@ -181,7 +182,7 @@ export class WorkerProcess {
       environment: options.environment ?? DEFAULT_WORKER_ENVIRONMENT,
       onSpawn: options.onSpawn ?? (() => {}),
       cacheDirectory: options.cacheDirectory === undefined
-        ? defaultCacheDirectory()
+        ? hostCacheDirectory({ cacheDirectory: null, hostCacheDirectory: null })
         : options.cacheDirectory,
     };
     const dir = await Deno.makeTempDir({ prefix: "svc-" });

@@ -1,5 +1,9 @@
 import assert from "node:assert/strict";
-import { defaultCacheDirectory, hostCacheDirectory } from "../lib/cache_directory.ts";
+import {
+  catalogCacheDirectory,
+  defaultCacheDirectory,
+  hostCacheDirectory,
+} from "../lib/cache_directory.ts";
 
 Deno.test("defaultCacheDirectory() prefers XDG_CACHE_HOME, then the home directory, else none", () => {
   assert.equal(
@@ -17,8 +21,16 @@ Deno.test("defaultCacheDirectory() prefers XDG_CACHE_HOME, then the home directo
   assert.equal(defaultCacheDirectory({}), null);
 });
 
-Deno.test("hostCacheDirectory() takes HostCacheDirectory, then CacheDirectory, else leaves it to the worker", () => {
+Deno.test("hostCacheDirectory() takes HostCacheDirectory, then CacheDirectory, else the user cache directory", () => {
   assert.equal(hostCacheDirectory({ hostCacheDirectory: "/h", cacheDirectory: "/c" }), "/h");
   assert.equal(hostCacheDirectory({ hostCacheDirectory: null, cacheDirectory: "/c" }), "/c");
-  assert.equal(hostCacheDirectory({ hostCacheDirectory: null, cacheDirectory: null }), undefined);
+  assert.equal(
+    hostCacheDirectory({ hostCacheDirectory: null, cacheDirectory: null }),
+    defaultCacheDirectory(),
+  );
+});
+
+Deno.test("catalogCacheDirectory() takes CacheDirectory, else the user cache directory", () => {
+  assert.equal(catalogCacheDirectory({ cacheDirectory: "/c" }), "/c");
+  assert.equal(catalogCacheDirectory({ cacheDirectory: null }), defaultCacheDirectory());
 });
