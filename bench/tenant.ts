@@ -20,6 +20,7 @@
 import { parseArgs } from "node:util";
 import { descendants, rssOf } from "./lib/proc.ts";
 import { summarize } from "./lib/stats.ts";
+import { startHttpSvc } from "../tests/support/harness.ts";
 
 const { values } = parseArgs({
   options: {
@@ -32,7 +33,6 @@ const { values } = parseArgs({
     concurrency: { type: "string", default: "16,64" },
   },
 });
-const root = values["svc-root"] ?? new URL("..", import.meta.url).pathname;
 const principals = Number(values.principals ?? 2);
 if (values.principals !== undefined && !values.auth) {
   throw new Error(
@@ -70,38 +70,15 @@ const config = {
     : {}),
 };
 const dir = await Deno.makeTempDir({ prefix: "svc-bench-tenant-" });
-await Deno.writeTextFile(`${dir}/appsettings.json`, JSON.stringify(config));
-const child = new Deno.Command(Deno.execPath(), {
-  args: [
-    "run",
-    "-A",
-    "--quiet",
-    `${root}/main.ts`,
-    "serve",
-    "--transport",
-    "http",
-    "--port",
-    "0",
-    "--config",
-    `${dir}/appsettings.json`,
-    ...(values.pwsh ? ["--pwsh", values.pwsh] : []),
-  ],
-  env: { SVC_CACHE_DIR: `${dir}/cache` },
-  stdout: "null",
-  stderr: "piped",
-}).spawn();
-let log = "";
-const url = await new Promise<string>((resolve, reject) => {
-  (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of child.stderr) {
-      log += decoder.decode(chunk, { stream: true });
-      const match = /listening on (http:\/\/\S+):(\d+)/.exec(log);
-      if (match) resolve(`${match[1]}:${match[2]}`);
-    }
-    reject(new Error(`svc ended before listening:\n${log}`));
-  })();
+// Listening is enough: each concurrency's warm-up grows the pool as far as it needs.
+const svc = await startHttpSvc({
+  config,
+  ...(values["svc-root"] ? { main: `${values["svc-root"]}/main.ts` } : {}),
+  ...(values.pwsh ? { pwsh: values.pwsh } : {}),
+  env: { SVC_CACHE_DIR: `${dir}/cache`, SVC_LOG_LEVEL: "Information" },
+  warm: false,
 });
+const url = svc.url;
 
 async function call(key: string | undefined): Promise<number> {
   const started = performance.now();
@@ -119,7 +96,7 @@ async function call(key: string | undefined): Promise<number> {
 
 /** The pwsh processes below svc now. */
 function pwshPids(): number[] {
-  return descendants(child.pid).filter((pid) => {
+  return descendants(svc.pid).filter((pid) => {
     try {
       return Deno.readTextFileSync(`/proc/${pid}/comm`).trim() === "pwsh";
     } catch {
@@ -198,6 +175,5 @@ for (const c of values.concurrency.split(",").map(Number)) {
     } | ${(memory.mb / memory.workers).toFixed(1)} |`,
   );
 }
-child.kill("SIGTERM");
-await child.status;
+await svc[Symbol.asyncDispose]();
 await Deno.remove(dir, { recursive: true }).catch(() => {});

@@ -19,10 +19,8 @@ import {
   fixtureConfig,
   logged,
   post,
-  runSvc,
+  runHttpSvc,
   startHttpSvc,
-  type SvcRun,
-  TEST_PWSH,
 } from "./support/harness.ts";
 
 const SECRETS = {
@@ -238,25 +236,6 @@ Deno.test("API keys: missing, invalid and valid keys × roles × per-tool overri
   });
 });
 
-async function serveWith(config: Record<string, unknown>): Promise<SvcRun> {
-  const dir = await Deno.makeTempDir();
-  try {
-    await Deno.writeTextFile(`${dir}/appsettings.json`, JSON.stringify(config));
-    const args = [
-      "serve",
-      "--transport",
-      "http",
-      "--port",
-      "0",
-      "--config",
-      `${dir}/appsettings.json`,
-    ];
-    return await runSvc([...args, "--pwsh", TEST_PWSH]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
 Deno.test("authentication settings are validated at startup: exit 2 with the key named", async () => {
   const cases: [Record<string, unknown>, RegExp][] = [
     [
@@ -278,7 +257,7 @@ Deno.test("authentication settings are validated at startup: exit 2 with the key
     ],
   ];
   for (const [auth, message] of cases) {
-    const { code, stderr } = await serveWith({ ...fixtureConfig(), Authentication: auth });
+    const { code, stderr } = await runHttpSvc({ ...fixtureConfig(), Authentication: auth });
     assert.equal(code, 2, stderr);
     assert.match(stderr, message);
   }

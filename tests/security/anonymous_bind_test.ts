@@ -5,7 +5,15 @@
  * binds anywhere.
  */
 import assert from "node:assert/strict";
-import { fixtureConfig, post, runSvc, startHttpSvc, TEST_PWSH } from "../support/harness.ts";
+import {
+  fixtureConfig,
+  post,
+  runHttpSvc,
+  runSvc,
+  startHttpSvc,
+  type SvcRun,
+  TEST_PWSH,
+} from "../support/harness.ts";
 
 const LIGHT_POOL = { MinPoolSize: 1, EagerWarmCount: 1, StopTimeout: "00:00:02" };
 
@@ -13,28 +21,8 @@ function config(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { ...fixtureConfig(), McpServer: { RunspacePool: LIGHT_POOL }, ...extra };
 }
 
-async function serveOnce(
-  cfg: Record<string, unknown>,
-  args: string[],
-): Promise<{ code: number; stderr: string }> {
-  const dir = await Deno.makeTempDir({ prefix: "svc-anon-" });
-  try {
-    await Deno.writeTextFile(`${dir}/appsettings.json`, JSON.stringify(cfg));
-    return await runSvc([
-      "serve",
-      "--transport",
-      "http",
-      "--port",
-      "0",
-      "--config",
-      `${dir}/appsettings.json`,
-      "--pwsh",
-      TEST_PWSH,
-      ...args,
-    ], { env: { SVC_CACHE_DIR: `${dir}/cache` } });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+function serveOnce(cfg: Record<string, unknown>, args: string[]): Promise<SvcRun> {
+  return runHttpSvc(cfg, { args });
 }
 
 const OPTIONAL_AUTH = {

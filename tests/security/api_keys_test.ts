@@ -5,7 +5,7 @@
  * `EntryNameIsKey`, and then svc and doctor warn. OAuth settings refuse template text too.
  */
 import assert from "node:assert/strict";
-import { runSvc, startHttpSvc, TEST_PWSH } from "../support/harness.ts";
+import { runHttpSvc, runSvc, startHttpSvc, TEST_PWSH } from "../support/harness.ts";
 
 function keysConfig(
   keys: Record<string, unknown>,
@@ -21,27 +21,8 @@ function keysConfig(
 }
 
 /** Runs `svc serve --transport http` on a configuration and returns how it ended. */
-async function serve(config: Record<string, unknown>, env: Record<string, string> = {}) {
-  const dir = await Deno.makeTempDir({ prefix: "svc-keys-" });
-  try {
-    await Deno.writeTextFile(`${dir}/appsettings.json`, JSON.stringify(config));
-    return await runSvc(
-      [
-        "serve",
-        "--transport",
-        "http",
-        "--port",
-        "0",
-        "--config",
-        `${dir}/appsettings.json`,
-        "--pwsh",
-        TEST_PWSH,
-      ],
-      { env },
-    );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+function serve(config: Record<string, unknown>, env: Record<string, string> = {}) {
+  return runHttpSvc(config, { env });
 }
 
 Deno.test(

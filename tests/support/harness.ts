@@ -522,6 +522,27 @@ export async function runSvc(
   return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
 }
 
+/**
+ * Runs `svc serve --transport http --port 0` on the configuration `config` until svc exits, as it
+ * does when it refuses to start, and returns how it ended. For a start that succeeds, use
+ * {@linkcode startHttpSvc}: this one waits for an exit until its deadline.
+ */
+export async function runHttpSvc(
+  config: Record<string, unknown>,
+  options: { args?: string[]; env?: Record<string, string> } = {},
+): Promise<SvcRun> {
+  const dir = await Deno.makeTempDir({ prefix: "svc-http-" });
+  try {
+    await Deno.writeTextFile(`${dir}/appsettings.json`, JSON.stringify(config));
+    const args = ["--port", "0", "--config", `${dir}/appsettings.json`, "--pwsh", TEST_PWSH];
+    return await runSvc(["serve", "--transport", "http", ...args, ...(options.args ?? [])], {
+      env: options.env ?? {},
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
 /** Options of {@linkcode startHttpSvc}. */
 export interface StartHttpSvcOptions {
   /** Contents of the configuration file. @default fixtureConfig() */
@@ -532,6 +553,8 @@ export interface StartHttpSvcOptions {
   args?: string[];
   /** Worker executable. @default TEST_PWSH */
   pwsh?: string;
+  /** The `main.ts` that runs, e.g. another checkout's for a comparison. @default this repository's */
+  main?: string;
   /**
    * A command that runs svc (`deno`) as its last arguments and becomes it (exec), e.g.
    * `["prlimit", "--nofile=256:256", "--"]` for a lower open-files limit. @default none
@@ -560,7 +583,14 @@ export interface HttpSvc extends AsyncDisposable {
 
 /** Starts svc over HTTP on a free port and waits until it listens (and its pool has warmed). */
 export async function startHttpSvc(options: StartHttpSvcOptions = {}): Promise<HttpSvc> {
-  const { config = fixtureConfig(), env = {}, args = [], pwsh = TEST_PWSH, warm = true } = options;
+  const {
+    config = fixtureConfig(),
+    env = {},
+    args = [],
+    pwsh = TEST_PWSH,
+    main = `${root}main.ts`,
+    warm = true,
+  } = options;
   const [command = Deno.execPath(), ...before] = [...(options.wrapper ?? []), Deno.execPath()];
   const dir = await Deno.makeTempDir({ prefix: "svc-http-" });
   await Deno.writeTextFile(`${dir}/appsettings.json`, JSON.stringify(config, null, 2));
@@ -570,7 +600,7 @@ export async function startHttpSvc(options: StartHttpSvcOptions = {}): Promise<H
       "run",
       "--allow-all",
       "--quiet",
-      `${root}main.ts`,
+      main,
       "serve",
       "--transport",
       "http",
