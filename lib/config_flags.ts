@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { BIN_PWSH_VERSION } from "./pwsh_path.ts";
 import { settingOf, shownDefault } from "./config_schema.ts";
 
 /** A command-line flag, and the `SVC_*` variable that stands in for it. */
@@ -68,7 +69,7 @@ export const FLAGS = {
     flag: "--pwsh",
     arg: "<path>",
     key: "ShellConfiguration:PwshPath",
-    help: "(installs PowerShell 7.6.9 from NuGet)",
+    help: `(installs PowerShell ${BIN_PWSH_VERSION} from NuGet)`,
   },
   logLevel: {
     flag: "--log-level",

@@ -17,6 +17,12 @@ const REPOSITORY_PWSH = IS_WINDOWS ? null : (() => {
   return url.protocol === "file:" ? url.pathname : null;
 })();
 
+/**
+ * The PowerShell the repository's `bin/pwsh` installs from NuGet when it finds none (its `version=`;
+ * `tests/bin_test.ts` checks they agree).
+ */
+export const BIN_PWSH_VERSION = "7.6.10";
+
 /** Where the PowerShell svc uses came from. */
 export type PwshOrigin = "configured" | "PATH" | "bin/pwsh";
 
@@ -26,8 +32,8 @@ export interface ResolvedPwsh {
   path: string;
   /**
    * `configured` (`--pwsh`, `SVC_PWSH` or `ShellConfiguration:PwshPath`), `PATH` (`pwsh` found
-   * there), or `bin/pwsh` (the repository's script, which installs PowerShell 7.6.9 from NuGet
-   * into `.tools/` when nothing else is found).
+   * there), or `bin/pwsh` (the repository's script, which installs PowerShell
+   * {@linkcode BIN_PWSH_VERSION} from NuGet into `.tools/` when nothing else is found).
    */
   origin: PwshOrigin;
 }
@@ -131,7 +137,7 @@ export async function resolvePwsh(
 }
 
 /**
- * What `path --version` says when that is not PowerShell's answer ("PowerShell 7.6.9"), else null:
+ * What `path --version` says when that is not PowerShell's answer ("PowerShell 7.6.10"), else null:
  * asked only after a worker failed to start, so that a start pays nothing for it. An executable
  * that does not answer within `timeoutMs` is killed and counts as not saying.
  *
@@ -182,6 +188,6 @@ export function describeOrigin(origin: PwshOrigin): string {
     case "PATH":
       return "'pwsh' on PATH";
     case "bin/pwsh":
-      return "svc's bin/pwsh (PowerShell 7.6.9 from NuGet, installed into .tools/ on first use)";
+      return `svc's bin/pwsh (PowerShell ${BIN_PWSH_VERSION} from NuGet, installed into .tools/ on first use)`;
   }
 }

@@ -7,8 +7,16 @@
 import assert from "node:assert/strict";
 import { outputWithin } from "./support/deadline.ts";
 import { runSvc } from "./support/harness.ts";
+import { BIN_PWSH_VERSION } from "../lib/pwsh_path.ts";
 
 const root = new URL("../", import.meta.url).pathname;
+const VERSION_PATTERN = BIN_PWSH_VERSION.replaceAll(".", "\\.");
+
+Deno.test("bin/pwsh installs the PowerShell svc names (BIN_PWSH_VERSION)", () => {
+  const script = Deno.readTextFileSync(`${root}bin/pwsh`);
+  assert.equal(/^version=(\S+)$/m.exec(script)?.[1], BIN_PWSH_VERSION);
+  assert.ok(script.includes(`official PowerShell ${BIN_PWSH_VERSION} from NuGet`));
+});
 
 /** A directory holding a copy of `bin/<name>` as `<dir>/bin/<name>`, as a fresh checkout has it. */
 async function freshCheckout(name: string): Promise<string> {
@@ -75,7 +83,8 @@ const DOTNET = IS_UNIX &&
   });
 
 Deno.test({
-  name: "bin/pwsh: four first runs at once each run PowerShell 7.6.9, installed once from NuGet",
+  name:
+    `bin/pwsh: four first runs at once each run PowerShell ${BIN_PWSH_VERSION}, installed once from NuGet`,
   // bash scripts; GitHub's Windows runner tests its own pwsh.
   ignore: !IS_UNIX || !DOTNET,
   async fn() {
@@ -95,14 +104,17 @@ Deno.test({
       );
       for (const { code, stdout, stderr } of runs) {
         assert.equal(code, 0, stderr);
-        assert.equal(stdout.trim(), "7.6.9");
+        assert.equal(stdout.trim(), BIN_PWSH_VERSION);
       }
       const said = runs.map((r) => r.stderr).join("");
-      assert.match(said, /bin\/pwsh: installing PowerShell 7\.6\.9 from NuGet into \.tools\//);
+      assert.match(
+        said,
+        new RegExp(`bin/pwsh: installing PowerShell ${VERSION_PATTERN} from NuGet into \\.tools/`),
+      );
       assert.doesNotMatch(said, /File exists|Tool 'powershell'/);
       // One install, and no staging folder left by the runs that lost the race.
       const entries = [...Deno.readDirSync(`${checkout}/.tools`)].map((e) => e.name);
-      assert.deepEqual(entries, ["pwsh-7.6.9"]);
+      assert.deepEqual(entries, [`pwsh-${BIN_PWSH_VERSION}`]);
       // Nor anything in the user's temp directory (dotnet's own scratch directories included).
       assert.deepEqual([...Deno.readDirSync(temp)].map((e) => e.name), []);
       // Later runs use it without a word.
@@ -217,7 +229,10 @@ Deno.test({
       assert.match(report.powershell.origin, /^svc's bin\/pwsh/);
       assert.match(report.powershell.path, /pwsh$/);
       const text = await runSvc(["doctor"], { env });
-      assert.match(text.stdout, /from: svc's bin\/pwsh \(PowerShell 7\.6\.9 from NuGet/);
+      assert.match(
+        text.stdout,
+        new RegExp(`from: svc's bin/pwsh \\(PowerShell ${VERSION_PATTERN} from NuGet`),
+      );
     } finally {
       await Deno.remove(path, { recursive: true });
     }

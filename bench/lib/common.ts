@@ -109,7 +109,7 @@ const HELP = `Options (perf.ts and faults.ts):
   --http-path <path>      MCP path of --http-command servers (default /mcp)
   --transport http|stdio|both   transports for svc and floor (default both)
   --pwsh <path>           PowerShell for svc (default: what bin/pwsh locates: SVC_TEST_PWSH, SVC_PWSH,
-                          pwsh on PATH, else 7.6.9 installed from NuGet into .tools/ on first use)
+                          pwsh on PATH, else 7.6.10 installed from NuGet into .tools/ on first use)
   --tool <role>=<name>    tool to use for a role (date, sleepMs, sleepS, large, echo, exit, stuck,
                           slowReset) on every target that lists it; the others find theirs as usual
   --full                  the issue's counts (P1 N=10, P3 1000 calls, P4 30 s per level, ...)

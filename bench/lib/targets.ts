@@ -34,7 +34,7 @@ export class WorkerNotFound extends Error {
 
 /**
  * The PowerShell for svc: `--pwsh <path>` if given, else the executable the repository's `bin/pwsh`
- * locates (`SVC_TEST_PWSH`, `SVC_PWSH`, `pwsh` on PATH, else PowerShell 7.6.9 installed from NuGet
+ * locates (`SVC_TEST_PWSH`, `SVC_PWSH`, `pwsh` on PATH, else PowerShell 7.6.10 installed from NuGet
  * into `.tools/` on first use), as the tests get theirs. Throws {@linkcode WorkerNotFound} with
  * `bin/pwsh`'s reason when it finds none.
  */

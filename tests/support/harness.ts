@@ -25,7 +25,7 @@ export const FIXTURE_MODULE = `${root}tests/fixtures/SvcFixture/SvcFixture.psd1`
 
 /**
  * The PowerShell every test runs on, as `bin/pwsh` finds it: `SVC_TEST_PWSH`, `SVC_PWSH`, `pwsh` on
- * PATH, else Microsoft's PowerShell 7.6.9 installed from NuGet into `.tools/` on first use. Asked
+ * PATH, else Microsoft's PowerShell 7.6.10 installed from NuGet into `.tools/` on first use. Asked
  * once per test process; a machine where it finds and installs none fails every test that loads
  * this module, with `bin/pwsh`'s reason.
  */
