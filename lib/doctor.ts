@@ -20,6 +20,7 @@ import { portabilityFindings } from "./tool_portability.ts";
 import { StartupError } from "./errors.ts";
 import { describeOrigin, resolvePwsh } from "./pwsh_path.ts";
 import type { WorkerInfo } from "./worker.ts";
+import { helloWarnings } from "./worker_hello.ts";
 import { type ReadyWorker, startWorker, WorkerStartError } from "./worker_start.ts";
 
 /** One worker started by doctor. */
@@ -44,6 +45,11 @@ export interface DoctorReport {
     origin: string | null;
     version: string | null;
     edition: string | null;
+    /**
+     * The engine members a reset reads that it lacks (`WorkerInfo.missingMembers`): with any, every
+     * worker process serves one call and is retired. Null until a worker said hello.
+     */
+    missingMembers: string[] | null;
   };
   modules: {
     name: string;
@@ -89,7 +95,7 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
       description: settings.configPath ?? "embedded default (no appsettings.json found)",
     },
     settings: settingRows(settings),
-    powershell: { path: null, origin: null, version: null, edition: null },
+    powershell: { path: null, origin: null, version: null, edition: null, missingMembers: null },
     modules: [],
     tools: [],
     pool: { ...settings.pool, workers: [] },
@@ -127,6 +133,9 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
     }
     report.powershell.version = info.psVersion;
     report.powershell.edition = info.edition;
+    report.powershell.missingMembers = info.missingMembers;
+    // An old release and missing engine members, as the start log says them.
+    report.warnings.push(...helloWarnings(info));
     if (ready) {
       report.modules = ready.startup.modules.map((m) => ({ ...m }));
       const catalog = await discoverCatalog(ready.worker, settings.shell, {
@@ -389,6 +398,16 @@ export function formatDoctorText(report: DoctorReport): string {
       report.powershell.edition ? ` (${report.powershell.edition})` : ""
     }`,
   );
+  const missing = report.powershell.missingMembers;
+  if (missing !== null) {
+    lines.push(
+      `  engine members a reset reads: ${
+        missing.length === 0
+          ? "all found"
+          : `MISSING ${missing.join(", ")} (every worker process serves one call)`
+      }`,
+    );
+  }
   section("Modules");
   if (report.modules.length === 0) lines.push("  (none configured)");
   for (const m of report.modules) {

@@ -52,6 +52,10 @@ try {
 }
 
 [Svc.Host.IdleTrim]::SetQuietTime($IdleTrimMs)
+# The engine members a reset reads are looked up once, now, before any slot starts; each slot's hello
+# names those this PowerShell lacks (lib/host/cs/EngineMembers.cs).
+$missing = [Svc.Host.EngineMembers]::Missing
+if ($missing.Length -gt 0) { Write-Diag "this PowerShell lacks engine members a reset reads ($($missing -join ', ')): every reset retires the process" }
 
 # Slot 0's worker runspace loads its modules on a thread of its own while this one parses the slot's
 # scripts: on two cores that takes the runspace's ~200 ms off the way to slot 0's first answer.

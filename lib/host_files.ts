@@ -12,6 +12,7 @@ import HOST_CS_CLASS_STATICS from "./host/cs/ClassStatics.cs" with { type: "text
 import HOST_CS_COMPUTED_COLUMNS from "./host/cs/ComputedColumns.cs" with { type: "text" };
 import HOST_CS_ENVIRONMENT from "./host/cs/EnvironmentSnapshot.cs" with { type: "text" };
 import HOST_CS_ENGINE_HANDLERS from "./host/cs/EngineHandlers.cs" with { type: "text" };
+import HOST_CS_ENGINE_MEMBERS from "./host/cs/EngineMembers.cs" with { type: "text" };
 import HOST_CS_ENGINE_STATE from "./host/cs/EngineState.cs" with { type: "text" };
 import HOST_CS_ERROR_INFO from "./host/cs/ErrorInfo.cs" with { type: "text" };
 import HOST_CS_FAST_RESET from "./host/cs/FastReset.cs" with { type: "text" };
@@ -54,6 +55,7 @@ const HOST_FILES: Record<string, string> = {
   "host/cs/ComputedColumns.cs": HOST_CS_COMPUTED_COLUMNS,
   "host/cs/EnvironmentSnapshot.cs": HOST_CS_ENVIRONMENT,
   "host/cs/EngineHandlers.cs": HOST_CS_ENGINE_HANDLERS,
+  "host/cs/EngineMembers.cs": HOST_CS_ENGINE_MEMBERS,
   "host/cs/EngineState.cs": HOST_CS_ENGINE_STATE,
   "host/cs/ErrorInfo.cs": HOST_CS_ERROR_INFO,
   "host/cs/FastReset.cs": HOST_CS_FAST_RESET,

@@ -12,12 +12,22 @@ import { WorkerError } from "./errors.ts";
 import { hostSourceDigest, writeHostFiles } from "./host_files.ts";
 import { logger } from "./log.ts";
 import { killTree } from "./process_tree.ts";
-import { acceptHello } from "./worker_hello.ts";
+import { acceptHello, helloWarnings } from "./worker_hello.ts";
 import type { WorkerEnvironmentRules } from "./config.ts";
 import { DEFAULT_WORKER_ENVIRONMENT, workerInheritedEnvironment } from "./worker_env.ts";
 import type { WorkerInfo } from "./worker_protocol.ts";
 
 const log = logger("worker");
+/** The warnings of {@linkcode helloWarnings} logged so far: each is said once per svc run. */
+const warned = new Set<string>();
+
+function warnOnce(info: WorkerInfo): void {
+  for (const warning of helloWarnings(info)) {
+    if (warned.has(warning)) continue;
+    warned.add(warning);
+    log.warning("{Warning}.", { Warning: warning });
+  }
+}
 const IS_WINDOWS = Deno.build.os === "windows";
 const MAX_HELLO_BYTES = 64 * 1024;
 
@@ -142,6 +152,8 @@ export class WorkerProcess {
   #reserved = 0;
   #retiring = false;
   #ending = false;
+  /** The process runs one worker, whatever `runspacesPerProcess` allows. */
+  #alone = false;
 
   private constructor(
     child: Deno.ChildProcess,
@@ -240,6 +252,10 @@ export class WorkerProcess {
       process.#reserved = 1;
       settings.onSpawn();
       const first = await process.#awaitSlot(0, "connect");
+      // Without every member a reset reads, the process serves one call (each reset retires it) and
+      // has one worker, so no sibling's call runs beside state the reset cannot see.
+      if (first.info.missingMembers.length > 0) process.#alone = true;
+      warnOnce(first.info);
       return { process, first };
     } catch (error) {
       if (process) await process.kill();
@@ -293,10 +309,13 @@ export class WorkerProcess {
     return this.#reserved;
   }
 
-  /** True while the process can take one more slot. */
+  /**
+   * True while the process can take one more slot: up to `runspacesPerProcess`, one only when it
+   * lacks engine members a reset reads (`WorkerInfo.missingMembers`).
+   */
   get hasRoom(): boolean {
     return !this.#retiring && !this.#ending && this.#exitCode === null &&
-      this.#reserved < this.#options.runspacesPerProcess;
+      this.#reserved < (this.#alone ? 1 : this.#options.runspacesPerProcess);
   }
 
   /**

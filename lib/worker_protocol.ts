@@ -343,6 +343,11 @@ export interface WorkerInfo {
   psVersion: string;
   edition: string;
   os: string;
+  /**
+   * The engine members a reset reads that this PowerShell lacks (`lib/host/cs/EngineMembers.cs`):
+   * a process with any serves one call and is retired. Empty when it has them all.
+   */
+  missingMembers: string[];
 }
 
 /** How an `invoke` ended when it did not simply complete. */

@@ -67,6 +67,7 @@ Deno.test("svc doctor reports a healthy configuration in text and JSON, without 
     assert.equal(report.configuration.path, path);
     assert.equal(report.powershell.path, TEST_PWSH);
     assert.match(report.powershell.version, /^7\./);
+    assert.deepEqual(report.powershell.missingMembers, []);
     assert.deepEqual(
       report.modules.map((m: { name: string; found: boolean }) => [m.name, m.found]),
       [[FIXTURE_MODULE, true]],
@@ -111,11 +112,41 @@ Deno.test("svc doctor reports a healthy configuration in text and JSON, without 
       /get_team_thing {2}<- Get-TeamThing \[__AllParameterSets\] \(description generated from metadata\)/,
     );
     assert.match(text.stdout, /worker 1: started in \d+ ms/);
+    assert.match(text.stdout, /engine members a reset reads: all found/);
     assert.match(text.stdout, /Healthy\./);
     for (const output of [json.stdout, json.stderr, text.stdout, text.stderr]) {
       assert.ok(!output.includes("doctor-secret-5e1f"), "doctor printed an API key");
     }
   });
+});
+
+const OLD_PWSH = new URL("./support/old-pwsh", import.meta.url).pathname;
+
+Deno.test({
+  name: "svc doctor and the start log warn of a PowerShell without the security fixes svc knows of",
+  // tests/support/old-pwsh is a bash script.
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    const env = { REPORTED_PWSH_VERSION: "7.6.5" };
+    const warning =
+      /PowerShell 7\.6\.5 lacks the security fixes of PowerShell 7\.6\.8 \(advisories of August to October 2026/;
+    await withConfig(fixtureConfig(), async (path) => {
+      const doctor = await svc(
+        ["doctor", "--format", "json", "--config", path, "--pwsh", OLD_PWSH],
+        {
+          env,
+        },
+      );
+      assert.equal(doctor.code, 0, doctor.stderr);
+      const report = JSON.parse(doctor.stdout);
+      assert.equal(report.powershell.version, "7.6.5");
+      assert.ok(report.warnings.some((w: string) => warning.test(w)), report.warnings.join("\n"));
+    });
+    const config = { ...fixtureConfig(), McpServer: { RunspacePool: { EagerWarmCount: 2 } } };
+    await using served = await startHttpSvc({ config, pwsh: OLD_PWSH, env });
+    const said = served.stderr().split("\n").filter((line) => warning.test(line));
+    assert.equal(said.length, 1, "said once per run, not per worker process");
+  },
 });
 
 Deno.test("svc doctor leaves the catalog where serve looks first: the next start discovers nothing", async () => {

@@ -1,7 +1,8 @@
 /**
  * The real host's frame loop (lib/host/cs/SlotLoop.cs) spoken to frame by frame, as
  * docs/worker-protocol.md §2 has it: busy, stop, unknown ops, malformed frames and params, and the
- * reset's two paths.
+ * reset's two paths; and a host built with an engine member's name changed, as a later PowerShell
+ * that renamed it would look (lib/host/cs/EngineMembers.cs).
  */
 import assert from "node:assert/strict";
 import { writeHostFiles } from "../lib/host_files.ts";
@@ -17,6 +18,9 @@ class RawHost {
   #waiting: (() => void) | null = null;
   readonly #decoder = new TextDecoder();
 
+  /** Slot 0's hello. */
+  hello: Frame = {};
+
   private constructor(
     readonly dir: string,
     readonly child: Deno.ChildProcess,
@@ -25,14 +29,19 @@ class RawHost {
     void this.#read();
   }
 
-  static async start(): Promise<RawHost> {
+  /**
+   * Starts the host. `edit` changes its files first (in `dir`); the host then compiles its C# half
+   * in memory, so that the changed build is never cached.
+   */
+  static async start(edit?: (dir: string) => Promise<void>): Promise<RawHost> {
     const dir = await Deno.makeTempDir({ prefix: "svc-host-protocol-" });
     await writeHostFiles(dir);
+    if (edit) await edit(dir);
     const listener = Deno.listen({ transport: "unix", path: `${dir}/w.sock` });
     const args = ["-NoLogo", "-NoProfile", "-NonInteractive", "-File", `${dir}/host.ps1`];
     args.push("-Endpoint", `unix:${dir}/w.sock`);
     const cache = defaultCacheDirectory();
-    if (cache) args.push("-AssemblyCache", cache);
+    if (cache && !edit) args.push("-AssemblyCache", cache);
     const child = new Deno.Command(pwsh, {
       args,
       env: { SVC_WORKER_TOKEN: "ab".repeat(32) },
@@ -43,8 +52,8 @@ class RawHost {
     const conn = await listener.accept();
     listener.close();
     const host = new RawHost(dir, child, conn);
-    const hello = await host.frame();
-    assert.equal(hello.type, "hello");
+    host.hello = await host.frame();
+    assert.equal(host.hello.type, "hello");
     return host;
   }
 
@@ -177,6 +186,67 @@ Deno.test({
       assert.equal((again.result as { path: string }).path, "fast");
     } finally {
       assert.equal(await host.close(), 0, "end-of-file on the socket ends the host with 0");
+    }
+  },
+});
+
+/** Changes every `"name"` literal of the host's C# half to another name, as a later engine would. */
+function renamed(name: string): (dir: string) => Promise<void> {
+  return async (dir) => {
+    let found = 0;
+    for await (const entry of Deno.readDir(`${dir}/host/cs`)) {
+      const path = `${dir}/host/cs/${entry.name}`;
+      const text = await Deno.readTextFile(path);
+      const changed = text.replaceAll(`"${name}"`, `"${name}Renamed"`);
+      if (changed !== text) found++;
+      await Deno.writeTextFile(path, changed);
+    }
+    assert.ok(found > 0, `no C# file of the host names "${name}"`);
+  };
+}
+
+Deno.test({
+  name:
+    "host without an engine member a reset reads: its hello names it, and a runspace a call leaves open still retires the process",
+  async fn() {
+    // No switch of svc's makes a member disappear: this build of the host looks for a name the
+    // engine does not have, as on a PowerShell that renamed Runspace.RunspaceList.
+    const host = await RawHost.start(renamed("RunspaceList"));
+    try {
+      const startup = await host.request(1, "startup", {
+        modules: [],
+        scriptPath: null,
+        script: null,
+      });
+      assert.equal(startup.ok, true, JSON.stringify(startup));
+      const left = await host.request(2, "invoke", {
+        command: "Invoke-Expression",
+        parameters: {
+          Command:
+            "$global:left = [runspacefactory]::CreateRunspace(); $global:left.Open(); 'open'",
+        },
+        credentials: [],
+        depth: 1,
+      });
+      assert.deepEqual((left.result as { output: unknown[] }).output, ["open"]);
+      const reset = (await host.request(3, "reset")).result as { path: string; retire?: string };
+      assert.equal(reset.path, "retire", JSON.stringify(reset));
+      assert.match(reset.retire ?? "", /lacks the engine members Runspace\.RunspaceList/);
+      assert.deepEqual(host.hello.missingMembers, ["Runspace.RunspaceListRenamed"]);
+    } finally {
+      await host.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "host with every engine member a reset reads: its hello names none",
+  async fn() {
+    const host = await RawHost.start();
+    try {
+      assert.deepEqual(host.hello.missingMembers, []);
+    } finally {
+      assert.equal(await host.close(), 0);
     }
   },
 });

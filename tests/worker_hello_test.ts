@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { StartupError, WorkerError } from "../lib/errors.ts";
-import { acceptHello, versionAtLeast } from "../lib/worker_hello.ts";
+import {
+  acceptHello,
+  helloWarnings,
+  missingSecurityFixes,
+  versionAtLeast,
+} from "../lib/worker_hello.ts";
 
 const TOKEN = "0123456789abcdef0123456789abcdef";
 
@@ -13,6 +18,7 @@ function hello(extra: Record<string, unknown> = {}): Record<string, unknown> {
     psVersion: "7.6.9",
     edition: "Core",
     os: "Linux",
+    missingMembers: [],
     ...extra,
   };
 }
@@ -32,6 +38,7 @@ Deno.test("acceptHello() returns what a valid hello says of the worker", () => {
     psVersion: "7.6.9",
     edition: "Core",
     os: "Linux",
+    missingMembers: [],
   });
 });
 
@@ -42,6 +49,7 @@ Deno.test("acceptHello() falls back to the process id svc knows and empty string
     psVersion: "7.6.9",
     edition: "",
     os: "",
+    missingMembers: [],
   });
 });
 
@@ -100,4 +108,45 @@ Deno.test("versionAtLeast() compares major and minor numerically, previews inclu
   assert.equal(versionAtLeast("7", [7, 4]), false);
   assert.equal(versionAtLeast("", [7, 4]), false);
   assert.equal(versionAtLeast("v7.4", [7, 4]), false);
+});
+
+Deno.test("acceptHello() takes the engine members the worker lacks, and refuses a hello without that list", () => {
+  const info = acceptHello(hello({ missingMembers: ["Runspace.RunspaceList"] }), TOKEN, 1);
+  assert.deepEqual(info.missingMembers, ["Runspace.RunspaceList"]);
+  for (const missingMembers of [undefined, "Runspace.RunspaceList", [1], null]) {
+    const error = refusal(hello({ missingMembers }));
+    assert.ok(error instanceof WorkerError);
+    assert.equal(error.code, "BAD_HELLO");
+    assert.equal(error.message, "PowerShell worker's hello has no list of missing members");
+  }
+});
+
+Deno.test("missingSecurityFixes() names the fixed release of each line known to have advisories", () => {
+  const cases: [string, string | null][] = [
+    ["7.4.6", "7.4.21"],
+    ["7.4.20", "7.4.21"],
+    ["7.4.21", null],
+    ["7.5.4", "7.5.12"],
+    ["7.5.12", null],
+    ["7.6.5", "7.6.8"],
+    ["7.6.8-rc.1", "7.6.8"],
+    ["7.6.8", null],
+    ["7.6.10", null],
+    ["7.7.0", null],
+    ["7.10.1", null],
+    ["not a version", null],
+  ];
+  for (const [version, fixed] of cases) assert.equal(missingSecurityFixes(version), fixed, version);
+});
+
+Deno.test("helloWarnings() says an old release and missing engine members in one sentence each", () => {
+  const info = acceptHello(hello(), TOKEN, 1);
+  assert.deepEqual(helloWarnings({ ...info, psVersion: "7.6.10" }), []);
+  const [old] = helloWarnings({ ...info, psVersion: "7.4.19" });
+  assert.match(old!, /^PowerShell 7\.4\.19 lacks the security fixes of PowerShell 7\.4\.21 \(/);
+  const [missing] = helloWarnings({ ...info, missingMembers: ["AppContext.s_switches", "X.Y"] });
+  assert.match(
+    missing!,
+    /lacks engine members a reset reads .* \(AppContext\.s_switches, X\.Y\): every worker process runs one worker, serves one call and is retired/,
+  );
 });

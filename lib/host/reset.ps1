@@ -13,25 +13,24 @@ function Get-GlobalAlias {
     }
 }
 
-# A property of an engine object by name, internal ones included; throws when this build lacks it.
-function Get-InternalProperty($Target, [string]$Name) {
-    $property = $Target.GetType().GetProperty($Name, [System.Reflection.BindingFlags]'NonPublic, Public, Instance')
-    if ($null -eq $property) { throw "The engine has no member '$Name' on $($Target.GetType().Name)." }
-    return $property
-}
-
 # The strict mode of the worker's global scope (Set-StrictMode in a call) has no public getter or
-# setter outside that scope, so it is read and written through the engine's own (internal) members.
-# A build without them keeps working: strict mode is then not restored, and the log says so once.
+# setter outside that scope, so it is read and written through the engine's own (internal) members
+# (lib/host/cs/EngineMembers.cs). A build without them retires the process after every call.
 function Get-GlobalScope {
     if ($null -eq $script:GlobalScope) {
-        $state = $script:WorkerSessionState
-        $internal = (Get-InternalProperty $state 'Internal').GetValue($state)
-        $scope = (Get-InternalProperty $internal 'GlobalScope').GetValue($internal)
-        $script:StrictModeProperty = Get-InternalProperty $scope 'StrictModeVersion'
+        $internal = (Get-EngineMember 'SessionStateInternal').GetValue($script:WorkerSessionState)
+        $scope = (Get-EngineMember 'GlobalScope').GetValue($internal)
+        $script:StrictModeProperty = Get-EngineMember 'ScopeStrictMode'
         $script:GlobalScope = $scope
     }
     return $script:GlobalScope
+}
+
+# One of the members EngineMembers found at the start; throws when this process lacks it.
+function Get-EngineMember([string]$Name) {
+    $member = [Svc.Host.EngineMembers]::$Name
+    if ($null -eq $member) { throw "The engine has no member '$Name'." }
+    return $member
 }
 
 # ---------------------------------------------------------------------------------------------------

@@ -93,6 +93,8 @@ try {
                 psVersion = [string]$PSVersionTable['PSVersion']
                 edition   = [string]$PSVersionTable['PSEdition']
                 os        = [string]$PSVersionTable['OS']
+                # Members a reset reads that this PowerShell lacks (lib/host/cs/EngineMembers.cs).
+                missingMembers = [Svc.Host.EngineMembers]::Missing
             }))
 
     $script:Loop = [Svc.Host.SlotLoop]::new($Slot, $script:Reader, $script:Writer, $script:Worker,

@@ -16,11 +16,10 @@ namespace Svc.Host
     /// <summary>Reads the change counters of the collection types whose every write moves them.</summary>
     public static class ChangeCounters
     {
-        private const BindingFlags Instance = BindingFlags.Instance | BindingFlags.NonPublic;
-        private static readonly Func<object, long> Hashtable = Reader(typeof(Hashtable).GetField("_version", Instance));
-        private static readonly Func<object, long> ArrayList = Reader(typeof(ArrayList).GetField("_version", Instance));
-        private static readonly Func<object, object> OrderedTable = ObjectReader(typeof(OrderedDictionary).GetField("_objectsTable", Instance));
-        private static readonly Func<object, object> OrderedArray = ObjectReader(typeof(OrderedDictionary).GetField("_objectsArray", Instance));
+        private static readonly Func<object, long> Hashtable = Reader(EngineMembers.HashtableVersion);
+        private static readonly Func<object, long> ArrayList = Reader(EngineMembers.ArrayListVersion);
+        private static readonly Func<object, object> OrderedTable = ObjectReader(EngineMembers.OrderedTable);
+        private static readonly Func<object, object> OrderedArray = ObjectReader(EngineMembers.OrderedArray);
         // List<T>'s reader, compiled once per T.
         private static readonly Dictionary<Type, Func<object, long>> Lists = new Dictionary<Type, Func<object, long>>();
 
@@ -41,7 +40,7 @@ namespace Svc.Host
             lock (Lists)
             {
                 Func<object, long> reader;
-                if (!Lists.TryGetValue(type, out reader)) Lists[type] = reader = Reader(type.GetField("_version", Instance));
+                if (!Lists.TryGetValue(type, out reader)) Lists[type] = reader = Reader(EngineMembers.ListVersion(type));
                 return reader;
             }
         }

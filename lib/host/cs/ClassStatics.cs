@@ -23,6 +23,7 @@ namespace Svc.Host
     {
         private const BindingFlags Statics = BindingFlags.Static | BindingFlags.NonPublic | BindingFlags.Public | BindingFlags.DeclaredOnly;
         private const string Helpers = "_<staticHelpers>";
+        private const string KeeperName = "__sessionStateKeeper";
         // Every slot restores the classes of a startup module, which all slots share: one slot's copy of
         // a field's value, and of the objects it holds, is taken first and kept for all, so a slot that
         // starts while a sibling's call has changed the class does not take that change for clean.
@@ -86,12 +87,13 @@ namespace Svc.Host
         {
             // A class without a helper has no initializer to run.
             if (helpers == null) return true;
-            FieldInfo keeperField = helpers.GetField("__sessionStateKeeper", BindingFlags.Static | BindingFlags.NonPublic | BindingFlags.Public);
+            FieldInfo keeperField = helpers.GetField(KeeperName, BindingFlags.Static | BindingFlags.NonPublic | BindingFlags.Public);
+            // The engine writes this field into every class it compiles: without it the class's
+            // runspaces cannot be known, and its statics would go unrestored (EngineMembers.cs).
+            if (keeperField == null) EngineMembers.Report(Helpers + "." + KeeperName);
             object keeper = keeperField != null ? keeperField.GetValue(null) : null;
             if (keeper == null) return false;
-            FieldInfo mapField = keeper.GetType().GetField("_stateMap", BindingFlags.Instance | BindingFlags.NonPublic);
-            if (mapField == null) throw new MissingMemberException("The engine has no member '_stateMap' on " + keeper.GetType().Name + ".");
-            object map = mapField.GetValue(keeper);
+            object map = EngineMembers.Require(EngineMembers.ClassSessionStates, "SessionStateKeeper._stateMap").GetValue(keeper);
             MethodInfo lookup = map.GetType().GetMethod("TryGetValue");
             object[] arguments = new object[] { worker, null };
             return (bool)lookup.Invoke(map, arguments);

@@ -21,7 +21,6 @@ namespace Svc.Host
     /// <summary>One worker runspace's engine state beyond its session-state tables.</summary>
     public sealed class EngineState
     {
-        private const BindingFlags Members = BindingFlags.NonPublic | BindingFlags.Public | BindingFlags.Instance;
         private readonly SessionState _state;
         private readonly EngineHandlers _handlers;
         private readonly Runspace _worker;
@@ -48,43 +47,34 @@ namespace Svc.Host
         /// The state now of the worker whose global session state is <paramref name="state"/>; the
         /// pipeline thread's culture is taken to be the one <paramref name="process"/> recorded for the
         /// process's threads (null: this thread's). Throws <see cref="MissingMemberException"/> when this
-        /// engine build lacks one of the members.
+        /// engine build lacks one of the members (EngineMembers.cs).
         /// </summary>
         public EngineState(Runspace worker, SessionState state, ProcessState process)
         {
             _state = state;
             _handlers = new EngineHandlers(state.InvokeCommand, worker, worker.Debugger, worker.Events);
             _worker = worker;
-            _transcription = Property(worker, "TranscriptionData");
-            _transcripts = Property(_transcription.GetValue(worker), "Transcripts");
+            _transcription = EngineMembers.Require(EngineMembers.TranscriptionData, "TranscriptionData");
+            _transcripts = EngineMembers.Require(EngineMembers.Transcripts, "Transcripts");
             _languageMode = state.LanguageMode;
-            object internalState = Property(state, "Internal").GetValue(state);
-            _context = Property(internalState, "ExecutionContext").GetValue(internalState);
-            _customCompleters = Property(_context, "CustomArgumentCompleters");
-            _nativeCompleters = Property(_context, "NativeArgumentCompleters");
+            object internalState = EngineMembers.Require(EngineMembers.SessionStateInternal, "Internal").GetValue(state);
+            _context = EngineMembers.Require(EngineMembers.ExecutionContext, "ExecutionContext").GetValue(internalState);
+            _customCompleters = EngineMembers.Require(EngineMembers.CustomCompleters, "CustomArgumentCompleters");
+            _nativeCompleters = EngineMembers.Require(EngineMembers.NativeCompleters, "NativeArgumentCompleters");
             _custom = CopyOf(_customCompleters.GetValue(_context) as Dictionary<string, ScriptBlock>);
             _native = CopyOf(_nativeCompleters.GetValue(_context) as Dictionary<string, ScriptBlock>);
-            object typeTable = Property(_context, "TypeTable").GetValue(_context);
-            FieldInfo typesInfo = typeTable.GetType().GetField("typesInfo", Members);
-            if (typesInfo == null) throw new MissingMemberException("The engine has no member 'typesInfo' on TypeTable.");
-            _types = typesInfo.GetValue(typeTable);
-            _typesCount = Property(_types, "Count");
+            object typeTable = EngineMembers.Require(EngineMembers.TypeTable, "TypeTable").GetValue(_context);
+            _types = EngineMembers.Require(EngineMembers.TypeEntries, "typesInfo").GetValue(typeTable);
+            _typesCount = EngineMembers.Require(EngineMembers.TypeEntryCount, "Count");
             _typeCount = (int)_typesCount.GetValue(_types);
-            _formats = Property(_context, "FormatDBManager").GetValue(_context);
-            _formatDatabase = Property(_formats, "Database");
+            _formats = EngineMembers.Require(EngineMembers.FormatManager, "FormatDBManager").GetValue(_context);
+            _formatDatabase = EngineMembers.Require(EngineMembers.FormatDatabase, "Database");
             _database = _formatDatabase.GetValue(_formats);
             // Not this thread's culture as it is now: a sibling's running call may have set the default
             // thread culture, which a thread that sets none reports as its own.
             _culture = process != null ? process.ThreadCulture : CultureInfo.CurrentCulture;
             _uiCulture = process != null ? process.ThreadUICulture : CultureInfo.CurrentUICulture;
             _modules = new ModuleScopes(state);
-        }
-
-        private static PropertyInfo Property(object target, string name)
-        {
-            PropertyInfo property = target.GetType().GetProperty(name, Members);
-            if (property == null) throw new MissingMemberException("The engine has no member '" + name + "' on " + target.GetType().Name + ".");
-            return property;
         }
 
         private static Dictionary<string, ScriptBlock> CopyOf(Dictionary<string, ScriptBlock> table)

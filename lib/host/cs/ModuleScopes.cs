@@ -15,8 +15,6 @@ namespace Svc.Host
     /// <summary>The script scopes of one worker's startup modules.</summary>
     public sealed class ModuleScopes
     {
-        private const BindingFlags Members = BindingFlags.NonPublic | BindingFlags.Public | BindingFlags.Instance;
-
         private sealed class Saved
         {
             public string Module;
@@ -40,18 +38,19 @@ namespace Svc.Host
         /// </summary>
         public ModuleScopes(SessionState state)
         {
-            object internalState = Property(state, "Internal").GetValue(state);
-            IDictionary modules = (IDictionary)Property(internalState, "ModuleTable").GetValue(internalState);
+            PropertyInfo internalOf = EngineMembers.Require(EngineMembers.SessionStateInternal, "Internal");
+            object internalState = internalOf.GetValue(state);
+            IDictionary modules = (IDictionary)EngineMembers.Require(EngineMembers.ModuleTable, "ModuleTable").GetValue(internalState);
             foreach (object item in modules.Values)
             {
                 PSModuleInfo module = item as PSModuleInfo;
                 if (module == null || module.SessionState == null) continue;
-                object moduleState = Property(module.SessionState, "Internal").GetValue(module.SessionState);
-                object scope = Property(moduleState, "ModuleScope").GetValue(moduleState);
+                object moduleState = internalOf.GetValue(module.SessionState);
+                object scope = EngineMembers.Require(EngineMembers.ModuleScope, "ModuleScope").GetValue(moduleState);
                 Saved saved = new Saved();
                 saved.Module = module.Name;
                 saved.Scope = scope;
-                saved.VariableTable = (Dictionary<string, PSVariable>)Property(scope, "Variables").GetValue(scope);
+                saved.VariableTable = (Dictionary<string, PSVariable>)EngineMembers.Require(EngineMembers.ScopeVariables, "Variables").GetValue(scope);
                 saved.Variables = new Dictionary<string, PSVariable>(saved.VariableTable, saved.VariableTable.Comparer);
                 saved.Values = new Dictionary<string, object>(StringComparer.OrdinalIgnoreCase);
                 saved.Options = new Dictionary<string, ScopedItemOptions>(StringComparer.OrdinalIgnoreCase);
@@ -60,19 +59,12 @@ namespace Svc.Host
                     saved.Values[entry.Key] = entry.Value.Value;
                     saved.Options[entry.Key] = entry.Value.Options;
                 }
-                saved.FunctionTable = (IDictionary)Property(scope, "FunctionTable").GetValue(scope);
+                saved.FunctionTable = (IDictionary)EngineMembers.Require(EngineMembers.ScopeFunctions, "FunctionTable").GetValue(scope);
                 saved.Functions = Functions(saved.FunctionTable);
-                saved.AliasTable = Property(scope, "AliasTable");
+                saved.AliasTable = EngineMembers.Require(EngineMembers.ScopeAliases, "AliasTable");
                 saved.Aliases = Aliases(saved);
                 _scopes.Add(saved);
             }
-        }
-
-        private static PropertyInfo Property(object target, string name)
-        {
-            PropertyInfo property = target.GetType().GetProperty(name, Members);
-            if (property == null) throw new MissingMemberException("The engine has no member '" + name + "' on " + target.GetType().Name + ".");
-            return property;
         }
 
         private static Dictionary<object, object> Functions(IDictionary table)

@@ -23,9 +23,10 @@ namespace Svc.Host
         private static readonly HashSet<Runspace> HostRunspaces = new HashSet<Runspace>();
         // The first slot's state (under RegistryGate); its process-wide parts are every slot's.
         private static ProcessState _first;
-        private static readonly PropertyInfo RunspaceList = typeof(Runspace).GetProperty("RunspaceList", BindingFlags.NonPublic | BindingFlags.Static);
-        private static readonly FieldInfo AppData = typeof(AppContext).GetField("s_dataStore", BindingFlags.NonPublic | BindingFlags.Static);
-        private static readonly FieldInfo AppSwitches = typeof(AppContext).GetField("s_switches", BindingFlags.NonPublic | BindingFlags.Static);
+        // Not public API (EngineMembers.cs): a process that lacks them retires after every call.
+        private static readonly PropertyInfo RunspaceList = EngineMembers.RunspaceList;
+        private static readonly FieldInfo AppData = EngineMembers.AppContextData;
+        private static readonly FieldInfo AppSwitches = EngineMembers.AppContextSwitches;
 
         private readonly EnvironmentSnapshot _environment;
         private readonly string _directory;

@@ -320,13 +320,15 @@ namespace Svc.Host
             string reason;
             try
             {
+                // A process without every member a reset reads cannot tell what a call left behind.
+                reason = EngineMembers.RetireReason();
                 // A computed column that ignored the stop at its time bound (ComputedColumns.cs) still
                 // runs there: no later call could run, and the state is not the call's to restore.
-                if (_worker.RunspaceAvailability != RunspaceAvailability.Available)
+                if (reason == null && _worker.RunspaceAvailability != RunspaceAvailability.Available)
                 {
                     reason = "the worker runspace is still running a format view's script-block column that ignored the stop at its time bound";
                 }
-                else
+                else if (reason == null)
                 {
                     if (EngineState != null) EngineState.Restore();
                     reason = StartupObjects != null ? StartupObjects.Restore() : null;

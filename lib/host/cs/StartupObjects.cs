@@ -33,14 +33,14 @@ namespace Svc.Host
         public const int MaxValueElements = 65536;
 
         private const BindingFlags Instance = BindingFlags.Instance | BindingFlags.NonPublic | BindingFlags.Public;
-        private static readonly PropertyInfo InstanceMembers = typeof(PSObject).GetProperty("InstanceMembers", Instance);
+        private static readonly PropertyInfo InstanceMembers = EngineMembers.InstanceMembers;
         // The engine's table of a custom object's own members, and the ordered dictionary inside it whose
         // change counter moves when a member is added or removed.
         private static readonly Func<PSObject, object> MembersTable = InstanceMembers != null
             ? (Func<PSObject, object>)Delegate.CreateDelegate(typeof(Func<PSObject, object>), InstanceMembers.GetGetMethod(true), false)
             : null;
         private static readonly Func<object, object> MembersDictionary = InstanceMembers != null
-            ? ChangeCounters.ObjectReader(InstanceMembers.PropertyType.GetField("_members", Instance))
+            ? ChangeCounters.ObjectReader(EngineMembers.InstanceMemberTable)
             : null;
         private static readonly HashSet<string> Reserved = new HashSet<string>(
             new[] { "psbase", "psadapted", "psextended", "psobject", "pstypenames" }, StringComparer.OrdinalIgnoreCase);

@@ -15,7 +15,6 @@ namespace Svc.Host
     /// <summary>Reads what a reset restores, as plain values and object references.</summary>
     public sealed class StateFingerprint
     {
-        private const BindingFlags Members = BindingFlags.NonPublic | BindingFlags.Public | BindingFlags.Instance;
         private readonly Runspace _worker;
         private readonly SessionState _state;
         private readonly ISet<string> _skipped;
@@ -41,25 +40,18 @@ namespace Svc.Host
             _worker = worker;
             _state = state;
             _skipped = skipped;
-            object internalState = Property(state, "Internal").GetValue(state);
-            _scope = Property(internalState, "GlobalScope").GetValue(internalState);
-            _context = Property(internalState, "ExecutionContext").GetValue(internalState);
-            _variables = (IDictionary)Property(_scope, "Variables").GetValue(_scope);
-            _functions = (IDictionary)Property(_scope, "FunctionTable").GetValue(_scope);
-            _aliases = Property(_scope, "AliasTable");
-            _drives = Property(_scope, "Drives");
-            _strictMode = Property(_scope, "StrictModeVersion");
-            _modules = (IDictionary)Property(internalState, "ModuleTable").GetValue(internalState);
-            _traceLevel = Property(_context, "PSDebugTraceLevel");
-            _traceStep = Property(_context, "PSDebugTraceStep");
-            _jobs = (JobRepository)Property(worker, "JobRepository").GetValue(worker);
-        }
-
-        private static PropertyInfo Property(object target, string name)
-        {
-            PropertyInfo property = target.GetType().GetProperty(name, Members);
-            if (property == null) throw new MissingMemberException("The engine has no member '" + name + "' on " + target.GetType().Name + ".");
-            return property;
+            object internalState = EngineMembers.Require(EngineMembers.SessionStateInternal, "Internal").GetValue(state);
+            _scope = EngineMembers.Require(EngineMembers.GlobalScope, "GlobalScope").GetValue(internalState);
+            _context = EngineMembers.Require(EngineMembers.ExecutionContext, "ExecutionContext").GetValue(internalState);
+            _variables = (IDictionary)EngineMembers.Require(EngineMembers.ScopeVariables, "Variables").GetValue(_scope);
+            _functions = (IDictionary)EngineMembers.Require(EngineMembers.ScopeFunctions, "FunctionTable").GetValue(_scope);
+            _aliases = EngineMembers.Require(EngineMembers.ScopeAliases, "AliasTable");
+            _drives = EngineMembers.Require(EngineMembers.ScopeDrives, "Drives");
+            _strictMode = EngineMembers.Require(EngineMembers.ScopeStrictMode, "StrictModeVersion");
+            _modules = (IDictionary)EngineMembers.Require(EngineMembers.ModuleTable, "ModuleTable").GetValue(internalState);
+            _traceLevel = EngineMembers.Require(EngineMembers.DebugTraceLevel, "PSDebugTraceLevel");
+            _traceStep = EngineMembers.Require(EngineMembers.DebugTraceStep, "PSDebugTraceStep");
+            _jobs = (JobRepository)EngineMembers.Require(EngineMembers.JobRepository, "JobRepository").GetValue(worker);
         }
 
         /// <summary>

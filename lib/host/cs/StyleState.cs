@@ -14,7 +14,6 @@ namespace Svc.Host
     /// <summary>$PSStyle as it was when the first slot of the process had started.</summary>
     public sealed class StyleState
     {
-        private const BindingFlags Members = BindingFlags.Instance | BindingFlags.NonPublic | BindingFlags.Public;
         private static readonly object Gate = new object();
         private static StyleState _first;
 
@@ -32,7 +31,7 @@ namespace Svc.Host
             // elsewhere leaves it unrestored rather than fail the worker's startup.
             PropertyInfo extension = style.FileInfo.GetType().GetProperty("Extension");
             object table = extension != null ? extension.GetValue(style.FileInfo) : null;
-            _extensionsField = table != null ? table.GetType().GetField("_extensionDictionary", Members) : null;
+            _extensionsField = table != null ? EngineMembers.FileExtensionTable : null;
             _extensions = table;
             Dictionary<string, string> items = _extensionsField != null ? _extensionsField.GetValue(table) as Dictionary<string, string> : null;
             if (items != null) _extensionItems = new Dictionary<string, string>(items, items.Comparer);
