@@ -6,7 +6,15 @@
 #   docker run --rm -p 8080:8080 -v "$PWD/appsettings.json:/etc/svc/appsettings.json:ro" \
 #     -e SVC_CONFIG=/etc/svc/appsettings.json svc
 ARG DENO_VERSION=2.9.6
-ARG POWERSHELL_IMAGE=mcr.microsoft.com/powershell:7.4-ubuntu-22.04
+# PowerShell is pinned by its own version, the one bin/pwsh installs and the tests run on, and comes
+# from NuGet as bin/pwsh gets it. (mcr.microsoft.com/powershell:7.4-ubuntu-22.04, the base before,
+# stopped being updated when PowerShell's images moved to the .NET SDK's in 2025: it stays on a 7.4
+# release older than 7.4.20, without the fixes of the advisories of August-October 2026.) It runs on
+# the .NET 10 runtime image, whose tag follows .NET's patch releases at every build; pwsh is started
+# through `dotnet`, so the image builds for amd64 and arm64 alike.
+ARG POWERSHELL_VERSION=7.6.10
+ARG DOTNET_SDK_IMAGE=mcr.microsoft.com/dotnet/sdk:10.0-noble
+ARG DOTNET_RUNTIME_IMAGE=mcr.microsoft.com/dotnet/runtime:10.0-noble
 
 FROM denoland/deno:${DENO_VERSION} AS bundle
 WORKDIR /src
@@ -17,9 +25,18 @@ RUN deno bundle --platform deno -o /out/svc.js main.ts
 
 FROM denoland/deno:bin-${DENO_VERSION} AS deno
 
-FROM ${POWERSHELL_IMAGE}
+FROM ${DOTNET_SDK_IMAGE} AS powershell
+ARG POWERSHELL_VERSION
+RUN dotnet tool install PowerShell --version "${POWERSHELL_VERSION}" --tool-path /tmp/tool \
+ && cp -r "/tmp/tool/.store/powershell/${POWERSHELL_VERSION}/powershell/${POWERSHELL_VERSION}/tools/net10.0/any/unix" /opt/powershell
+
+FROM ${DOTNET_RUNTIME_IMAGE}
 COPY --from=deno /deno /usr/local/bin/deno
+COPY --from=powershell /opt/powershell /opt/powershell
 COPY --from=bundle /out/svc.js /opt/svc/svc.js
+# PowerShell as one process on any architecture (the package's own launcher is built for x64).
+RUN printf '#!/bin/sh\nexec dotnet /opt/powershell/pwsh.dll "$@"\n' > /usr/local/bin/pwsh \
+ && chmod 755 /usr/local/bin/pwsh
 # The caches live in the image, beside svc and owned by its user (0700: code is loaded from there),
 # where a volume mounted on the home directory cannot hide them.
 RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin svc \
@@ -33,7 +50,7 @@ ENV SVC_TRANSPORT=http \
     SVC_ALLOW_ANONYMOUS=true \
     SVC_HOST=0.0.0.0 \
     SVC_PORT=8080 \
-    SVC_PWSH=/usr/bin/pwsh \
+    SVC_PWSH=/usr/local/bin/pwsh \
     SVC_LOG_FORMAT=json \
     SVC_CACHE_DIR=/opt/svc/cache \
     SVC_HOST_CACHE_DIR=/opt/svc/cache \

@@ -8,6 +8,8 @@ import assert from "node:assert/strict";
 import { parse as parseYaml, parseAllDocuments } from "yaml";
 import { parseConfigText } from "../lib/config_source.ts";
 import { PERMISSIONS } from "../scripts/compile.ts";
+import { BIN_PWSH_VERSION } from "../lib/pwsh_path.ts";
+import { missingSecurityFixes } from "../lib/worker_hello.ts";
 import { post, startHttpSvc } from "./support/harness.ts";
 
 const root = new URL("../", import.meta.url).pathname;
@@ -83,6 +85,20 @@ Deno.test("Dockerfile: non-root, HTTP on all interfaces, EXPOSE and HEALTHCHECK 
   );
   const task = (JSON.parse(read("deno.json")).tasks.bundle as string).split(" -o ")[0]!;
   assert.ok(text.includes(`RUN ${task} -o `), `the bundle stage runs '${task}'`);
+});
+
+Deno.test("Dockerfile: PowerShell pinned to the release bin/pwsh installs, with every known security fix, run as SVC_PWSH", () => {
+  const text = read("Dockerfile");
+  const version = /^ARG POWERSHELL_VERSION=(\S+)$/m.exec(text)?.[1];
+  assert.equal(version, BIN_PWSH_VERSION);
+  assert.equal(missingSecurityFixes(version!), null);
+  // Installed by that version, not taken from whatever a floating PowerShell image tag holds.
+  assert.match(text, /dotnet tool install PowerShell --version "\$\{POWERSHELL_VERSION\}"/);
+  assert.doesNotMatch(text, /^FROM mcr\.microsoft\.com\/powershell/m);
+  assert.doesNotMatch(text, /^ARG \w+=mcr\.microsoft\.com\/powershell/m);
+  const env = finalStage().filter((s) => s.instruction === "ENV").map((s) => s.rest).join(" ");
+  const pwsh = env.match(/SVC_PWSH=(\S+)/)?.[1];
+  assert.ok(pwsh && text.includes(`> ${pwsh}`), `the image writes ${pwsh}`);
 });
 
 Deno.test("Kubernetes manifests agree with each other and with the image", () => {
