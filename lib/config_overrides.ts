@@ -14,6 +14,12 @@ export interface CommandOverride {
   requiredRoles?: string[];
   /** Properties output objects keep when the caller names none (`DefaultProperties`). */
   defaultProperties?: string[];
+  /**
+   * The only properties a caller may ask output objects for (`AllowedProperties`): a requested name
+   * or wildcard matching none of them is refused, and `_AllProperties` gives these.
+   * @default any property
+   */
+  allowedProperties?: string[];
   /** Replaces `ShellConfiguration:UseDefaultDisplayProperties` for this command. */
   useDefaultDisplayProperties?: boolean;
 }
@@ -65,6 +71,9 @@ function readOverride(read: Reader, key: string): CommandOverride {
   }
   if (lookup(read.tree, `${key}:DefaultProperties`) !== undefined) {
     override.defaultProperties = read.strings(`${key}:DefaultProperties`);
+  }
+  if (lookup(read.tree, `${key}:AllowedProperties`) !== undefined) {
+    override.allowedProperties = read.strings(`${key}:AllowedProperties`);
   }
   if (set("UseDefaultDisplayProperties")) {
     override.useDefaultDisplayProperties = read.boolean(`${key}:UseDefaultDisplayProperties`, true);

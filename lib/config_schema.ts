@@ -108,6 +108,11 @@ const commandOverride = z.object({
   DefaultProperties: setting("strings", {
     text: "Properties output objects of this command keep unless the caller asks otherwise.",
   }),
+  AllowedProperties: setting("strings", {
+    text:
+      "The only properties a caller may ask this command's output objects for (_RequestedProperties, names or wildcards matched against these; _AllProperties gives these); a name that matches none is refused. What PowerShell shows for the type is shown either way.",
+    computed: "any property",
+  }),
   UseDefaultDisplayProperties: setting("boolean", {
     text:
       "Reduce this command's output objects to what PowerShell shows; replaces the shell setting.",

@@ -37,6 +37,29 @@ function stringsOf(value: unknown): string[] {
 
 const DEFAULT_SHELL = embeddedDefaults.ShellConfiguration as Record<string, unknown>;
 
+/** The comment above each field of the embedded default's overrides. */
+const OVERRIDE_FIELDS: Record<string, string> = {
+  AllowedProperties: "The only properties a caller may ask for (not CommandLine).",
+};
+
+// The embedded default's overrides, with an example of the other fields above them.
+function renderOverrides(overrides: unknown, indent: string): string {
+  const example =
+    `${indent}  // "Get-Date": { "ToolCallTimeout": "00:00:30", "RequiredRoles": ["reader"], "DefaultProperties": ["DateTime"] }`;
+  const entries = Object.entries((overrides ?? {}) as Record<string, Record<string, unknown>>);
+  const lines = entries.map(([command, fields]) => {
+    const body = Object.entries(fields).map(([key, value]) =>
+      `${indent}    // ${OVERRIDE_FIELDS[key] ?? key}\n${indent}    ${JSON.stringify(key)}: ${
+        Array.isArray(value)
+          ? renderStringList(stringsOf(value), `${indent}    `)
+          : JSON.stringify(value)
+      }`
+    );
+    return `${indent}  ${JSON.stringify(command)}: {\n${body.join(",\n")}\n${indent}  }`;
+  });
+  return `{\n${[example, lines.join(",\n")].filter(Boolean).join("\n")}\n${indent}}`;
+}
+
 const DEFAULT_CONFIG_TEXT =
   `// svc configuration: JSON with comments. Every setting is shown with its default value.
 // Keys are case-insensitive. Environment variables override keys, with "__" between levels:
@@ -75,11 +98,11 @@ const DEFAULT_CONFIG_TEXT =
     "UseDefaultDisplayProperties": true,
     // ParameterSet: one tool per parameter set; Command: one tool per command covering all its sets.
     "ToolGranularity": "ParameterSet",
-    // Per-command settings by command name; ToolCallTimeout replaces the one above, and
-    // DefaultProperties are the properties output objects keep unless the caller names others.
-    "CommandOverrides": {
-      // "Get-Process": { "ToolCallTimeout": "00:00:30", "RequiredRoles": ["reader"], "DefaultProperties": ["Id", "Name", "CPU"] }
-    },
+    // Per-command settings by command name; ToolCallTimeout replaces the one above,
+    // DefaultProperties are the properties output objects keep unless the caller names others, and
+    // AllowedProperties the only ones a caller may ask for. Get-Process offers no CommandLine: the
+    // machine's command lines often hold other programs' secrets.
+    "CommandOverrides": ${renderOverrides(DEFAULT_SHELL["CommandOverrides"], "    ")},
     // What runs in every worker before its first call.
     "Environment": {
       // Script file run once per worker; empty for none. A relative path (like every path in this

@@ -50,7 +50,7 @@ import type {
   WorkerPrompt,
 } from "./worker.ts";
 import { CallLog, requestLogLevel, sessionLogLevel } from "./client_log.ts";
-import { outputShaping, requestedProperties } from "./output_shaping.ts";
+import { outputShaping, refusedProperties, requestedProperties } from "./output_shaping.ts";
 import { closestNames } from "./suggest.ts";
 import { pushedPrompts } from "./elicitation_push.ts";
 import { asksForms, INPUT_REQUIRED_REVISION } from "./elicitation.ts";
@@ -255,7 +255,7 @@ async function runCall(
   const chosen = chooseParameterSet(found, args);
   const tool = chosen.ok ? chosen.tool : found;
   const bound = withinLimits(
-    tool.name,
+    tool,
     chosen.ok ? bindArguments(tool, chosen.args) : chosen,
     shell,
   );
@@ -345,11 +345,15 @@ async function runCall(
   }
 }
 
-/** `bound`, or a refusal when its arguments ask for more work than the shell's limits allow. */
-function withinLimits(tool: string, bound: BindResult, shell: ShellSettings): BindResult {
+/**
+ * `bound`, or a refusal when its arguments ask for more work than the shell's limits allow, or for
+ * output properties the command's `AllowedProperties` do not offer.
+ */
+function withinLimits(tool: ToolDescriptor, bound: BindResult, shell: ShellSettings): BindResult {
   if (!bound.ok) return bound;
-  const exceeded = exceededLimit(tool, bound.value, shell.requestLimits);
-  return exceeded === null ? bound : { ok: false, message: exceeded };
+  const refused = exceededLimit(tool.name, bound.value, shell.requestLimits) ??
+    refusedProperties(tool, overrideOf(shell, tool), bound.value.shaping);
+  return refused === null ? bound : { ok: false, message: refused };
 }
 
 /**

@@ -55,10 +55,53 @@ export function requestedProperties(shaping: Record<string, unknown>): string[] 
     .filter((name) => name !== "");
 }
 
+/** Whether property `name` matches `pattern`, a name or a PowerShell wildcard, ignoring case. */
+function matchesProperty(pattern: string, name: string): boolean {
+  const body = pattern.replace(/[.+^${}()|\\]/g, "\\$&").replaceAll("*", ".*").replaceAll("?", ".");
+  try {
+    return new RegExp(`^${body}$`, "is").test(name);
+  } catch {
+    return pattern.toLowerCase() === name.toLowerCase(); // an unclosed [ : the name itself
+  }
+}
+
+/** `names` cut to what `allowed` lets through, each name or wildcard matched; all when unset. */
+function within(names: string[], allowed: string[] | undefined): string[] {
+  return allowed === undefined
+    ? names
+    : allowed.filter((name) => names.some((pattern) => matchesProperty(pattern, name)));
+}
+
+/**
+ * Why a call of `tool` may not have the output properties it asks for: a name or wildcard in
+ * `_RequestedProperties` that matches none of the command's `AllowedProperties` (a property that may
+ * hold other programs' secrets, such as a process's `CommandLine`, is left out of that list); null
+ * when it may, or when the command's properties are not limited.
+ */
+export function refusedProperties(
+  tool: { name: string; command: string },
+  override: CommandOverride | undefined,
+  shaping: Record<string, unknown>,
+): string | null {
+  const allowed = override?.allowedProperties;
+  if (allowed === undefined) return null;
+  const refused = requestedProperties(shaping).filter((name) =>
+    within([name], allowed).length === 0
+  );
+  if (refused.length === 0) return null;
+  return `'_RequestedProperties' of tool '${tool.name}' asks for ${
+    refused.map((name) => `'${name}'`).join(", ")
+  }, which the configuration does not offer for '${tool.command}' (CommandOverrides AllowedProperties): ${
+    allowed.length > 0 ? `it offers ${allowed.join(", ")}` : "it offers none"
+  }`;
+}
+
 /**
  * The `properties` and `maxResults` of a run, PoshMcp's order: `_AllProperties` keeps every property;
  * else `_RequestedProperties`; else the command's `DefaultProperties`; else what PowerShell would show
- * when `UseDefaultDisplayProperties` (the command's, else the shell's) is on.
+ * when `UseDefaultDisplayProperties` (the command's, else the shell's) is on. A command with
+ * `AllowedProperties` never keeps another: `_AllProperties` keeps those, and requested or default
+ * names are cut to them ({@linkcode refusedProperties} refuses a call that asks for another).
  */
 export function outputShaping(
   shell: ShellSettings,
@@ -66,15 +109,23 @@ export function outputShaping(
   shaping: Record<string, unknown>,
 ): Pick<CommandRun, "properties" | "maxResults"> {
   const out: Pick<CommandRun, "properties" | "maxResults"> = {};
+  const allowed = override?.allowedProperties;
   if (typeof shaping["_MaxResults"] === "number") out.maxResults = shaping["_MaxResults"];
-  if (shaping["_AllProperties"] === true) return out;
-  const requested = requestedProperties(shaping);
+  if (shaping["_AllProperties"] === true) {
+    if (allowed !== undefined) out.properties = allowed.length > 0 ? allowed : "display";
+    return out;
+  }
+  const requested = within(requestedProperties(shaping), allowed);
+  const defaults = within(override?.defaultProperties ?? [], allowed);
   if (requested.length > 0) {
     out.properties = requested;
-  } else if (override?.defaultProperties && override.defaultProperties.length > 0) {
-    out.properties = override.defaultProperties;
+  } else if (defaults.length > 0) {
+    out.properties = defaults;
   } else if (override?.useDefaultDisplayProperties ?? shell.useDefaultDisplayProperties) {
+    // What PowerShell shows is shown whatever the command allows to be asked for.
     out.properties = "display";
+  } else if (allowed !== undefined) {
+    out.properties = allowed.length > 0 ? allowed : "display";
   }
   return out;
 }

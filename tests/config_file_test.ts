@@ -4,6 +4,7 @@ import { loadSettings, type Settings } from "../lib/config.ts";
 import { type ConfigChanges, formatChangeReport, updateConfig } from "../lib/config_edit.ts";
 import { createConfig, defaultConfigText } from "../lib/config_template.ts";
 import { ConfigError } from "../lib/errors.ts";
+import DEFAULTS from "../appsettings.json" with { type: "json" };
 
 async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "svc-config-file-test-" });
@@ -103,7 +104,7 @@ Deno.test("defaultConfigText() holds every setting svc has", () => {
     "McpServer:SendTimeout",
     "McpServer:SessionIdPrefix",
     "ShellConfiguration:CacheDirectory",
-    "ShellConfiguration:CommandOverrides",
+    "ShellConfiguration:CommandOverrides:Get-Process:AllowedProperties",
     "ShellConfiguration:Commands",
     "ShellConfiguration:Environment:PassVariables",
     "ShellConfiguration:Environment:RemoveVariables",
@@ -241,7 +242,13 @@ Deno.test("createConfig() writes the defaults docs/configuration.md documents", 
         startupScriptPath: null,
         modules: [],
         includePatterns: [],
-        commandOverrides: {},
+        // The default offers Get-Process without CommandLine (docs/security.md).
+        commandOverrides: {
+          "Get-Process": {
+            allowedProperties: DEFAULTS.ShellConfiguration.CommandOverrides["Get-Process"]
+              .AllowedProperties,
+          },
+        },
         mode: "Stateless",
         idleSessionTimeoutMs: 600_000,
         enableLegacySse: false,

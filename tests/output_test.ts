@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import type { ShellSettings } from "../lib/config.ts";
 import { overrideFor } from "../lib/config_overrides.ts";
 import { callLimits } from "../lib/output_limits.ts";
-import { outputShaping } from "../lib/output_shaping.ts";
+import { outputShaping, refusedProperties } from "../lib/output_shaping.ts";
 import { fitOutput, shorten } from "../lib/result_fit.ts";
 import { invokeRequest } from "../lib/worker_request.ts";
 import { fixtureConfig, outputOf, startSvc } from "./support/harness.ts";
@@ -349,6 +349,46 @@ Deno.test("outputShaping(): _AllProperties, then requested, then DefaultProperti
   });
   assert.deepEqual(outputShaping(settings, overrideFor(settings, "get-plain"), {}), {});
   assert.deepEqual(outputShaping(shell({ useDefaultDisplayProperties: false }), undefined, {}), {});
+});
+
+Deno.test("outputShaping() and refusedProperties(): AllowedProperties bound what a caller may ask for", () => {
+  const allowed = ["Id", "Name", "CPU", "StartTime", "TotalProcessorTime"];
+  const settings = shell({
+    commandOverrides: {
+      "Get-Process": { allowedProperties: allowed, defaultProperties: ["Id", "CommandLine"] },
+      "Get-Bare": { allowedProperties: [] },
+    },
+  });
+  const override = overrideFor(settings, "Get-Process");
+  const tool = { name: "get_process_name", command: "Get-Process" };
+  const shaping = (requested: string[]) => ({ _RequestedProperties: requested });
+  // _AllProperties gives the allowed ones, a wildcard the allowed ones it matches.
+  assert.deepEqual(outputShaping(settings, override, { _AllProperties: true }), {
+    properties: allowed,
+  });
+  assert.deepEqual(outputShaping(settings, override, shaping(["*time", "id"])), {
+    properties: ["Id", "StartTime", "TotalProcessorTime"],
+  });
+  assert.deepEqual(outputShaping(settings, override, {}), { properties: ["Id"] });
+  assert.equal(refusedProperties(tool, override, shaping(["Id", "*Time", "C*"])), null);
+  assert.equal(
+    refusedProperties(tool, override, shaping(["Id", "CommandLine", "Modu?es"])),
+    "'_RequestedProperties' of tool 'get_process_name' asks for 'CommandLine', 'Modu?es', which the configuration does not offer for 'Get-Process' (CommandOverrides AllowedProperties): it offers Id, Name, CPU, StartTime, TotalProcessorTime",
+  );
+  assert.equal(refusedProperties(tool, undefined, shaping(["CommandLine"])), null);
+  const bare = overrideFor(settings, "Get-Bare");
+  assert.match(refusedProperties(tool, bare, shaping(["Id"]))!, /it offers none$/);
+  assert.deepEqual(outputShaping(settings, bare, { _AllProperties: true }), {
+    properties: "display",
+  });
+  // Without the display sets, what a caller gets unasked is the allowed ones too.
+  const plain = shell({
+    useDefaultDisplayProperties: false,
+    commandOverrides: settings.commandOverrides,
+  });
+  assert.deepEqual(outputShaping(plain, overrideFor(plain, "Get-Bare"), {}), {
+    properties: "display",
+  });
 });
 
 Deno.test("invokeRequest(): properties become select, maxResults first; progress and limits are the worker's", () => {
