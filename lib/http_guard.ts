@@ -27,16 +27,25 @@ function isLoopback(host: string): boolean {
 
 /**
  * Refuses to serve callers without credentials on an address other than loopback unless the user
- * said so (`--allow-anonymous`, `SVC_ALLOW_ANONYMOUS`, `McpServer:AllowAnonymous`).
+ * said so (`--allow-anonymous`, `SVC_ALLOW_ANONYMOUS`, `McpServer:AllowAnonymous`); when they did,
+ * says at Warning that anyone who reaches the port may call every tool.
  *
  * @throws {ConfigError} `ANONYMOUS_EXPOSED` naming the address and the ways out.
  */
 export function checkAnonymousExposure(http: HttpSettings, auth: AuthSettings): void {
   const anonymous = !auth.enabled || !auth.requireAuthentication;
-  if (!anonymous || isLoopback(http.host) || http.allowAnonymous) return;
+  if (!anonymous || isLoopback(http.host)) return;
   const why = auth.enabled
     ? "Authentication:DefaultPolicy:RequireAuthentication is false"
     : "authentication is off (Authentication:Enabled is false)";
+  if (http.allowAnonymous) {
+    // The opt-in is right to honour, and loud: it is the whole of this server's access control.
+    log.warning(
+      "Serving callers without credentials on {Host} because {Why} and anonymous access was allowed (--allow-anonymous, SVC_ALLOW_ANONYMOUS or McpServer:AllowAnonymous): anyone who can reach the port can call every tool.",
+      { Host: http.host, Why: why },
+    );
+    return;
+  }
   throw new ConfigError(
     "ANONYMOUS_EXPOSED",
     `Refusing to listen on '${http.host}' because ${why}, so anyone who can reach the port could call the tools without credentials; turn authentication on, bind to 127.0.0.1, or accept the risk with --allow-anonymous (SVC_ALLOW_ANONYMOUS=true, McpServer:AllowAnonymous)`,

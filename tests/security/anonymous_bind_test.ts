@@ -75,6 +75,13 @@ Deno.test("an explicit --allow-anonymous, SVC_ALLOW_ANONYMOUS or McpServer:Allow
         arguments: { Name: "anon" },
       });
       assert.equal(call.status, 200);
+      // Allowed, and said loudly, once.
+      const warnings = svc.stderr().split("\n").filter((line) =>
+        /WARNING.*Serving callers without credentials on 0\.0\.0\.0 because authentication is off/
+          .test(line)
+      );
+      assert.equal(warnings.length, 1, svc.stderr());
+      assert.match(warnings[0]!, /anyone who can reach the port can call every tool/);
     });
   }
 });
@@ -95,6 +102,7 @@ Deno.test("with authentication required, 0.0.0.0 needs no flag; SVC_ALLOW_ANONYM
     "x-api-key": "ops-secret-9a7e",
   });
   assert.equal(call.status, 200);
+  assert.doesNotMatch(svc.stderr(), /Serving callers without credentials/);
   const bad = await runSvc(["serve", "--transport", "http", "--pwsh", TEST_PWSH], {
     env: { SVC_ALLOW_ANONYMOUS: "banana", SVC_PORT: "0" },
   });
