@@ -63,8 +63,9 @@ ENV SVC_TRANSPORT=http \
 # deploy/kubernetes points at a volume); the host stays compiled.
 RUN ["deno", "run", "--no-config", "--allow-read", "--allow-write", "--allow-env", "--allow-run", "--allow-sys", "--allow-ffi", "/opt/svc/svc.js", "doctor"]
 EXPOSE 8080
-# /health answers 503 only when the pool is Unhealthy; readiness (/health/ready) is for the
-# orchestrator, not for restarting the container.
+# /health answers 503 only when the pool cannot recover by itself (its last worker start failed and
+# none is starting), not while it replenishes; readiness (/health/ready) is for the orchestrator,
+# not for restarting the container.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["deno", "eval", "const r = await fetch('http://127.0.0.1:8080/health'); Deno.exit(r.ok ? 0 : 1)"]
 # Narrow permissions instead of -A: files, environment, network, pwsh, system information, and

@@ -1,8 +1,9 @@
 /**
  * `/health` (liveness) and `/health/ready` (readiness): the pool's figures, answered without a
  * worker, without authentication and before the Host check, so an orchestrator always gets an
- * answer. `/health` is 503 only when the pool is Unhealthy; `/health/ready` is 200 only when it is
- * Healthy (warm + leased ≥ `MinPoolSize`).
+ * answer. `/health` says whether svc can serve and recover: 503 only when the pool is Unhealthy
+ * (below its minimum, nothing starting, its last start failed), never while it only replenishes;
+ * `/health/ready` is 200 only when it is Healthy (warm + leased ≥ `MinPoolSize`).
  *
  * @module
  */

@@ -66,6 +66,8 @@ export class WorkerPool implements AsyncDisposable {
   #nextId = 0;
   #draining = false;
   #warming = true;
+  /** The last worker start failed (see `PoolStats.startFailing`). */
+  #startFailing = false;
   readonly #holdBack = new GrowthHoldBack({
     recheck: () => this.#grow(),
     waiting: (tenant) => this.#waiters.some((waiter) => waiter.tenant === tenant),
@@ -133,6 +135,7 @@ export class WorkerPool implements AsyncDisposable {
       min: this.#options.pool.minPoolSize,
       max: this.#options.pool.maxPoolSize,
       draining: this.#draining,
+      startFailing: this.#startFailing,
     };
   }
 
@@ -405,7 +408,9 @@ export class WorkerPool implements AsyncDisposable {
       });
       entry.worker = ready.worker;
       entry.startup = ready.startup;
+      this.#startFailing = false;
     } catch (error) {
+      this.#startFailing = true;
       log.warning("Worker startup failed; evicting without entering pool.", {
         RunspaceWorker: entry.id,
         Error: error instanceof WorkerStartError ? error.reason : String(error),

@@ -54,23 +54,31 @@ export interface PoolStats {
   min: number;
   max: number;
   draining: boolean;
+  /**
+   * The last attempt to start a worker failed (pwsh missing or refused, a startup script that
+   * throws, a time-out): the pool cannot reach its minimum on its own until a start succeeds.
+   */
+  startFailing: boolean;
 }
 
 /** Health of the pool, as `/health` reports it. */
 export type PoolStatus = "Healthy" | "Degraded" | "Unhealthy";
 
 /**
- * Health of a pool with counts `s` (SPEC §3.4): Healthy when warm + leased workers reach
+ * Health of a pool with counts `s`. Healthy (ready, SPEC §3.4) when warm + leased workers reach
  * `MinPoolSize`, where a worker resetting after its call still counts as leased (its lease ends when
- * the reset does; svc only sends the response earlier). Degraded while draining or while workers
- * being created may close the gap; else Unhealthy.
+ * the reset does; svc only sends the response earlier). Below that, Degraded while the pool can
+ * recover on its own: it is draining, or starting workers, or replaces a worker it lost at its next
+ * step (a process retired for `MaxWorkerMemoryMB`, one that died); Unhealthy only when nothing is
+ * starting and its last start failed, so that it cannot reach its minimum by itself.
  */
 export function poolStatus(s: PoolStats): PoolStatus {
   if (s.draining) return "Degraded";
   // Without the resetting workers, readiness would drop to 503 after every burst of calls on a
   // real pwsh (a reset takes milliseconds there), taking a busy replica out of its load balancer.
   if (s.warm + s.leased + s.resetting >= s.min) return "Healthy";
-  return s.creating > 0 ? "Degraded" : "Unhealthy";
+  // A pool that is only replenishing is alive: restarting the process would only lose its workers.
+  return s.creating === 0 && s.startFailing ? "Unhealthy" : "Degraded";
 }
 
 /** A leased worker. Call `release()` exactly once when the call's response has been sent. */

@@ -29,7 +29,12 @@ export const LONG_MODULE_LINES = 600;
  * The lib modules allowed past {@linkcode LONG_MODULE_LINES}, each with the one concept that keeps
  * it whole: a reviewer reads the reason, and a module that is no longer long leaves the list.
  */
-export const LONG_MODULES: Readonly<Record<string, string>> = {};
+export const LONG_MODULES: Readonly<Record<string, string>> = {
+  "pool.ts":
+    "one state machine of the pool's workers (creating, warm, leased, resetting, evicted): lease, " +
+    "grow, reset, evict, replenish and sweep change the same private entries and waiting line; " +
+    "its contract, tenancy and waiting line are modules of their own already",
+};
 
 /** What one `import`/`export ... from` statement takes from one module. */
 export interface ImportEdge {

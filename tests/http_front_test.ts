@@ -26,6 +26,7 @@ const POOL: PoolHealth = {
     min: 2,
     max: 4,
     draining: false,
+    startFailing: false,
   }),
   status: () => "Healthy",
 };

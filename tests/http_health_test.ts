@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { HttpError } from "../lib/http_errors.ts";
 import { health, isHealthCheck, type PoolHealth } from "../lib/http_health.ts";
-import type { PoolStats, PoolStatus } from "../lib/pool_contract.ts";
+import { type PoolStats, type PoolStatus, poolStatus } from "../lib/pool_contract.ts";
 import { requestTo } from "./support/http_front.ts";
 
 function poolOf(status: PoolStatus, extra: Partial<PoolStats> = {}): PoolHealth {
@@ -15,6 +15,7 @@ function poolOf(status: PoolStatus, extra: Partial<PoolStats> = {}): PoolHealth 
     min: 2,
     max: 4,
     draining: false,
+    startFailing: false,
     ...extra,
   };
   return { stats: () => stats, status: () => status };
@@ -59,4 +60,34 @@ Deno.test("health() refuses any method but GET with 405 and Allow: GET", () => {
     (error: unknown) =>
       error instanceof HttpError && error.status === 405 && error.headers.allow === "GET",
   );
+});
+
+Deno.test("liveness stays 200 while the pool only replenishes; readiness keeps the minimum", async () => {
+  const at = (stats: Partial<PoolStats>): PoolHealth => {
+    const all: PoolStats = {
+      warm: 0,
+      leased: 0,
+      resetting: 0,
+      creating: 0,
+      total: 0,
+      min: 2,
+      max: 16,
+      draining: false,
+      startFailing: false,
+      ...stats,
+    };
+    return { stats: () => all, status: poolStatus };
+  };
+  // A process retired for MaxWorkerMemoryMB: its worker still resetting, the other gone with it,
+  // the replacement not started yet. svc itself is fine and recovering.
+  const recovering = at({ resetting: 1, total: 1 });
+  const live = health(requestTo("/health"), recovering);
+  assert.equal(live.status, 200);
+  assert.equal((await live.json()).status, "Degraded");
+  assert.equal(health(requestTo("/health/ready"), recovering).status, 503);
+  // Nothing starting and the last start failed: the pool cannot reach its minimum by itself.
+  const stuck = at({ startFailing: true });
+  assert.equal(health(requestTo("/health"), stuck).status, 503);
+  assert.equal(poolStatus({ ...stuck.stats(), creating: 1 }), "Degraded", "a start is under way");
+  assert.equal(poolStatus({ ...stuck.stats(), warm: 2, total: 2 }), "Healthy");
 });

@@ -1,11 +1,20 @@
 /**
  * The worker's memory settings on real PowerShell (docs/runspaces.md, "Memory"): a quiet process
  * gives its memory back (`lib/host/cs/IdleTrim.cs`) without harm to the next call, a running call
- * holds the trim off, and the runtime settings svc adds reach the process but not user code.
+ * holds the trim off, the runtime settings svc adds reach the process but not user code, and a
+ * server whose processes are retired for `MaxWorkerMemoryMB` stays live while it replaces them.
  */
 import assert from "node:assert/strict";
 import { RunspaceWorker } from "../lib/worker.ts";
-import { TEST_PWSH as pwsh, withEnv } from "./support/harness.ts";
+import {
+  eventually,
+  fixtureConfig,
+  logged,
+  post,
+  startHttpSvc,
+  TEST_PWSH as pwsh,
+  withEnv,
+} from "./support/harness.ts";
 
 const NO_STARTUP = { modules: [], scriptPath: null, script: null };
 
@@ -91,4 +100,60 @@ Deno.test({
       );
     }
   },
+});
+
+Deno.test("http: /health stays 200 while processes retired for MaxWorkerMemoryMB are replaced; /health/ready says when the pool is short", async () => {
+  // Every pwsh process is over 50 MB: each call's process is retired after it, and the pool, one
+  // worker a process, is below its minimum until the replacement has started.
+  await using svc = await startHttpSvc({
+    config: {
+      ...fixtureConfig(),
+      McpServer: {
+        RunspacePool: {
+          MinPoolSize: 2,
+          EagerWarmCount: 2,
+          RunspacesPerProcess: 1,
+          MaxWorkerMemoryMB: 50,
+        },
+      },
+    },
+  });
+  const live = new Map<number, number>();
+  const ready = new Map<number, number>();
+  const count = (seen: Map<number, number>, status: number) =>
+    seen.set(status, (seen.get(status) ?? 0) + 1);
+  let polling = true;
+  const poller = (async () => {
+    while (polling) {
+      for (const [path, seen] of [["/health", live], ["/health/ready", ready]] as const) {
+        const response = await fetch(`${svc.url}${path}`);
+        await response.body?.cancel();
+        count(seen, response.status);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  })();
+  try {
+    for (let i = 0; i < 3; i++) {
+      const call = await post(`${svc.url}/call`, {
+        tool: "get_fixture_greeting",
+        arguments: { Name: "m" },
+      });
+      assert.equal(call.status, 200);
+    }
+    await logged(svc.stderr, /MB, over MaxWorkerMemoryMB 50/);
+    assert.ok(
+      await eventually(async () => {
+        const response = await fetch(`${svc.url}/health/ready`);
+        await response.body?.cancel();
+        return response.status === 200;
+      }, 60_000),
+      "the pool is back at its minimum",
+    );
+  } finally {
+    polling = false;
+    await poller;
+  }
+  assert.ok((ready.get(503) ?? 0) > 0, `readiness never saw the pool short: ${[...ready]}`);
+  assert.deepEqual([...live.keys()], [200], `liveness answered ${[...live]}`);
 });
