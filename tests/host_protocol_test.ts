@@ -96,6 +96,16 @@ class RawHost {
     return await this.frame();
   }
 
+  /** Runs a startup with no modules and no script as request `id`, which must succeed. */
+  async startup(id: number): Promise<void> {
+    const answer = await this.request(id, "startup", {
+      modules: [],
+      scriptPath: null,
+      script: null,
+    });
+    assert.equal(answer.ok, true, JSON.stringify(answer));
+  }
+
   async close(): Promise<number> {
     this.conn.close();
     const { code } = await this.child.status;
@@ -113,12 +123,7 @@ Deno.test({
   async fn() {
     const host = await RawHost.start();
     try {
-      const startup = await host.request(1, "startup", {
-        modules: [],
-        scriptPath: null,
-        script: null,
-      });
-      assert.equal(startup.ok, true, JSON.stringify(startup));
+      await host.startup(1);
 
       // A running invoke: another request is busy, a stop for another id is ignored, its own ends it.
       await host.send({
@@ -213,12 +218,7 @@ Deno.test({
     // engine does not have, as on a PowerShell that renamed Runspace.RunspaceList.
     const host = await RawHost.start(renamed("RunspaceList"));
     try {
-      const startup = await host.request(1, "startup", {
-        modules: [],
-        scriptPath: null,
-        script: null,
-      });
-      assert.equal(startup.ok, true, JSON.stringify(startup));
+      await host.startup(1);
       const left = await host.request(2, "invoke", {
         command: "Invoke-Expression",
         parameters: {

@@ -30,7 +30,7 @@ Deno.test("security: the default configuration gives no process's command line",
   assert.equal(asked.isError, true);
   assert.match(
     text(asked),
-    /asks for 'CommandLine', which the configuration does not offer for 'Get-Process' \(CommandOverrides AllowedProperties\): it offers Id, Name,/,
+    /asks for 'CommandLine', which the configuration does not offer for 'Get-Process' \(CommandOverrides AllowedProperties\): it offers NPM\(K\), PM\(M\), WS\(M\), CPU\(s\), Id, Name,/,
   );
   for (
     const shaping of [{ _AllProperties: true }, { _RequestedProperties: ["*"] }, {
