@@ -9,7 +9,7 @@ ARG DENO_VERSION=2.9.6
 # PowerShell is pinned by its own version, the one bin/pwsh installs and the tests run on, and comes
 # from NuGet as bin/pwsh gets it. (mcr.microsoft.com/powershell:7.4-ubuntu-22.04, the base before,
 # stopped being updated when PowerShell's images moved to the .NET SDK's in 2025: it stays on a 7.4
-# release older than 7.4.20, without the fixes of the advisories of August-October 2026.) It runs on
+# release older than 7.4.20, without the fixes of the advisories of August and September 2026.) It runs on
 # the .NET 10 runtime image, whose tag follows .NET's patch releases at every build; pwsh is started
 # through `dotnet`, so the image builds for amd64 and arm64 alike.
 ARG POWERSHELL_VERSION=7.6.10

@@ -61,13 +61,14 @@ export function acceptHello(
 
 /**
  * The first release of each PowerShell 7 line with the fixes of every advisory svc knows of: those of
- * August 2026 (7.4.19, 7.5.10, 7.6.5), September (CVE-2026-62801: 7.4.20, 7.5.11, 7.6.6) and October
- * (CVE-2026-96251, CVE-2026-96303: 7.4.21, 7.5.12, 7.6.8). A line not listed has none known.
+ * August 2026 (CVE-2026-50523 and others, PowerShell/Announcements#86: 7.4.19, 7.5.10, 7.6.5) and
+ * September (CVE-2026-69806, PowerShell/Announcements#101: 7.4.20, 7.5.11, 7.6.6). A line not listed
+ * has none known.
  */
 const SECURITY_FIXES: Readonly<Record<string, string>> = {
-  "7.4": "7.4.21",
-  "7.5": "7.5.12",
-  "7.6": "7.6.8",
+  "7.4": "7.4.20",
+  "7.5": "7.5.11",
+  "7.6": "7.6.6",
 };
 
 /**
@@ -94,7 +95,7 @@ export function helloWarnings(info: WorkerInfo): string[] {
   const fixed = missingSecurityFixes(info.psVersion);
   if (fixed !== null) {
     warnings.push(
-      `PowerShell ${info.psVersion} lacks the security fixes of PowerShell ${fixed} (advisories of August to October 2026, such as CVE-2026-62801 and CVE-2026-96303): update it (https://aka.ms/powershell)`,
+      `PowerShell ${info.psVersion} lacks the security fixes of PowerShell ${fixed} (advisories of August and September 2026, such as CVE-2026-50523 and CVE-2026-69806): update it (https://aka.ms/powershell)`,
     );
   }
   if (info.missingMembers.length > 0) {

@@ -123,14 +123,14 @@ Deno.test("acceptHello() takes the engine members the worker lacks, and refuses 
 
 Deno.test("missingSecurityFixes() names the fixed release of each line known to have advisories", () => {
   const cases: [string, string | null][] = [
-    ["7.4.6", "7.4.21"],
-    ["7.4.20", "7.4.21"],
-    ["7.4.21", null],
-    ["7.5.4", "7.5.12"],
-    ["7.5.12", null],
-    ["7.6.5", "7.6.8"],
-    ["7.6.8-rc.1", "7.6.8"],
-    ["7.6.8", null],
+    ["7.4.6", "7.4.20"],
+    ["7.4.19", "7.4.20"],
+    ["7.4.20", null],
+    ["7.5.4", "7.5.11"],
+    ["7.5.11", null],
+    ["7.6.5", "7.6.6"],
+    ["7.6.6-rc.1", "7.6.6"],
+    ["7.6.6", null],
     ["7.6.10", null],
     ["7.7.0", null],
     ["7.10.1", null],
@@ -143,7 +143,7 @@ Deno.test("helloWarnings() says an old release and missing engine members in one
   const info = acceptHello(hello(), TOKEN, 1);
   assert.deepEqual(helloWarnings({ ...info, psVersion: "7.6.10" }), []);
   const [old] = helloWarnings({ ...info, psVersion: "7.4.19" });
-  assert.match(old!, /^PowerShell 7\.4\.19 lacks the security fixes of PowerShell 7\.4\.21 \(/);
+  assert.match(old!, /^PowerShell 7\.4\.19 lacks the security fixes of PowerShell 7\.4\.20 \(/);
   const [missing] = helloWarnings({ ...info, missingMembers: ["AppContext.s_switches", "X.Y"] });
   assert.match(
     missing!,
