@@ -44,6 +44,8 @@ const shell: ShellSettings = {
   },
   useDefaultDisplayProperties: true,
   toolGranularity: "ParameterSet",
+  promptsAnsweredBy: "User",
+  confirmPreference: "High",
   commandOverrides: {},
   cacheDirectory: null,
   hostCacheDirectory: null,
