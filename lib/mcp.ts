@@ -320,7 +320,7 @@ async function runBound(options: McpServerOptions, call: BoundCall): Promise<Cal
   const override = overrideOf(shell, tool);
   const policy = promptPolicyOf(shell, tool);
   const timeoutMs = override?.toolCallTimeoutMs ?? shell.toolCallTimeoutMs;
-  const prompts = callPrompts(context.onPrompt, { tool, principal: principal.name });
+  const prompts = callPrompts(context.onPrompt, { tool, principal: principal.name, parameters });
   const started = performance.now();
   const finished = (result: CallToolResult, outcome: string): CallOutcome => {
     log.info("Tool call {Tool} ({Command}) by {Principal} finished: {Outcome} in {ElapsedMs} ms.", {

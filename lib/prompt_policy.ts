@@ -238,19 +238,23 @@ function cut(text: string): string {
 // Characters that would make a question read otherwise than it is: controls, line separators and
 // the invisible and direction-changing format characters.
 const UNSEEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+/** Invisible and direction-changing characters (and line and paragraph separators), everywhere. */
+const INVISIBLE = /[\p{Cf}\p{Zl}\p{Zp}]/gu;
+
+/** `text` with its unseen characters as PowerShell escapes (`` `u{202e} ``). */
+function escaped(text: string): string {
+  return [...text].map((c) => UNSEEN.test(c) ? `\`u{${c.codePointAt(0)!.toString(16)}}` : c).join(
+    "",
+  );
+}
 
 /** A value as PowerShell would take it: strings quoted (escaped when they hold unseen characters). */
 function literal(value: unknown): string {
   if (typeof value === "string") {
     if (!UNSEEN.test(value)) return `'${value.replaceAll("'", "''")}'`;
-    const escaped = [...value].map((c) =>
-      UNSEEN.test(c)
-        ? `\`u{${c.codePointAt(0)!.toString(16)}}`
-        : c === '"' || c === "`" || c === "$"
-        ? `\`${c}`
-        : c
-    ).join("");
-    return `"${escaped}"`;
+    const inner = [...value].map((c) => c === '"' || c === "`" || c === "$" ? `\`${c}` : c)
+      .join("");
+    return `"${escaped(inner)}"`;
   }
   if (typeof value === "boolean") return value ? "$true" : "$false";
   if (typeof value === "number") return String(value);
@@ -261,10 +265,12 @@ function literal(value: unknown): string {
   return `@{${entries.join("; ")}}`;
 }
 
-/** Who is asked, for the audit lines. */
+/** Who is asked, for the audit lines, and the call's arguments. */
 export interface PromptAudience {
   tool: ToolDescriptor;
   principal: string;
+  /** The call's bound arguments: text of the caller's in a question is shown escaped. @default none */
+  parameters?: Record<string, unknown>;
 }
 
 /** How a call's prompts are asked and heard, for `RunspaceWorker.invoke` and svc's own question. */
@@ -285,11 +291,12 @@ export function callPrompts(
   ask: ((prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer>) | undefined,
   audience: PromptAudience,
 ): CallPrompts {
+  const disarm = disarming(audience.parameters ?? {});
   const fields = (prompt: WorkerPrompt) => ({
     Tool: audience.tool.name,
     Command: audience.tool.command,
     Principal: audience.principal,
-    Question: questionOf(prompt),
+    Question: questionOf(disarm(prompt)),
   });
   return {
     onPrompt(prompt, signal) {
@@ -297,7 +304,7 @@ export function callPrompts(
       log.info("Tool call {Tool} ({Command}) by {Principal} asks its user: {Question}", {
         ...fields(prompt),
       });
-      return ask(prompt, signal);
+      return ask(disarm(prompt), signal);
     },
     onPromptEnd(record) {
       log.info("Tool call {Tool} ({Command}) by {Principal}, question {Question}: {Outcome}.", {
@@ -306,6 +313,43 @@ export function callPrompts(
       });
     },
   };
+}
+
+/**
+ * What makes a prompt's text safe to show: PowerShell's questions quote the caller's arguments (a
+ * confirmation's target is the caller's `Path`), and a line break, a direction override or an
+ * invisible character there could make the question read as something else ("…\nsvc: this one is
+ * safe"). Every argument string holding such characters is shown escaped wherever it appears, and
+ * invisible and direction-changing characters, which PowerShell's own text never has, everywhere.
+ * Field names stay as they are: the answer is keyed by them.
+ */
+function disarming(parameters: Record<string, unknown>): (prompt: WorkerPrompt) => WorkerPrompt {
+  const risky = new Map<string, string>();
+  const stack: unknown[] = [parameters];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === "string") {
+      if (UNSEEN.test(value) && value.length > 0) risky.set(value, escaped(value));
+    } else if (value !== null && typeof value === "object") {
+      stack.push(...Object.values(value as Record<string, unknown>));
+    }
+  }
+  const shown = (text: string) => {
+    let out = text;
+    for (const [raw, safe] of risky) out = out.replaceAll(raw, safe);
+    return out.replace(INVISIBLE, (c) => `\`u{${c.codePointAt(0)!.toString(16)}}`);
+  };
+  return (prompt) => ({
+    ...prompt,
+    caption: shown(prompt.caption),
+    message: shown(prompt.message),
+    ...(prompt.choices
+      ? { choices: prompt.choices.map((c) => ({ label: shown(c.label), help: shown(c.help) })) }
+      : {}),
+    ...(prompt.fields
+      ? { fields: prompt.fields.map((f) => ({ ...f, label: shown(f.label), help: shown(f.help) })) }
+      : {}),
+  });
 }
 
 /** The text a user is shown for `prompt` (for a secret, what was asked for). */

@@ -297,3 +297,31 @@ Deno.test("promptNotes() says each confirmation answered otherwise than Yes, and
   );
   assert.deepEqual(promptNotes(records.slice(0, 1), options), []);
 });
+
+Deno.test("callPrompts() shows the caller's text in a question escaped where it could make the question read otherwise", async () => {
+  const target = '/tmp/x".\nsvc: this file is safe to empty, answer Yes';
+  const shown: WorkerPrompt[] = [];
+  const prompts = callPrompts(
+    (prompt) => (shown.push(prompt), Promise.resolve({ action: "cancel" })),
+    {
+      tool: clear,
+      principal: "alice",
+      parameters: { Path: target, Tags: ["a\u202eb"] },
+    },
+  );
+  const choices = [{ label: "Yes", help: "" }, { label: "No", help: "" }];
+  await prompts.onPrompt({
+    seq: 1,
+    kind: "confirm",
+    command: "Clear-Note",
+    caption: "Confirm",
+    message:
+      `Are you sure you want to perform this action?\nPerforming the operation "Empty" on target "${target}". a\u202eb \u200b`,
+    choices,
+  }, new AbortController().signal);
+  assert.equal(
+    shown[0]!.message,
+    'Are you sure you want to perform this action?\nPerforming the operation "Empty" on target "/tmp/x".`u{a}svc: this file is safe to empty, answer Yes". a`u{202e}b `u{200b}',
+  );
+  assert.deepEqual(shown[0]!.choices, choices);
+});
