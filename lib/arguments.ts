@@ -37,6 +37,18 @@ function parametersByName(tool: ToolDescriptor): Map<string, ToolParameter> {
   return byName;
 }
 
+/** Argument names taken for secrets wherever a value could be shown: in audit lines, in questions. */
+const SECRET_NAME = /pass(word)?|secret|token|key|credential/i;
+
+/**
+ * Whether the value of `tool`'s argument `name` is a secret, never shown: a credential, or an
+ * argument whose name says it holds one.
+ */
+export function isSecretArgument(tool: ToolDescriptor, name: string): boolean {
+  return SECRET_NAME.test(name) ||
+    parametersByName(tool).get(name.toLowerCase())?.kind === "credential";
+}
+
 /** Validates `args` for `tool` and converts them; never throws. */
 export function bindArguments(tool: ToolDescriptor, args: unknown): BindResult {
   if (args !== undefined && args !== null && (typeof args !== "object" || Array.isArray(args))) {

@@ -18,7 +18,7 @@
 import { createHash } from "node:crypto";
 import type { ShellSettings, ToolGranularity } from "./config.ts";
 import { commandTool } from "./catalog_command.ts";
-import { annotationsFor } from "./catalog_annotations.ts";
+import { annotationsFor, confirmImpactOf } from "./catalog_annotations.ts";
 import {
   ALL_SETS,
   cap,
@@ -318,6 +318,7 @@ function buildTool(
     descriptionSource: source,
     inputSchema,
     annotations: annotationsFor(command.name, command.verb),
+    ...confirmImpactOf(command),
     parameters,
   };
 }

@@ -1,10 +1,19 @@
 /**
- * MCP tool annotations (read-only, destructive, idempotent, open-world hints) derived from a
- * command's approved PowerShell verb.
+ * What a tool says about its command's effects: the MCP tool annotations (read-only, destructive,
+ * idempotent, open-world hints) derived from its approved PowerShell verb, and the `ConfirmImpact`
+ * with which it asks for confirmation.
  *
  * @module
  */
-import type { ToolAnnotations } from "./tool_descriptor.ts";
+import type { ToolAnnotations, ToolDescriptor } from "./tool_descriptor.ts";
+import type { CommandMeta } from "./worker_protocol.ts";
+
+/** A ShouldProcess command's `ConfirmImpact`, as a descriptor's field. */
+export function confirmImpactOf(command: CommandMeta): Pick<ToolDescriptor, "confirmImpact"> {
+  return command.supportsShouldProcess && command.confirmImpact
+    ? { confirmImpact: command.confirmImpact }
+    : {};
+}
 
 const READ_ONLY_VERBS = new Set(
   [

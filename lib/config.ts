@@ -12,9 +12,16 @@ import { type HttpLimits, readHttpLimits } from "./config_http_limits.ts";
 import { type PoolSettings, readPool } from "./config_pool.ts";
 import { dirname, isAbsolute } from "node:path";
 import { hintFor, Reader, type SettingSource } from "./config_reader.ts";
-import { type CommandOverride, readOverrides } from "./config_overrides.ts";
+import { type CommandOverride, type PromptsAnsweredBy, readOverrides } from "./config_overrides.ts";
 import { FLAGS, flagVariable } from "./config_flags.ts";
-import { HTTP_MODES, settingOf, TOOL_GRANULARITIES } from "./config_schema.ts";
+import {
+  CONFIRM_LEVELS,
+  type ConfirmLevel,
+  HTTP_MODES,
+  PROMPT_ANSWERERS,
+  settingOf,
+  TOOL_GRANULARITIES,
+} from "./config_schema.ts";
 import { checkConfigShape } from "./config_shape.ts";
 import { envTree, mergeTrees, readConfigFile } from "./config_source.ts";
 import { allProblems, ConfigError } from "./errors.ts";
@@ -84,6 +91,16 @@ export interface ShellSettings {
    * (`Command`, for clients with a tool limit). @default "ParameterSet" (`ShellConfiguration:ToolGranularity`)
    */
   toolGranularity: ToolGranularity;
+  /**
+   * Who may answer the commands' prompts: only the client's user, or the caller too (`Confirm:
+   * false`, answers sent with the call). @default "User" (`ShellConfiguration:PromptsAnsweredBy`)
+   */
+  promptsAnsweredBy: PromptsAnsweredBy;
+  /**
+   * PowerShell's `$ConfirmPreference` at every call: a command whose `ConfirmImpact` reaches it
+   * asks for confirmation. @default "High" (`ShellConfiguration:ConfirmPreference`)
+   */
+  confirmPreference: ConfirmLevel;
   /** Per-command overrides, keyed as written (matched case-insensitively). @default {} */
   commandOverrides: Record<string, CommandOverride>;
   /** Directory of the catalog cache. @default the user cache dir + "/svc" (`ShellConfiguration:CacheDirectory`, env `SVC_CACHE_DIR`) */
@@ -336,6 +353,8 @@ function resolveSettings(
       read.boolean("ShellConfiguration:Performance:UseDefaultDisplayProperties"),
     ),
     toolGranularity: read.choice("ShellConfiguration:ToolGranularity", TOOL_GRANULARITIES),
+    promptsAnsweredBy: read.choice("ShellConfiguration:PromptsAnsweredBy", PROMPT_ANSWERERS),
+    confirmPreference: read.choice("ShellConfiguration:ConfirmPreference", CONFIRM_LEVELS),
     commandOverrides: later(() => readOverrides(read)),
     cacheDirectory: variable("ShellConfiguration:CacheDirectory") ??
       read.path("ShellConfiguration:CacheDirectory", cwd),

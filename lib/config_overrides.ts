@@ -5,6 +5,10 @@
  * @module
  */
 import { isTree, lookup, type Reader } from "./config_reader.ts";
+import { PROMPT_ANSWERERS } from "./config_schema.ts";
+
+/** Who may answer a command's prompts (`PromptsAnsweredBy`; `lib/prompt_policy.ts`). */
+export type PromptsAnsweredBy = (typeof PROMPT_ANSWERERS)[number];
 
 /** Per-command settings from `ShellConfiguration:CommandOverrides:<command>`. */
 export interface CommandOverride {
@@ -22,7 +26,22 @@ export interface CommandOverride {
   allowedProperties?: string[];
   /** Replaces `ShellConfiguration:UseDefaultDisplayProperties` for this command. */
   useDefaultDisplayProperties?: boolean;
+  /** Replaces `ShellConfiguration:PromptsAnsweredBy` for this command. */
+  promptsAnsweredBy?: PromptsAnsweredBy;
+  /** svc asks the user before each call of this command runs (`ConfirmBeforeRun`); absent: it does not. */
+  confirmBeforeRun?: boolean;
 }
+
+/** The configuration key of each override field. */
+const OVERRIDE_KEYS: Record<keyof CommandOverride, string> = {
+  toolCallTimeoutMs: "ToolCallTimeout",
+  requiredRoles: "RequiredRoles",
+  defaultProperties: "DefaultProperties",
+  useDefaultDisplayProperties: "UseDefaultDisplayProperties",
+  allowedProperties: "AllowedProperties",
+  promptsAnsweredBy: "PromptsAnsweredBy",
+  confirmBeforeRun: "ConfirmBeforeRun",
+};
 
 /** Where the overrides are kept: the shell settings (`ShellSettings.commandOverrides`). */
 export interface OverrideSource {
@@ -78,6 +97,12 @@ function readOverride(read: Reader, key: string): CommandOverride {
   if (set("UseDefaultDisplayProperties")) {
     override.useDefaultDisplayProperties = read.boolean(`${key}:UseDefaultDisplayProperties`, true);
   }
+  if (set("PromptsAnsweredBy")) {
+    override.promptsAnsweredBy = read.choice(`${key}:PromptsAnsweredBy`, PROMPT_ANSWERERS, "User");
+  }
+  if (set("ConfirmBeforeRun")) {
+    override.confirmBeforeRun = read.boolean(`${key}:ConfirmBeforeRun`, false);
+  }
   return override;
 }
 
@@ -129,19 +154,30 @@ export function overrideOf(
 }
 
 /**
- * The key that sets a tool's time limit, for the message when it runs out: the most specific
- * `CommandOverrides` entry (by {@linkcode overrideOf}'s order) that sets `ToolCallTimeout`, else
- * `ShellConfiguration:ToolCallTimeout`.
+ * The key that sets `field` of a tool's override, for messages that name it: the most specific
+ * `CommandOverrides` entry (by {@linkcode overrideOf}'s order) that sets it, else `fallback`.
  */
-export function timeoutSettingOf(shell: OverrideSource, tool: OverrideTarget): string {
+export function overrideSettingOf(
+  shell: OverrideSource,
+  tool: OverrideTarget,
+  field: keyof CommandOverride,
+  fallback: string,
+): string {
   const keys = Object.keys(shell.commandOverrides);
   for (const name of namesOf(tool)) {
     const key = keys.find((k) => k.toLowerCase() === name.toLowerCase());
-    if (key !== undefined && shell.commandOverrides[key]!.toolCallTimeoutMs !== undefined) {
-      return `ShellConfiguration:CommandOverrides:${key}:ToolCallTimeout`;
-    }
+    if (key === undefined || shell.commandOverrides[key]![field] === undefined) continue;
+    return `ShellConfiguration:CommandOverrides:${key}:${OVERRIDE_KEYS[field]}`;
   }
-  return "ShellConfiguration:ToolCallTimeout";
+  return fallback;
+}
+
+/**
+ * The key that sets a tool's time limit, for the message when it runs out: the most specific
+ * `CommandOverrides` entry that sets `ToolCallTimeout`, else `ShellConfiguration:ToolCallTimeout`.
+ */
+export function timeoutSettingOf(shell: OverrideSource, tool: OverrideTarget): string {
+  return overrideSettingOf(shell, tool, "toolCallTimeoutMs", "ShellConfiguration:ToolCallTimeout");
 }
 
 /** The names an override key may give a tool by, most specific first. */

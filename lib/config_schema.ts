@@ -96,6 +96,15 @@ export const HOST_MODES = ["Pool", "ProcessPool", "Single"] as const;
 export const HTTP_MODES = ["Stateless", "Stateful"] as const;
 /** `ToolGranularity`'s choices. */
 export const TOOL_GRANULARITIES = ["ParameterSet", "Command"] as const;
+/** `PromptsAnsweredBy`'s choices (lib/prompt_policy.ts). */
+export const PROMPT_ANSWERERS = ["User", "Caller"] as const;
+/** `ConfirmPreference`'s choices: PowerShell's ConfirmImpact levels. */
+export const CONFIRM_LEVELS = ["None", "Low", "Medium", "High"] as const;
+/** A command's `ConfirmImpact`, and the `$ConfirmPreference` threshold it is compared with. */
+export type ConfirmLevel = (typeof CONFIRM_LEVELS)[number];
+
+const PROMPTS_ANSWERED_BY =
+  "Who may answer the command's prompts (confirmations, Read-Host, choices). User: only the client's user, asked by svc while the call runs; the caller can neither pass Confirm false nor send answers ahead, and a client that cannot ask its user is refused a call that would ask. Caller: the caller may also answer for the user (Confirm false, answers sent with the call), for unattended automation.";
 
 const commandOverride = z.object({
   ToolCallTimeout: setting("timeSpan", {
@@ -118,6 +127,15 @@ const commandOverride = z.object({
       "Reduce this command's output objects to what PowerShell shows; replaces the shell setting.",
     computed: "the shell's UseDefaultDisplayProperties",
   }),
+  PromptsAnsweredBy: setting(PROMPT_ANSWERERS, {
+    text: `${PROMPTS_ANSWERED_BY} Replaces the shell setting for this command.`,
+    computed: "the shell's PromptsAnsweredBy",
+  }),
+  ConfirmBeforeRun: setting("boolean", {
+    text:
+      "Ask the client's user before each call of this command runs, naming the command and its arguments (secrets masked); No, a decline or no answer runs nothing.",
+    default: false,
+  }),
 }).partial();
 
 const shellSection = z.object({
@@ -136,8 +154,17 @@ const shellSection = z.object({
   ToolCallTimeout: setting("timeSpan", { text: "Time limit of one call.", default: "00:05:00" }),
   UserInputTimeout: setting("timeSpan", {
     text:
-      "How long a prompt of a call (a confirmation, Read-Host, a choice) waits for the user's answer when the client can ask its user; then it fails as it does without one. The wait does not count against ToolCallTimeout.",
+      "How long a prompt of a call (a confirmation, Read-Host, a choice) waits for the user's answer when the client can ask its user; then the command is stopped. The wait does not count against ToolCallTimeout.",
     default: "00:02:00",
+  }),
+  PromptsAnsweredBy: setting(PROMPT_ANSWERERS, {
+    text: `${PROMPTS_ANSWERED_BY} CommandOverrides can set it per command.`,
+    default: "User",
+  }),
+  ConfirmPreference: setting(CONFIRM_LEVELS, {
+    text:
+      "PowerShell's $ConfirmPreference in every worker, at every call: a command whose ConfirmImpact reaches it asks for confirmation before it acts (None: only when the caller passes Confirm true).",
+    default: "High",
   }),
   MaxResultBytes: setting("integer", {
     text:

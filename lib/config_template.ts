@@ -45,7 +45,7 @@ const OVERRIDE_FIELDS: Record<string, string> = {
 // The embedded default's overrides, with an example of the other fields above them.
 function renderOverrides(overrides: unknown, indent: string): string {
   const example =
-    `${indent}  // "Get-Date": { "ToolCallTimeout": "00:00:30", "RequiredRoles": ["reader"], "DefaultProperties": ["DateTime"] }`;
+    `${indent}  // "Get-Date": { "ToolCallTimeout": "00:00:30", "RequiredRoles": ["reader"], "DefaultProperties": ["DateTime"] },\n${indent}  // "Publish-Release": { "ConfirmBeforeRun": true }`;
   const entries = Object.entries((overrides ?? {}) as Record<string, Record<string, unknown>>);
   const lines = entries.map(([command, fields]) => {
     const body = Object.entries(fields).map(([key, value]) =>
@@ -79,8 +79,17 @@ const DEFAULT_CONFIG_TEXT =
     "ExcludePatterns": ${renderStringList(stringsOf(DEFAULT_SHELL["ExcludePatterns"]), "    ")},
     // Time limit of one call (hh:mm:ss).
     "ToolCallTimeout": "00:05:00",
-    // How long a prompt (a confirmation, Read-Host) waits for the user when the client can ask one.
+    // How long a prompt (a confirmation, Read-Host) waits for the user when the client can ask one;
+    // then the command is stopped.
     "UserInputTimeout": "00:02:00",
+    // Who answers a command's prompts. User: only the client's user, whom svc asks while the call
+    // runs; a caller cannot pass Confirm false or answer ahead, and a client that cannot ask is
+    // refused a call that would ask. Caller: the caller may answer for the user too (unattended
+    // automation). CommandOverrides can set it per command.
+    "PromptsAnsweredBy": "User",
+    // PowerShell's $ConfirmPreference in every worker at every call: a command whose ConfirmImpact
+    // reaches it (None, Low, Medium, High) asks for confirmation before it acts.
+    "ConfirmPreference": "High",
     // Output text above this many bytes (about 6-8k tokens) is cut, with an explicit notice. It
     // also bounds what one call may send svc: the worker counts output and error and other
     // records past it, unsent.
@@ -98,10 +107,11 @@ const DEFAULT_CONFIG_TEXT =
     "UseDefaultDisplayProperties": true,
     // ParameterSet: one tool per parameter set; Command: one tool per command covering all its sets.
     "ToolGranularity": "ParameterSet",
-    // Per-command settings by command name; ToolCallTimeout replaces the one above,
-    // DefaultProperties are the properties output objects keep unless the caller names others, and
-    // AllowedProperties the only ones a caller may ask for. Get-Process offers no CommandLine: the
-    // machine's command lines often hold other programs' secrets.
+    // Per-command settings by command name; ToolCallTimeout and PromptsAnsweredBy replace the ones
+    // above, DefaultProperties are the properties output objects keep unless the caller names
+    // others, AllowedProperties the only ones a caller may ask for, and ConfirmBeforeRun makes svc
+    // ask the user before each call runs. Get-Process offers no CommandLine: the machine's command
+    // lines often hold other programs' secrets.
     "CommandOverrides": ${renderOverrides(DEFAULT_SHELL["CommandOverrides"], "    ")},
     // What runs in every worker before its first call.
     "Environment": {

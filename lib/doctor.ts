@@ -16,6 +16,7 @@ import type { Settings, SettingSource } from "./config.ts";
 import { type HostMode, replacementOf } from "./config_pool.ts";
 import { discoverCatalog, storeCatalog } from "./discovery.ts";
 import { toMcpTool } from "./mcp.ts";
+import { promptSummary } from "./prompt_policy.ts";
 import { portabilityFindings } from "./tool_portability.ts";
 import { StartupError } from "./errors.ts";
 import { describeOrigin, resolvePwsh } from "./pwsh_path.ts";
@@ -58,7 +59,14 @@ export interface DoctorReport {
     path: string | null;
     error: string | null;
   }[];
-  tools: { name: string; command: string; parameterSet: string; descriptionSource: string }[];
+  tools: {
+    name: string;
+    command: string;
+    parameterSet: string;
+    descriptionSource: string;
+    /** Who answers the tool's prompts, and when it asks (`promptSummary`, lib/prompt_policy.ts). */
+    prompts: string;
+  }[];
   pool: Settings["pool"] & { workers: DoctorWorker[] };
   auth: {
     enabled: boolean;
@@ -144,7 +152,7 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
       // The next `serve` with these settings finds the catalog (and the host this worker compiled)
       // in the caches: a first start after doctor, or after an image build that ran it, is warm.
       await storeCatalog(catalog, { shell: settings.shell, pwsh });
-      report.tools = catalog.tools.map(toolRow);
+      report.tools = catalog.tools.map((tool) => toolRow(tool, settings));
       // Missing modules, commands and name collisions, as the catalog noticed them.
       report.warnings.push(...catalog.warnings);
       report.leftOut.push(...(catalog.leftOut ?? []));
@@ -334,12 +342,13 @@ function callerWarnings(settings: Settings, tools: ToolDescriptor[]): string[] {
   return warnings;
 }
 
-function toolRow(tool: ToolDescriptor): DoctorReport["tools"][number] {
+function toolRow(tool: ToolDescriptor, settings: Settings): DoctorReport["tools"][number] {
   return {
     name: tool.name,
     command: tool.command,
     parameterSet: tool.parameterSet,
     descriptionSource: tool.descriptionSource,
+    prompts: promptSummary(settings.shell, tool),
   };
 }
 
@@ -424,7 +433,7 @@ export function formatDoctorText(report: DoctorReport): string {
         t.descriptionSource === "generated"
           ? "description generated from metadata"
           : `description from ${t.descriptionSource}`
-      })`,
+      }; prompts ${t.prompts})`,
     );
   }
   section("Worker pool");

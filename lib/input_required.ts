@@ -8,9 +8,12 @@
  *
  * This module keeps the held calls of one svc process ({@linkcode HeldCalls}: bounded per caller,
  * each given up after `ShellConfiguration:UserInputTimeout`) and their request state: an
- * HMAC-sealed `{pause, round}` (the SDK's `createRequestStateCodec`, a random key per process, so
- * a state from another replica or an earlier process fails to verify). The caller and the tool are
- * checked against the held call itself. {@linkcode callWithInput} serves one round.
+ * HMAC-sealed `{pause, round, binding}` (the SDK's `createRequestStateCodec`, a random key per
+ * process, so a state from another replica or an earlier process fails to verify, and it expires
+ * with `UserInputTimeout`). The binding is a keyed digest of the caller, the tool and the call's
+ * arguments: an answer belongs to one call, and a retry naming another tool or other arguments is
+ * refused with nothing run. The caller and the tool are also checked against the held call itself.
+ * {@linkcode callWithInput} serves one round.
  *
  * @module
  */
@@ -26,6 +29,7 @@ import {
   type RequestStateCodec,
   type ServerContext,
 } from "@modelcontextprotocol/server";
+import { createHmac } from "node:crypto";
 import { toElicitation, toPromptAnswer } from "./elicitation.ts";
 import type { PromptAnswer, WorkerLog, WorkerProgress, WorkerPrompt } from "./worker_protocol.ts";
 import { failureResult } from "./result.ts";
@@ -51,6 +55,8 @@ export class HeldCall {
   readonly owner: string;
   /** The tool called: a retry must name the same one. */
   readonly tool: string;
+  /** Keyed digest of the caller, the tool and the arguments: a retry must bring the same. */
+  readonly binding: string;
   /** Counts the pauses, so a state of an earlier pause cannot answer a later prompt. */
   round = 0;
   /** Whether a request is serving the call (reading its events) right now. */
@@ -68,10 +74,11 @@ export class HeldCall {
   #givenUp = false;
   #onEnd: () => void = () => {};
 
-  /** A call of `owner` to `tool`. */
-  constructor(owner: string, tool: string) {
+  /** A call of `owner` to `tool` bound to `binding` ({@linkcode HeldCalls.binding}). */
+  constructor(owner: string, tool: string, binding: string) {
     this.owner = owner;
     this.tool = tool;
+    this.binding = binding;
   }
 
   /** Aborted when the call is given up (its requester went away); the call's own signal. */
@@ -194,10 +201,14 @@ export interface HeldCallsOptions {
   maxHeld?: number;
 }
 
-/** The request state's payload: which pause, which round of it, and a nonce making each fresh. */
+/**
+ * The request state's payload: which pause, which round of it, the call's binding, and a nonce
+ * making each fresh.
+ */
 interface StatePayload {
   p: string;
   r: number;
+  b: string;
   n: string;
 }
 
@@ -209,6 +220,8 @@ export class HeldCalls {
   // 2025-era prompts whose elicitation/create is open now: each keeps a worker too.
   #asking = 0;
   readonly #codec: RequestStateCodec<StatePayload>;
+  // Keys the bindings: a digest without it could be recomputed from guessed arguments.
+  readonly #bindingKey = crypto.getRandomValues(new Uint8Array(32));
   readonly #options: Required<HeldCallsOptions>;
 
   /** A registry with a random key of its own: states it mints verify only here. */
@@ -223,6 +236,31 @@ export class HeldCalls {
       key: crypto.getRandomValues(new Uint8Array(32)),
       ttlSeconds: Math.max(1, Math.ceil(this.#options.timeoutMs / 1000)),
     });
+  }
+
+  /**
+   * The binding of a call of `owner` to `tool` with `args`: a keyed digest of the three, the
+   * arguments in a canonical form (object keys sorted), so a retry bringing the same arguments in
+   * another order is the same call.
+   */
+  binding(owner: string, tool: string, args: unknown): string {
+    let canonical: string;
+    try {
+      canonical = JSON.stringify(
+        args ?? {},
+        (_key, value) =>
+          value !== null && typeof value === "object" && !Array.isArray(value)
+            ? Object.fromEntries(
+              Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+            )
+            : value,
+      );
+    } catch {
+      // Nested too deep to encode: such arguments are refused when the call is bound anyway.
+      canonical = "\u0000unbindable";
+    }
+    return createHmac("sha256", this.#bindingKey).update(`${owner}\u0000${tool}\u0000${canonical}`)
+      .digest("base64url").slice(0, 32);
   }
 
   /** How many calls `owner` has paused. */
@@ -292,18 +330,23 @@ export class HeldCalls {
 
   /** The request state naming `call`'s current pause. */
   state(call: HeldCall): Promise<string> {
-    return this.#codec.mint({ p: call.pause, r: call.round, n: crypto.randomUUID().slice(0, 8) });
+    return this.#codec.mint({
+      p: call.pause,
+      r: call.round,
+      b: call.binding,
+      n: crypto.randomUUID().slice(0, 8),
+    });
   }
 
   /**
-   * The held call a retry's `requestState` names, if `owner` may resume it with `tool`; it is
-   * marked busy until the request serving it returns.
+   * The held call a retry's `requestState` names, if `owner` may resume it with `tool` and `args`;
+   * it is marked busy until the request serving it returns.
    *
    * @throws {ProtocolError} InvalidParams (-32602), one sentence saying why, when the state does
    * not verify (changed, expired, another process's), names no held call, an earlier pause, another
-   * caller's call or another tool, or another request is resuming the call.
+   * caller's call, another tool or other arguments, or another request is resuming the call.
    */
-  async resume(state: unknown, tool: string, owner: string): Promise<HeldCall> {
+  async resume(state: unknown, tool: string, owner: string, args: unknown): Promise<HeldCall> {
     let payload: StatePayload;
     try {
       if (typeof state !== "string") throw new Error("malformed");
@@ -325,6 +368,12 @@ export class HeldCalls {
     }
     if (call.tool !== tool) {
       throw invalid(`requestState belongs to a call of '${call.tool}', not of '${tool}'`);
+    }
+    const binding = this.binding(owner, tool, args);
+    if (payload.b !== call.binding || binding !== call.binding) {
+      throw invalid(
+        `requestState belongs to a call of '${tool}' with other arguments: a question is answered only for the call that asked it`,
+      );
     }
     if (payload.r !== call.round) {
       throw invalid("requestState answers an earlier question of this call; use the latest one");
@@ -367,10 +416,17 @@ export interface InputCall {
   tool: string;
   /** The caller's owner key. */
   owner: string;
+  /** The request's arguments: a retry must bring those of the call it answers. */
+  arguments: unknown;
   /** The request's raw `requestState`, if any. */
   requestState: unknown;
   /** The request's `inputResponses`, if any. */
   inputResponses: Record<string, unknown> | undefined;
+  /**
+   * Whether an answer sent with the first request, before any question, may answer `prompt`.
+   * @default never: only an answer to a question svc asked in this call counts
+   */
+  answersUpFront?: (prompt: WorkerPrompt) => boolean;
   /** The request's signal: aborted, the call is given up. */
   signal: AbortSignal;
   /** Receives the call's progress while this request serves it; without it none is sent. */
@@ -394,7 +450,8 @@ export interface InputCall {
  * Serves one round: without `requestState`, starts the call; with it, resumes the held call it
  * names with the answer in `inputResponses` (or asks the same question again, with a fresh state,
  * when they lack it). Resolves with the call's result, or `input_required` for its next prompt.
- * Without `requestState`, `inputResponses` whose key matches a prompt answer it directly, once.
+ * Without `requestState`, `inputResponses` whose key matches a prompt answer it directly, once, where
+ * `answersUpFront` allows it.
  *
  * @throws {ProtocolError} InvalidParams for a `requestState` {@linkcode HeldCalls.resume} refuses.
  */
@@ -403,7 +460,7 @@ export async function callWithInput(
 ): Promise<CallToolResult | InputRequiredResult> {
   const { calls, inputResponses } = input;
   if (input.requestState !== undefined) {
-    const call = await calls.resume(input.requestState, input.tool, input.owner);
+    const call = await calls.resume(input.requestState, input.tool, input.owner, input.arguments);
     const prompt = call.pending!;
     const key = toElicitation(prompt).key;
     const answer = answerIn(inputResponses, key, prompt);
@@ -416,7 +473,11 @@ export async function callWithInput(
     call.log = input.onLog ?? null;
     return await serve(calls, call, input.signal, undefined);
   }
-  const call = new HeldCall(input.owner, input.tool);
+  const call = new HeldCall(
+    input.owner,
+    input.tool,
+    calls.binding(input.owner, input.tool, input.arguments),
+  );
   call.progress = input.onProgress ?? null;
   call.log = input.onLog ?? null;
   let refusal: string | null = null;
@@ -433,9 +494,19 @@ export async function callWithInput(
       }),
     (error) => call.finished({ kind: "failed", error }),
   );
-  // Answers sent up front, each used once (a copy: the request's own object stays as it came).
-  const upFront: Record<string, unknown> = Object.assign(Object.create(null), inputResponses);
+  // Answers sent up front, each used once (a copy: the request's own object stays as it came), for
+  // the prompts they may answer.
+  const upFront: UpFront = {
+    answers: Object.assign(Object.create(null), inputResponses),
+    allowed: input.answersUpFront ?? (() => false),
+  };
   return await serve(calls, call, input.signal, upFront, (message) => (refusal = message));
+}
+
+/** Answers sent with a call's first request, and which prompts they may answer. */
+interface UpFront {
+  answers: Record<string, unknown>;
+  allowed: (prompt: WorkerPrompt) => boolean;
 }
 
 /** Reads `call`'s events until its result or a prompt nobody answered yet. */
@@ -443,7 +514,7 @@ async function serve(
   calls: HeldCalls,
   call: HeldCall,
   signal: AbortSignal,
-  upFront: Record<string, unknown> | undefined,
+  upFront: UpFront | undefined,
   refuse: (message: string) => void = () => {},
 ): Promise<CallToolResult | InputRequiredResult> {
   call.busy = true;
@@ -462,8 +533,10 @@ async function serve(
       // The worker layer gave up waiting already: the call runs on to its result.
       if (call.pending === null) continue;
       const key = toElicitation(event.prompt).key;
-      const given = answerIn(upFront, key, event.prompt);
-      if (upFront) delete upFront[key];
+      const given = upFront?.allowed(event.prompt)
+        ? answerIn(upFront.answers, key, event.prompt)
+        : null;
+      if (upFront) delete upFront.answers[key];
       if (given !== null) {
         call.answer(given);
         continue;

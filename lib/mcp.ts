@@ -24,7 +24,7 @@ import type {
 } from "@modelcontextprotocol/server";
 import { ownerOf, type Principal } from "./auth.ts";
 import { callWithInput, type HeldCalls } from "./input_required.ts";
-import { bindArguments, type BindResult } from "./arguments.ts";
+import { bindArguments, type BindResult, type BoundArguments } from "./arguments.ts";
 import { exceededLimit } from "./request_limits.ts";
 import { chooseParameterSet } from "./parameter_set.ts";
 import { restrictCommandTool } from "./catalog_command.ts";
@@ -32,6 +32,16 @@ import { tracedCall } from "./telemetry.ts";
 import type { ToolDescriptor } from "./tool_descriptor.ts";
 import type { ShellSettings } from "./config.ts";
 import { overrideOf, timeoutSettingOf } from "./config_overrides.ts";
+import {
+  callPrompts,
+  confirmRun,
+  offeredSchema,
+  promptPolicyOf,
+  type PromptSettings,
+  refusalBeforeRun,
+  RUN_QUESTION_SEQ,
+} from "./prompt_policy.ts";
+import { isSecretArgument } from "./arguments.ts";
 import { settingOf } from "./config_schema.ts";
 import { logger } from "./log.ts";
 import {
@@ -146,19 +156,20 @@ function visibleTool(
 const DEFAULT_RESULT_BYTES = settingOf("ShellConfiguration:MaxResultBytes")!.default as number;
 
 /**
- * Converts a descriptor to the MCP `Tool` shape of `tools/list`; under a `MaxResultBytes` above its
+ * Converts a descriptor to the MCP `Tool` shape of `tools/list`, its schema as the caller sees it
+ * (`Confirm` only true where only the user answers prompts); under a `MaxResultBytes` above its
  * default it carries the result size hint Claude Code reads ({@linkcode resultSizeHint}).
  */
 export function toMcpTool(
   tool: ToolDescriptor,
-  shell: Pick<ShellSettings, "maxResultBytes">,
+  shell: Pick<ShellSettings, "maxResultBytes"> & PromptSettings,
 ): Tool {
   const hint = resultSizeHint(shell.maxResultBytes, DEFAULT_RESULT_BYTES);
   return {
     name: tool.name,
     title: tool.command,
     description: tool.description,
-    inputSchema: tool.inputSchema as Tool["inputSchema"],
+    inputSchema: offeredSchema(tool, promptPolicyOf(shell, tool)) as Tool["inputSchema"],
     outputSchema: RESULT_OUTPUT_SCHEMA as unknown as Tool["outputSchema"],
     annotations: { ...tool.annotations },
     ...(hint === null ? {} : { _meta: { "anthropic/maxResultSizeChars": hint } }),
@@ -230,54 +241,112 @@ async function runCall(
   context: CallContext,
   onFound: (tool: ToolDescriptor) => void,
 ): Promise<CallOutcome> {
-  const { runner, shell } = options;
+  const { shell } = options;
   const { principal } = context;
   const outer = requestSignal.getStore();
   const signal = outer ? AbortSignal.any([context.signal, outer]) : context.signal;
-  // A tool the caller may not call is refused exactly like one that does not exist, and is never
-  // suggested either.
-  // A command tool keeps only the sets this caller may call, so a forbidden set is refused as an
-  // unknown one and never chosen for the caller.
-  const tools = await toolsFor(options, principal);
-  const found = tools.find((t) => t.name === name);
-  if (!found) {
-    const close = closestNames(name, tools.map((t) => t.name));
-    const message = `Unknown tool '${name}'${
-      close.length > 0 ? `; did you mean ${close.map((c) => `'${c}'`).join(", ")}?` : ""
-    }`;
-    log.info("Tool call {Tool} by {Principal} refused: unknown tool.", {
-      Tool: name,
-      Principal: principal.name,
-    });
-    return { kind: "unknown-tool", message };
-  }
-  onFound(found);
-  const chosen = chooseParameterSet(found, args);
-  const tool = chosen.ok ? chosen.tool : found;
+  const found = await findTool(options, name, principal);
+  if (found.kind === "unknown-tool") return found;
+  onFound(found.tool);
+  const chosen = chooseParameterSet(found.tool, args);
+  const tool = chosen.ok ? chosen.tool : found.tool;
   const bound = withinLimits(
     tool,
     chosen.ok ? bindArguments(tool, chosen.args) : chosen,
     shell,
   );
-  if (!bound.ok) {
+  const refusal = bound.ok
+    ? refusalBeforeRun({
+      tool,
+      parameters: bound.value.parameters,
+      policy: promptPolicyOf(shell, tool),
+      canAsk: context.onPrompt !== undefined,
+    }, shell)
+    : { invalid: true, message: bound.message };
+  if (!bound.ok || refusal !== null) {
+    const { invalid, message } = refusal!;
     log.info("Tool call {Tool} ({Command}) by {Principal} refused: {Message}", {
       Tool: tool.name,
       Command: tool.command,
       Principal: principal.name,
-      Message: bound.message,
+      Message: message,
     });
-    return {
-      kind: "invalid-arguments",
-      result: failureResult(bound.message),
-      message: bound.message,
-    };
+    return invalid
+      ? { kind: "invalid-arguments", result: failureResult(message), message }
+      : { kind: "result", result: failureResult(message) };
   }
+  return await runBound(options, { tool, arguments: bound.value, signal, context });
+}
+
+/**
+ * The tool `name` as `principal` may call it. One they may not call is refused exactly like one
+ * that does not exist, and never suggested either; a command tool keeps only the sets they may
+ * call, so a forbidden set is refused as an unknown one and never chosen for them.
+ */
+async function findTool(
+  options: McpServerOptions,
+  name: string,
+  principal: Principal,
+): Promise<
+  { kind: "found"; tool: ToolDescriptor } | Extract<CallOutcome, { kind: "unknown-tool" }>
+> {
+  const tools = await toolsFor(options, principal);
+  const found = tools.find((t) => t.name === name);
+  if (found) return { kind: "found", tool: found };
+  const close = closestNames(name, tools.map((t) => t.name));
+  const message = `Unknown tool '${name}'${
+    close.length > 0 ? `; did you mean ${close.map((c) => `'${c}'`).join(", ")}?` : ""
+  }`;
+  log.info("Tool call {Tool} by {Principal} refused: unknown tool.", {
+    Tool: name,
+    Principal: principal.name,
+  });
+  return { kind: "unknown-tool", message };
+}
+
+/** A call whose arguments were accepted, about to run. */
+interface BoundCall {
+  tool: ToolDescriptor;
+  arguments: BoundArguments;
+  /** The call's signal, joined with its HTTP request's. */
+  signal: AbortSignal;
+  context: CallContext;
+}
+
+/**
+ * Runs an accepted call: svc's own question first for a `ConfirmBeforeRun` tool, then the command
+ * on a worker the runner lends, its prompts audited; then the result and the audit line.
+ */
+async function runBound(options: McpServerOptions, call: BoundCall): Promise<CallOutcome> {
+  const { runner, shell } = options;
+  const { tool, signal, context } = call;
+  const { principal } = context;
+  const { parameters, credentials, shaping, provider } = call.arguments;
   const override = overrideOf(shell, tool);
+  const policy = promptPolicyOf(shell, tool);
   const timeoutMs = override?.toolCallTimeoutMs ?? shell.toolCallTimeoutMs;
+  const prompts = callPrompts(context.onPrompt, { tool, principal: principal.name, parameters });
   const started = performance.now();
-  const elapsed = () => Math.round(performance.now() - started);
+  const finished = (result: CallToolResult, outcome: string): CallOutcome => {
+    log.info("Tool call {Tool} ({Command}) by {Principal} finished: {Outcome} in {ElapsedMs} ms.", {
+      Tool: tool.name,
+      Command: tool.command,
+      Principal: principal.name,
+      Outcome: outcome,
+      ElapsedMs: Math.round(performance.now() - started),
+      ...(options.logArguments ? { Arguments: redactArguments(tool, parameters) } : {}),
+    });
+    return { kind: "result", result };
+  };
+  const answers = {
+    userInputTimeoutMs: shell.userInputTimeoutMs,
+    answeredBySetting: policy.answeredBySetting,
+  };
+  if (policy.confirmBeforeRun) {
+    const notRun = await confirmRun(prompts, { tool, parameters, signal }, answers);
+    if (notRun) return finished(notRun, "not run");
+  }
   try {
-    const { parameters, credentials, shaping, provider } = bound.value;
     const outcome = await runner.withWorker({ signal, principal }, (worker) =>
       worker.invoke(
         {
@@ -289,14 +358,18 @@ async function runCall(
           // A read-only command past what svc keeps only makes output nobody sees; stopping it
           // there is what _MaxResults does, while a command run for its effects runs to its end.
           stopWhenFull: tool.annotations.readOnlyHint,
+          confirmPreference: shell.confirmPreference,
           ...outputShaping(shell, override, shaping),
         },
         {
           signal,
           timeoutMs,
           userInputTimeoutMs: shell.userInputTimeoutMs,
+          // Every call is interactive: where nobody can be asked, a prompt stops the command
+          // instead of failing into an error it might run on from.
+          onPrompt: prompts.onPrompt,
+          onPromptEnd: prompts.onPromptEnd,
           ...(context.onProgress ? { onProgress: context.onProgress } : {}),
-          ...(context.onPrompt ? { onPrompt: context.onPrompt } : {}),
           ...(context.log ? { log: context.log } : {}),
         },
       ));
@@ -305,16 +378,9 @@ async function runCall(
       timeoutMs,
       timeoutSetting: timeoutSettingOf(shell, tool),
       propertiesChosen: requestedProperties(shaping).length > 0,
+      ...answers,
     });
-    log.info("Tool call {Tool} ({Command}) by {Principal} finished: {Outcome} in {ElapsedMs} ms.", {
-      Tool: tool.name,
-      Command: tool.command,
-      Principal: principal.name,
-      Outcome: outcome.interrupted ?? (result.isError ? "error" : "ok"),
-      ElapsedMs: elapsed(),
-      ...(options.logArguments ? { Arguments: redactArguments(tool, parameters) } : {}),
-    });
-    return { kind: "result", result };
+    return finished(result, outcome.interrupted ?? (result.isError ? "error" : "ok"));
   } catch (error) {
     if (error instanceof WorkerUnavailableError) {
       log.warning("Tool call {Tool} ({Command}) by {Principal} refused: {Message}", {
@@ -337,7 +403,7 @@ async function runCall(
         Tool: tool.name,
         Command: tool.command,
         Principal: principal.name,
-        ElapsedMs: elapsed(),
+        ElapsedMs: Math.round(performance.now() - started),
         Message: message,
       },
     );
@@ -388,10 +454,7 @@ function redactArguments(
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(parameters)) {
-    const kind = tool.parameters.find((p) => p.name === name)?.kind;
-    out[name] = kind === "credential" || /pass(word)?|secret|token|key|credential/i.test(name)
-      ? "[redacted]"
-      : value;
+    out[name] = isSecretArgument(tool, name) ? "[redacted]" : value;
   }
   return out;
 }
@@ -422,7 +485,7 @@ function mayPause(ctx: ServerContext): boolean {
  * until the client retries with the answers (`lib/input_required.ts`). It runs outside the first
  * HTTP request's signal, which ends with that request's response.
  */
-function pausableCall(
+async function pausableCall(
   options: McpServerOptions,
   calls: HeldCalls,
   request: CallToolRequest,
@@ -431,12 +494,19 @@ function pausableCall(
 ): Promise<CallToolResult | InputRequiredResult> {
   const { name, arguments: args } = request.params;
   const principal = context.principal;
-  return callWithInput({
+  const tool = (await toolsFor(options, principal)).find((t) => t.name === name);
+  // Where the caller may answer for the user, its answers sent with the call count, but never for
+  // svc's own question before a ConfirmBeforeRun tool runs.
+  const callerAnswers = tool !== undefined &&
+    promptPolicyOf(options.shell, tool).answeredBy === "Caller";
+  return await callWithInput({
     calls,
     tool: name,
     owner: ownerOf(principal) ?? `unnamed:${principal.name}`,
+    arguments: args,
     requestState: ctx.mcpReq.requestState(),
     inputResponses: ctx.mcpReq.inputResponses,
+    answersUpFront: (prompt) => callerAnswers && prompt.seq !== RUN_QUESTION_SEQ,
     // The HTTP request's own signal too: a client that disconnects gives its call up.
     signal: AbortSignal.any([ctx.mcpReq.signal, requestSignal.getStore() ?? ctx.mcpReq.signal]),
     ...(context.onProgress ? { onProgress: context.onProgress } : {}),

@@ -10,8 +10,10 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { ToolDescriptor } from "./tool_descriptor.ts";
 import { type ErrorInfo, WorkerError } from "./errors.ts";
+import { DEFAULT_USER_INPUT_TIMEOUT_MS } from "./worker_prompts.ts";
 import type { InvokeOutcome, InvokeResult, OutputShape, StreamName } from "./worker_protocol.ts";
 import { fitOutput, type FittedOutput } from "./result_fit.ts";
+import { promptNotes, stoppedValue } from "./prompt_policy.ts";
 
 /** Options of {@linkcode toCallToolResult}. */
 export interface ShapeOptions {
@@ -26,6 +28,13 @@ export interface ShapeOptions {
    * said, since the caller chose them. @default false
    */
   propertiesChosen?: boolean;
+  /** The time for each answer of the user, in ms. @default 120000 (`ShellConfiguration:UserInputTimeout`) */
+  userInputTimeoutMs?: number;
+  /**
+   * The key deciding who may answer the tool's prompts, named when nobody could be asked.
+   * @default "ShellConfiguration:PromptsAnsweredBy"
+   */
+  answeredBySetting?: string;
 }
 
 /**
@@ -46,7 +55,7 @@ export const RESULT_OUTPUT_SCHEMA = {
     notes: {
       ...strings,
       description:
-        "What svc says about this result, as the text blocks say it: output cut and how to ask for less, properties left out, records dropped, why the call stopped.",
+        "What svc says about this result, as the text blocks say it: the user's answers, output cut and how to ask for less, properties left out, records dropped, why the call stopped.",
     },
     truncated: {
       type: "object",
@@ -67,7 +76,7 @@ export const RESULT_OUTPUT_SCHEMA = {
     information: { type: "array" },
     stderr: strings,
     errors: { type: "array" },
-    stopped: { type: "string", enum: ["timeout", "cancelled"] },
+    stopped: { type: "string", enum: ["timeout", "cancelled", "declined", "unanswered"] },
   },
 } as const;
 
@@ -92,6 +101,13 @@ export function toCallToolResult(
   options: ShapeOptions,
 ): CallToolResult {
   const { result, interrupted } = outcome;
+  const records = outcome.prompts ?? [];
+  const byPrompt = interrupted === "prompt";
+  const asked = promptNotes(records, {
+    stopped: byPrompt,
+    userInputTimeoutMs: options.userInputTimeoutMs ?? DEFAULT_USER_INPUT_TIMEOUT_MS,
+    answeredBySetting: options.answeredBySetting ?? "ShellConfiguration:PromptsAnsweredBy",
+  });
   const { errors, stderr } = splitNativeStderr(result.errors);
   const fitted = fitOutput(result.output, options.maxResultBytes, result.outputCut ?? null);
   const shape = options.propertiesChosen ? withoutTypeOmissions(result.shape) : result.shape;
@@ -102,12 +118,15 @@ export function toCallToolResult(
     } and was stopped: that is the limit ${
       options.timeoutSetting ?? "ShellConfiguration:ToolCallTimeout"
     } sets, so raise it there if the command needs longer`
+    : byPrompt
+    ? asked.at(-1) ?? `Command '${tool.command}' was stopped at a question to its user`
     : interrupted
     ? `Command '${tool.command}' was cancelled and stopped`
     : null;
   const shapeLines = shape ? shapeNotes(shape) : [];
   // The sentences both halves carry; the records themselves are fields of their own in each.
   const notes = [
+    ...(byPrompt ? asked.slice(0, -1) : asked),
     ...(stoppedText ? [stoppedText] : []),
     ...(fitted.notice ? [fitted.notice] : []),
     ...shapeLines,
@@ -125,10 +144,14 @@ export function toCallToolResult(
   if (stderr.length > 0) structured.stderr = stderr;
   if (errors.length > 0) structured.errors = errors;
   if (dropped) structured.droppedRecords = result.droppedRecords;
-  if (interrupted) structured.stopped = interrupted;
+  if (interrupted) structured.stopped = byPrompt ? stoppedValue(records) : interrupted;
   if (notes.length > 0) structured.notes = notes;
 
   const content: CallToolResult["content"] = [];
+  // The user's answers first: a model must not read "No" as "nothing to do".
+  for (const note of byPrompt ? asked.slice(0, -1) : asked) {
+    content.push({ type: "text", text: note });
+  }
   if (stoppedText) content.push({ type: "text", text: stoppedText });
   else if (errors.length > 0) {
     content.push({ type: "text", text: describeErrors(tool.command, errors) });
@@ -322,22 +345,14 @@ export function describeErrors(command: string, errors: ErrorInfo[]): string {
   return `Command '${command}' reported ${count}:\n${lines.join("\n")}`;
 }
 
-const PROMPT_NOTE =
-  "svc workers are non-interactive: pass every value as an argument instead of being prompted";
+const PROMPT_NOTE = "the command asked for input where nobody can answer it";
 
 /**
  * A prompt that failed without the worker's own sentence (lib/host/cs/ErrorInfo.cs writes one for
- * the prompts it sees, which says what to do already, also when an interactive call's prompt got no
- * answer in time: the hint is given once).
+ * the prompts it sees, which says so already: the note is given once).
  */
 function isPromptError(error: ErrorInfo): boolean {
-  if (
-    /but (svc runs commands non-interactively|no answer came within the time limit)/.test(
-      error.message,
-    )
-  ) {
-    return false;
-  }
+  if (/but nobody can answer a prompt there/.test(error.message)) return false;
   return (error.fullyQualifiedErrorId ?? "").startsWith("HostFunction") ||
     /does not support user interaction|NonInteractive mode/.test(error.message);
 }

@@ -6,6 +6,8 @@
  *
  * @module
  */
+import type { ConfirmLevel } from "./config_schema.ts";
+
 /** A JSON Schema object (the subset svc emits). */
 export type JsonSchema = Record<string, unknown>;
 
@@ -71,6 +73,12 @@ export interface ToolDescriptor {
   inputSchema: JsonSchema;
   /** Annotations derived from the verb. */
   annotations: ToolAnnotations;
+  /**
+   * The command's `ConfirmImpact` when it supports ShouldProcess (then the tool takes `Confirm` and
+   * `WhatIf`): it asks for confirmation when this reaches `ShellConfiguration:ConfirmPreference`.
+   * @default undefined: the command never asks through ShouldProcess
+   */
+  confirmImpact?: ConfirmLevel;
   /** Parameters in schema order. */
   parameters: ToolParameter[];
   /**

@@ -9,7 +9,7 @@
 import { type ErrorInfo, RemoteError, WorkerError } from "./errors.ts";
 import { logger } from "./log.ts";
 import { frameSplitter } from "./worker_frames.ts";
-import { promptRelay } from "./worker_prompts.ts";
+import { promptRelay, withPrompts } from "./worker_prompts.ts";
 import { callFrameBytes, callLimits, DISCOVERY_FRAME_BYTES } from "./output_limits.ts";
 import {
   delay,
@@ -260,9 +260,12 @@ export class RunspaceWorker implements AsyncDisposable {
         ]);
         if ("result" in first) {
           if (first.result.runspaceBusy) this.#process.retire(); // no later call can run there
-          // Stopped because the user cancelled a prompt: a cancellation like the client's own.
-          const cancelled = first.result.stopped && prompts?.cancelled();
-          return { result: first.result, interrupted: cancelled ? "cancelled" : null };
+          // Stopped by a prompt's answer (a decline, a cancel, none in time, nobody to ask).
+          const byPrompt = first.result.stopped && prompts?.stopped();
+          return withPrompts(
+            { result: first.result, interrupted: byPrompt ? "prompt" : null },
+            prompts,
+          );
         }
         const reason = first.interrupted;
         log.debug("Stopping call {Id} on worker {Pid}: {Reason}.", {
@@ -275,7 +278,12 @@ export class RunspaceWorker implements AsyncDisposable {
           response.then((result) => result as InvokeResult),
           delay(this.#stopTimeoutMs).then(() => null),
         ]);
-        if (stopped) return { result: { ...stopped, stopped: true }, interrupted: reason };
+        if (stopped) {
+          return withPrompts(
+            { result: { ...stopped, stopped: true }, interrupted: reason },
+            prompts,
+          );
+        }
         const alone = this.#process.slots <= 1;
         await this.kill();
         const what = reason === "timeout" ? "timed out" : "was cancelled";

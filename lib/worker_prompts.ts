@@ -1,12 +1,14 @@
 /**
  * The prompts of one interactive invoke (docs/worker-protocol.md §4.4): each `prompt` frame goes to
  * the caller's `onPrompt`, and its answer back to the worker as an `answer` notification, within the
- * time limit for user input. While the user is asked, the call's own time limit stands still.
+ * time limit for user input. While the user is asked, the call's own time limit stands still. Every
+ * prompt is recorded with how it ended, for the call's result; any answer but an accepted one stops
+ * the call in the worker.
  *
  * @module
  */
 import { logger } from "./log.ts";
-import type { PromptAnswer, WorkerPrompt } from "./worker_protocol.ts";
+import type { InvokeOutcome, PromptAnswer, PromptRecord, WorkerPrompt } from "./worker_protocol.ts";
 import type { InvokeOptions } from "./worker_request.ts";
 
 const log = logger("worker");
@@ -17,8 +19,14 @@ const log = logger("worker");
  */
 export const DEFAULT_USER_INPUT_TIMEOUT_MS = 120_000;
 
-const KINDS = new Set(["confirm", "choice", "text", "fields"]);
-const ACTIONS = new Set(["accept", "decline", "cancel", "timeout"]);
+const KINDS = new Set(["confirm", "choice", "text", "fields", "secret"]);
+const ACTIONS = new Set(["accept", "decline", "cancel", "timeout", "unavailable"]);
+
+/**
+ * Why the signal given to `onPrompt` aborted: the time for user input ran out (`TIMED_OUT`), or
+ * the prompt was settled otherwise (answered, or the call ended).
+ */
+export const TIMED_OUT = "svc: no answer within the time for user input";
 
 /** How a call's own time limit stands still while the user is asked (`interruptionOf`). */
 export interface CallClock {
@@ -27,11 +35,13 @@ export interface CallClock {
 }
 
 /** What {@linkcode promptRelay} gives its call. */
-interface PromptRelay {
+export interface PromptRelay {
   /** Handles a `prompt` frame. */
   take: (frame: Record<string, unknown>) => void;
-  /** Whether a prompt was answered `cancel` (the user's, or after a failure): the call stops. */
-  cancelled: () => boolean;
+  /** Whether a prompt's answer, or a secret asked for, stopped the call. */
+  stopped: () => boolean;
+  /** The call's prompts so far, each with how it ended (settled ones only). */
+  records: () => PromptRecord[];
   /** Ends every wait still open, once the call has ended. */
   dispose: () => void;
 }
@@ -39,11 +49,12 @@ interface PromptRelay {
 /**
  * A relay for one call's `prompt` frames to `options.onPrompt`, each answered through `answer` (the
  * `answer` notification's params less the call's id), or undefined when the call is not interactive.
- * `take` handles a frame (a malformed one is answered `cancel`, which stops the call); `dispose` ends
- * every wait still open, once the call has ended.
+ * `take` handles a frame (a malformed one is answered `cancel`, which stops the call; a `secret` one
+ * wants no answer and is never passed on); `dispose` ends every wait still open, once the call has
+ * ended. `options.onPromptEnd` hears how each prompt ended.
  */
 export function promptRelay(
-  options: Pick<InvokeOptions, "onPrompt" | "userInputTimeoutMs">,
+  options: Pick<InvokeOptions, "onPrompt" | "onPromptEnd" | "userInputTimeoutMs">,
   clock: CallClock,
   answer: (params: { seq: number } & PromptAnswer) => void,
 ): PromptRelay | undefined {
@@ -52,10 +63,21 @@ export function promptRelay(
   const timeoutMs = options.userInputTimeoutMs ?? DEFAULT_USER_INPUT_TIMEOUT_MS;
   // Each prompt waiting, with its timer.
   const open = new Map<AbortController, ReturnType<typeof setTimeout>>();
+  const records: PromptRecord[] = [];
   let ended = false;
-  let cancelled = false;
+  let stopped = false;
+  const record = (entry: PromptRecord) => {
+    records.push(entry);
+    if (entry.action !== "accept") stopped = true;
+    try {
+      options.onPromptEnd?.(entry);
+    } catch (error) {
+      log.debug("A prompt listener failed: {Message}", { Message: String(error) });
+    }
+  };
   return {
-    cancelled: () => cancelled,
+    stopped: () => stopped,
+    records: () => [...records],
     take(frame) {
       if (ended) return;
       const seq = frame.seq;
@@ -68,25 +90,28 @@ export function promptRelay(
         log.warning("A worker sent a malformed prompt frame (seq {Seq}); the call is stopped.", {
           Seq: seq,
         });
-        cancelled = true;
+        stopped = true;
         answer({ seq, action: "cancel" });
         return;
       }
+      // Never asked: the worker has stopped the call already and waits for nothing.
+      if (prompt.kind === "secret") return record({ prompt, action: "secret" });
       const controller = new AbortController();
       clock.pause();
       let settled = false;
-      const settle = (given: PromptAnswer) => {
+      const settle = (given: PromptAnswer, reason?: string) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         open.delete(controller);
-        controller.abort();
+        controller.abort(reason);
         clock.resume();
         if (ended) return;
-        if (given.action === "cancel") cancelled = true;
-        answer({ ...given, seq });
+        const sent = answerOf(given);
+        record({ prompt, action: sent.action, ...chosenOf(prompt, sent) });
+        answer({ ...sent, seq });
       };
-      const timer = setTimeout(() => settle({ action: "timeout" }), timeoutMs);
+      const timer = setTimeout(() => settle({ action: "timeout" }, TIMED_OUT), timeoutMs);
       open.set(controller, timer);
       let asked: Promise<PromptAnswer>;
       try {
@@ -95,7 +120,7 @@ export function promptRelay(
         asked = Promise.reject(error);
       }
       asked.then(
-        (answer) => settle(answerOf(answer)),
+        (answer) => settle(answer),
         (error) => {
           // Nobody could be asked: the call stops, as at a console whose user pressed Ctrl+C.
           if (!settled) {
@@ -118,6 +143,20 @@ export function promptRelay(
   };
 }
 
+/** `outcome` with the call's prompts, when it asked any. */
+export function withPrompts(outcome: InvokeOutcome, relay: PromptRelay | undefined): InvokeOutcome {
+  const records = relay?.records() ?? [];
+  return records.length > 0 ? { ...outcome, prompts: records } : outcome;
+}
+
+/** The labels an accepted confirm or choice answer picks, as a record's `chosen`. */
+function chosenOf(prompt: WorkerPrompt, answer: PromptAnswer): Pick<PromptRecord, "chosen"> {
+  if (answer.action !== "accept" || !answer.choices || !prompt.choices) return {};
+  const labels = answer.choices.map((i) => prompt.choices![i]?.label)
+    .filter((label): label is string => label !== undefined);
+  return { chosen: labels };
+}
+
 /** The prompt a frame carries, or null when it is not one. */
 function promptOf(frame: Record<string, unknown>): WorkerPrompt | null {
   const { seq, kind, caption, message } = frame;
@@ -126,7 +165,9 @@ function promptOf(frame: Record<string, unknown>): WorkerPrompt | null {
   const { type: _type, id: _id, ...rest } = frame;
   if (kind === "confirm" || kind === "choice") {
     if (!Array.isArray(frame.choices) || frame.choices.length === 0) return null;
-  } else if (!Array.isArray(frame.fields) || frame.fields.length === 0) return null;
+  } else if (kind !== "secret" && (!Array.isArray(frame.fields) || frame.fields.length === 0)) {
+    return null;
+  }
   return { ...rest, seq } as unknown as WorkerPrompt;
 }
 

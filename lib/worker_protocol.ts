@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { ConfirmLevel } from "./config_schema.ts";
 import type { ErrorInfo } from "./errors.ts";
 
 /** Metadata of one parameter, as the worker reports it (protocol §4.3). */
@@ -64,6 +65,11 @@ export interface CommandMeta {
   noun: string | null;
   defaultParameterSet: string | null;
   supportsShouldProcess: boolean;
+  /**
+   * A ShouldProcess command's `ConfirmImpact` (`None`..`High`): it asks for confirmation when this
+   * reaches `$ConfirmPreference`. Null otherwise; absent from an older worker's answer.
+   */
+  confirmImpact?: ConfirmLevel | null;
   outputTypes: string[];
   parameterSets: ParameterSetMeta[];
   help: HelpMeta | null;
@@ -205,6 +211,11 @@ export interface InvokeParams {
    * (protocol §4.4). @default false: every prompt fails at once
    */
   interactive?: boolean;
+  /**
+   * `$ConfirmPreference` for the call: a ShouldProcess command whose `ConfirmImpact` reaches it asks
+   * for confirmation (protocol §4.4). @default the runspace's own (PowerShell's "High")
+   */
+  confirmPreference?: ConfirmLevel;
 }
 
 /** A `progress` frame: the newest progress record of a running invoke (protocol §4.4). */
@@ -221,13 +232,14 @@ export interface WorkerProgress {
 /**
  * A `prompt` frame less its `type` and `id`: a question the running command asks its user, on an
  * interactive invoke (protocol §4.4). `confirm` is PowerShell's own confirmation (ShouldProcess,
- * ShouldContinue), `choice` any other PromptForChoice, `text` a Read-Host, `fields` $Host.UI.Prompt.
- * Strings are cut to the call's `limits.textBytes`.
+ * ShouldContinue), `choice` any other PromptForChoice, `text` a Read-Host, `fields` $Host.UI.Prompt;
+ * `secret` says the command asked for a secret (`message`: "a credential"), which is never asked:
+ * it wants no answer, and the command has stopped. Strings are cut to the call's `limits.textBytes`.
  */
 export interface WorkerPrompt {
   /** The prompt's number within its call, from 1; the answer names it. */
   seq: number;
-  kind: "confirm" | "choice" | "text" | "fields";
+  kind: "confirm" | "choice" | "text" | "fields" | "secret";
   /**
    * The command the call runs (the invoke's `command`), whichever command inside it asks: the user
    * learns what wants an answer. Absent from a worker of an older host.
@@ -269,12 +281,13 @@ export interface PromptField {
 /**
  * svc's answer to a {@linkcode WorkerPrompt}: the params of the `answer` notification less `id` and
  * `seq` (protocol §4.4). `accept` answers with `choices` (confirm, choice: indexes into its choices,
- * one unless `multiple`) or `values` (text, fields: by field name); `decline` answers a confirmation
- * No and fails any other prompt; `cancel` stops the call; `timeout` fails the prompt as a
- * non-interactive call fails it.
+ * one unless `multiple`) or `values` (text, fields: by field name). Every other action stops the
+ * call, as Ctrl+C at a console prompt does, and says why: the user declined (`decline`) or
+ * cancelled (`cancel`), no answer came in time (`timeout`), or nobody can answer (`unavailable`: the
+ * client cannot ask its user).
  */
 export interface PromptAnswer {
-  action: "accept" | "decline" | "cancel" | "timeout";
+  action: "accept" | "decline" | "cancel" | "timeout" | "unavailable";
   choices?: number[];
   values?: Record<string, string | number | boolean>;
 }
@@ -350,11 +363,27 @@ export interface WorkerInfo {
   missingMembers: string[];
 }
 
-/** How an `invoke` ended when it did not simply complete. */
-export type Interruption = "timeout" | "cancelled";
+/**
+ * How an `invoke` ended when it did not simply complete: its time limit, its caller's cancel, or a
+ * prompt's answer (or the lack of one) that stopped it (`prompt`; the last of `prompts` says which).
+ */
+export type Interruption = "timeout" | "cancelled" | "prompt";
+
+/**
+ * One prompt of a call and how it ended: the answer svc gave the worker (`accept` with the chosen
+ * choices; for a confirmation "No" is an accepted choice), or `secret` for a secret svc never asks.
+ */
+export interface PromptRecord {
+  prompt: WorkerPrompt;
+  action: PromptAnswer["action"] | "secret";
+  /** `accept` of a confirm or choice: the labels chosen. */
+  chosen?: string[];
+}
 
 /** The outcome of `RunspaceWorker.invoke`: the result, and whether it was stopped and why. */
 export interface InvokeOutcome {
   result: InvokeResult;
   interrupted: Interruption | null;
+  /** The call's prompts in order, each with how it ended. @default none: it asked nothing */
+  prompts?: PromptRecord[];
 }

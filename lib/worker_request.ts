@@ -6,12 +6,14 @@
  *
  * @module
  */
+import type { ConfirmLevel } from "./config_schema.ts";
 import { logger } from "./log.ts";
 import type {
   CallLimits,
   Interruption,
   InvokeParams,
   PromptAnswer,
+  PromptRecord,
   ResetResult,
   WorkerLog,
   WorkerLogLevel,
@@ -49,6 +51,11 @@ export interface CommandRun {
    * only on paths of that provider. @default none: no dynamic argument
    */
   provider?: { name: string; arguments: string[] };
+  /**
+   * `$ConfirmPreference` for the call (`ShellConfiguration:ConfirmPreference`). @default the
+   * runspace's own
+   */
+  confirmPreference?: ConfirmLevel;
 }
 
 /** What the worker adds to every run it sends (see {@linkcode invokeRequest}). */
@@ -68,6 +75,7 @@ export function invokeRequest(run: CommandRun, context: RunContext): InvokeParam
   const { command, parameters, credentials, depth, properties, maxResults, provider } = run;
   const params: InvokeParams = { command, parameters, credentials, depth };
   if (provider) params.provider = provider;
+  if (run.confirmPreference) params.confirmPreference = run.confirmPreference;
   if (properties === "display") params.select = { properties: null, display: true };
   else if (properties !== undefined) params.select = { properties, display: false };
   if (maxResults !== undefined) params.first = maxResults;
@@ -90,11 +98,15 @@ export interface InvokeOptions {
   onProgress?: (progress: WorkerProgress) => void;
   /**
    * Asks the user what the command prompts for (a confirmation, Read-Host, PromptForChoice,
-   * $Host.UI.Prompt); present, the call is interactive. `signal` aborts when the answer is no longer
-   * wanted: the time for user input ran out, or the call ended. Time spent waiting does not count
-   * against `timeoutMs`. @default none: every prompt fails at once
+   * $Host.UI.Prompt); present, the call is interactive, and any answer but an accepted one stops
+   * it. `signal` aborts when the answer is no longer wanted: the time for user input ran out (its
+   * reason is `TIMED_OUT`, `lib/worker_prompts.ts`), or the call ended. Time spent waiting does not
+   * count against `timeoutMs`. Never given a `secret` prompt. @default none: every prompt fails at
+   * once
    */
   onPrompt?: (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer>;
+  /** Hears how each prompt of an interactive call ended, `secret` ones included. @default none */
+  onPromptEnd?: (record: PromptRecord) => void;
   /**
    * How long one prompt waits for `onPrompt`'s answer in ms (`ShellConfiguration:UserInputTimeout`);
    * then it fails as a non-interactive one does. @default 120000

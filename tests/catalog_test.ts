@@ -56,6 +56,8 @@ const shell = (extra: Partial<ShellSettings> = {}): ShellSettings => ({
   },
   useDefaultDisplayProperties: true,
   toolGranularity: "ParameterSet",
+  promptsAnsweredBy: "User",
+  confirmPreference: "High",
   commandOverrides: {},
   cacheDirectory: null,
   hostCacheDirectory: null,

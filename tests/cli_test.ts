@@ -78,6 +78,7 @@ Deno.test("svc doctor reports a healthy configuration in text and JSON, without 
       command: "Get-FixtureGreeting",
       parameterSet: "__AllParameterSets",
       descriptionSource: "synopsis",
+      prompts: "answered by the user only",
     });
     assert.equal(report.pool.workers.length, 2);
     assert.ok(
@@ -105,11 +106,16 @@ Deno.test("svc doctor reports a healthy configuration in text and JSON, without 
     assert.equal(text.code, 0);
     assert.match(
       text.stdout,
-      /get_fixture_greeting {2}<- Get-FixtureGreeting \[__AllParameterSets\] \(description from synopsis\)/,
+      /get_fixture_greeting {2}<- Get-FixtureGreeting \[__AllParameterSets\] \(description from synopsis; prompts answered by the user only\)/,
     );
     assert.match(
       text.stdout,
-      /get_team_thing {2}<- Get-TeamThing \[__AllParameterSets\] \(description generated from metadata\)/,
+      /get_team_thing {2}<- Get-TeamThing \[__AllParameterSets\] \(description generated from metadata; prompts answered by the user only\)/,
+    );
+    // Who answers each tool's prompts, and which tools ask to confirm.
+    assert.match(
+      text.stdout,
+      /clear_fixture_note {2}<- Clear-FixtureNote \[__AllParameterSets\] \(description from synopsis; prompts answered by the user only; confirms each action \(ConfirmImpact High\)\)/,
     );
     assert.match(text.stdout, /worker 1: started in \d+ ms/);
     assert.match(text.stdout, /engine members a reset reads: all found/);

@@ -15,7 +15,16 @@ const cli =
   new URL("./dist/index.js", import.meta.resolve("@modelcontextprotocol/conformance")).pathname;
 
 Deno.test("the MCP conformance suite passes every protocol scenario (baseline: missing features only)", async () => {
-  await using svc = await startHttpSvc({ config: fixtureConfig() });
+  // ignore-extra-params sends the answer with the call's first request: under svc's default only an
+  // answer to a question svc asked counts (docs/security.md, "The human decides"), so the fixture
+  // tool it calls lets its caller answer, as an operator's unattended automation would.
+  await using svc = await startHttpSvc({
+    config: fixtureConfig({
+      CommandOverrides: {
+        "Test-InputRequiredResultElicitation": { PromptsAnsweredBy: "Caller" },
+      },
+    }),
+  });
   const out = await Deno.makeTempDir({ prefix: "svc-conformance-" });
   try {
     const run = await outputWithin(

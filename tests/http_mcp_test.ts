@@ -1,5 +1,6 @@
 /** The MCP endpoint: dispatch by method, protocol era and session mode, without a socket. */
 import assert from "node:assert/strict";
+import type { PromptAnswer, WorkerPrompt } from "../lib/worker_protocol.ts";
 import { BodyBudget } from "../lib/http_body.ts";
 import { McpEndpoint } from "../lib/http_mcp.ts";
 import { StatefulSessions } from "../lib/http_sessions.ts";
@@ -220,9 +221,12 @@ Deno.test("Stateful: initialize opens a session its owner uses and ends; others 
 });
 
 Deno.test("a 2025-11-25 call may prompt only in a session that answers in SSE, for a client that declared elicitation", async () => {
-  const interactive: boolean[] = [];
+  // Every call's prompts reach svc; only these can reach the client's user, the others are
+  // answered at once: nobody can be asked.
+  type Ask = (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer>;
+  const asks: Ask[] = [];
   await using mcp = await endpointOf("Stateful", (options) => {
-    interactive.push(typeof options["onPrompt"] === "function");
+    asks.push(options["onPrompt"] as Ask);
   });
   const caller = keyCaller("alice");
   const call = { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "get_greeting" } };
@@ -245,7 +249,7 @@ Deno.test("a 2025-11-25 call may prompt only in a session that answers in SSE, f
     assert.match(await called.text(), /no worker in unit tests/);
   }
   await using stateless = await endpointOf("Stateless", (options) => {
-    interactive.push(typeof options["onPrompt"] === "function");
+    asks.push(options["onPrompt"] as Ask);
   });
   const headers = { "mcp-protocol-version": "2025-11-25" };
   await (await stateless.endpoint.handle(requestTo("/mcp", { body: init, headers }), caller))
@@ -255,5 +259,14 @@ Deno.test("a 2025-11-25 call may prompt only in a session that answers in SSE, f
     caller,
   );
   assert.match(await called.text(), /no worker in unit tests/);
+  const prompt: WorkerPrompt = {
+    seq: 1,
+    kind: "text",
+    caption: "",
+    message: "",
+    fields: [{ name: "Name", label: "Name", help: "", type: "string" }],
+  };
+  const answers = await Promise.all(asks.map((ask) => ask(prompt, AbortSignal.abort())));
+  const interactive = answers.map((answer) => answer.action !== "unavailable");
   assert.deepEqual(interactive, [true, false, false], "SSE session, JSON session, Stateless");
 });

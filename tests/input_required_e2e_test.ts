@@ -1,10 +1,11 @@
 /**
- * Prompts of 2026-07-28 clients as `input_required` results (issue 32, SEP-2322), end to end on
- * real PowerShell over HTTP (Stateless): the SDK client answers them with its elicitation handler
- * and retries. Remove-Item's confirmation (Yes removes, No keeps, decline, cancel), Read-Host, two
- * prompts in one call, a client without elicitation, a changed or unknown state, the time limit, and
- * a pool that keeps serving while calls wait for their users. Over stdio: stdio_test's 2026-07-28
- * step; across replicas: scale_out_test.
+ * Prompts of 2026-07-28 clients as `input_required` results (SEP-2322), end to end on real
+ * PowerShell over HTTP (Stateless): the SDK client answers them with its elicitation handler and
+ * retries. Remove-Item's confirmation (Yes removes, No keeps, decline and cancel stop), Read-Host,
+ * two prompts in one call, a client without elicitation, a changed or unknown state, the time
+ * limit, and a pool that keeps serving while calls wait for their users. Over stdio: stdio_test's
+ * 2026-07-28 step; across replicas: scale_out_test; an answer bound to its call and who may answer:
+ * user_decides_test.
  */
 import assert from "node:assert/strict";
 import {
@@ -83,7 +84,7 @@ Deno.test("http 2026-07-28: prompts reach the client's user and the call does wh
   const client = await httpClient(svc.url, (params) => (asked.push(params), user(params)));
   try {
     await t.step(
-      "Remove-Item -Confirm: Yes removes, No keeps, decline keeps, cancel stops",
+      "Remove-Item -Confirm: Yes removes, No keeps, decline and cancel stop",
       async () => {
         for (
           const [answer, removed] of [
@@ -147,19 +148,25 @@ Deno.test("http 2026-07-28: prompts reach the client's user and the call does wh
       assert.match(textOf(result), /Hello, Ada! Your favorite color is green\./);
       assert.equal(asked.length, 2);
     });
-    await t.step("a client without elicitation gets today's fast failure", async () => {
-      const plain = await httpClient(svc.url, null);
-      try {
-        const started = performance.now();
-        const outcome = await confirmRemoval((args) => call(plain, "remove_item_path", args));
-        assert.equal(outcome.removed, false);
-        assert.equal(outcome.result.isError, true, textOf(outcome.result));
-        assert.ok(performance.now() - started < 3000, "fails at once");
-        assert.match(textOf(outcome.result), /asked for confirmation .* non-interactively/s);
-      } finally {
-        await plain.close();
-      }
-    });
+    await t.step(
+      "a client without elicitation is refused at once a call that would ask",
+      async () => {
+        const plain = await httpClient(svc.url, null);
+        try {
+          const started = performance.now();
+          const outcome = await confirmRemoval((args) => call(plain, "remove_item_path", args));
+          assert.equal(outcome.removed, false);
+          assert.equal(outcome.result.isError, true, textOf(outcome.result));
+          assert.ok(performance.now() - started < 3000, "fails at once");
+          assert.match(
+            textOf(outcome.result),
+            /^Remove-Item asks its user to confirm before it acts \(Confirm is true\), and this client cannot ask its user/,
+          );
+        } finally {
+          await plain.close();
+        }
+      },
+    );
     await t.step("a changed or unknown requestState is -32602 with one sentence", async () => {
       const first = (await modernToolCall(svc.url, "test_input_required_result_elicitation"))
         .body as RpcBody;

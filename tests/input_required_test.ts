@@ -48,6 +48,7 @@ function round(
     calls,
     tool: "ask",
     owner: "alice",
+    arguments: { Path: "/tmp/a", Force: true },
     requestState: undefined,
     inputResponses: undefined,
     signal: new AbortController().signal,
@@ -151,20 +152,44 @@ Deno.test("a changed, foreign or misdirected state is refused with -32602 and on
   await refused(retry({ requestState: `${state}-TAMPERED` }), /not accepted \(mac\)/);
   await refused(retry({ requestState: 42 }), /not accepted \(malformed\)/);
   // A state another process (another key) minted.
-  const foreign = await new HeldCalls().state(new HeldCall("alice", "ask"));
+  const other = new HeldCalls();
+  const foreign = await other.state(
+    new HeldCall("alice", "ask", other.binding("alice", "ask", {})),
+  );
   await refused(retry({ requestState: foreign }), /not accepted \(mac\)/);
   await refused(retry({ requestState: state, owner: "mallory" }), /names no call waiting/);
   await refused(retry({ requestState: state, tool: "other" }), /a call of 'ask', not of 'other'/);
-  // Still held for its owner, who answers it.
-  const done = await retry({ requestState: state });
+  for (const args of [{ Path: "/tmp/b", Force: true }, { Path: "/tmp/a" }, undefined]) {
+    await refused(
+      retry({ requestState: state, arguments: args }),
+      /^requestState belongs to a call of 'ask' with other arguments: a question is answered only for the call that asked it;/,
+    );
+  }
+  // Still held for its owner, who answers it with the call's own arguments, in any key order.
+  const done = await retry({ requestState: state, arguments: { Force: true, Path: "/tmp/a" } });
   assert.deepEqual(answers(done), [{ action: "accept", values: { name: "Eve" } }]);
 });
 
-Deno.test("answers given up front (no requestState) are used once; extra keys are ignored", async () => {
+Deno.test("answers sent with the first request answer no question unless allowed", async () => {
+  const calls = new HeldCalls();
+  const start = prompting([ask("name")]);
+  const first = paused(
+    await round(calls, start, { inputResponses: { name: accept({ name: "Eve" }) } }),
+  );
+  assert.deepEqual(Object.keys(first.inputRequests!), ["name"]);
+  const done = await round(calls, start, {
+    requestState: first.requestState,
+    inputResponses: { name: accept({ name: "Alice" }) },
+  });
+  assert.deepEqual(answers(done), [{ action: "accept", values: { name: "Alice" } }]);
+});
+
+Deno.test("answers given up front, where allowed, are used once; extra keys are ignored", async () => {
   const calls = new HeldCalls();
   const start = prompting([ask("name"), ask("name", 2)]);
   const result = await round(calls, start, {
     inputResponses: { name: accept({ name: "Alice" }), unknown_extra_key: accept({ foo: "bar" }) },
+    answersUpFront: () => true,
   });
   // The second prompt with the same key is asked, not answered again.
   const second = paused(result);

@@ -149,15 +149,22 @@ Deno.test({
       assert.equal(byCommand.tools.length < bySet.tools.length, true);
 
       // 2025-11-25 with form elicitation: a confirmation and a Read-Host reach the client's user,
-      // who answers "Yes" to both (the text prompt takes the one value under another name).
+      // who answers "Yes" to both (the text prompt takes the one value under another name), then
+      // declines a Read-Host whose command would delete a file after it: the file stays. The
+      // caller's Confirm false is refused, and nothing is asked.
+      const victim = `${build}/victim.txt`;
+      await Deno.writeTextFile(victim, "keep");
+      const yes = { action: "accept", content: { answer: "Yes" } };
       await Deno.writeTextFile(
         `${build}/prompts.json`,
         JSON.stringify({
           calls: [
             { tool: "test_fixture_binding", arguments: { Text: "x", Confirm: true } },
             { tool: "read_fixture_prompt", arguments: {} },
+            { tool: "remove_fixture_after_read", arguments: { Path: victim } },
+            { tool: "clear_fixture_note", arguments: { Path: victim, Confirm: false } },
           ],
-          answer: { action: "accept", content: { answer: "Yes" } },
+          answers: [yes, yes, { action: "decline" }],
         }),
       );
       // The ParameterSet server's catalog is cached: this start skips discovery (6 s -> 2 s).
@@ -171,9 +178,19 @@ Deno.test({
       assert.deepEqual(elicitations.map((e) => e.message), [
         'Test-FixtureBinding: Confirm: Are you sure you want to perform this action?\nPerforming the operation "Test-FixtureBinding" on target "fixture".',
         "Read-FixturePrompt: Favourite colour",
+        "Remove-FixtureAfterRead: Your name",
       ]);
       assert.match(text(results[0]), /"Parameter":"Text","Type":"System.String","Value":"x"/);
       assert.match(text(results[1]), /\["Yes"\]/);
+      assert.match(
+        text(results[2]),
+        /^The user declined: Remove-FixtureAfterRead: Your name; the command was stopped/,
+      );
+      assert.match(
+        text(results[3]),
+        /^Argument 'Confirm' of tool 'clear_fixture_note' may only be true/,
+      );
+      assert.equal(await Deno.readTextFile(victim), "keep");
     } finally {
       for (const { dir } of Object.values(commands)) await Deno.remove(dir, { recursive: true });
       await Deno.remove(build, { recursive: true });

@@ -242,7 +242,11 @@ Deno.test("output is shaped for a model: display sets, requested properties, res
         for (const detail of ["bad thing", "InvalidArgument", "fixture-target", "FixtureError"]) {
           assert.ok(error.includes(detail), `${half} lacks ${detail}: ${error}`);
         }
-        assert.match(view(prompt), /svc runs commands non-interactively/, half);
+        assert.match(
+          view(prompt),
+          /this client cannot ask its user, so the command was stopped/,
+          half,
+        );
       }
       const kept = (cut.structuredContent as Structured).output!;
       assert.deepEqual(JSON.parse(textOf(cut).split("\n")[0]!), kept, "the same items in both");

@@ -1,9 +1,10 @@
 /**
- * Prompts reach the user of a 2025-11-25 client (issue 32): a ShouldProcess confirmation,
- * Read-Host and PromptForChoice become `elicitation/create` requests during the call, over stdio and Stateful HTTP,
- * through the SDK client, on real pwsh, and the command does what the user chose. Clients that did
- * not declare elicitation get today's fast failure. (The Stateless HTTP case is in
- * progress_test.ts, on its Stateless server.)
+ * Prompts reach the user of a 2025-11-25 client: a ShouldProcess confirmation, Read-Host and
+ * PromptForChoice become `elicitation/create` requests during the call, over stdio and Stateful
+ * HTTP, through the SDK client, on real pwsh, and the command does what the user chose; any answer
+ * but an accepted one stops it. A client that did not declare elicitation is told nobody could be
+ * asked. (The Stateless HTTP case is in progress_test.ts, on its Stateless server; who may answer,
+ * and the refusals before a call runs, are in user_decides_test.ts.)
  */
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -72,8 +73,8 @@ type Call = (
 
 /**
  * The checks every transport passes: Remove-Item -Confirm asks with the operation's own text; Yes
- * removes, No and decline keep, cancel stops the call; "Yes to All" answers the rest of the call;
- * Read-Host gets the user's text.
+ * removes, No keeps and says so, decline and cancel stop the call; "Yes to All" answers the rest of
+ * the call; Read-Host gets the user's text.
  */
 async function checkPrompts(
   t: Deno.TestContext,
@@ -90,11 +91,12 @@ async function checkPrompts(
   };
   try {
     await t.step(
-      "Remove-Item -Confirm: Yes removes, No and decline keep, cancel stops",
+      "Remove-Item -Confirm: Yes removes, No keeps and says so, decline and cancel stop",
       async () => {
         const file = `${dir}/a.txt`;
         await Deno.writeTextFile(file, "a");
         user.answers.push(confirmAnswer("No"), { action: "decline" }, { action: "cancel" });
+        const outcomes = [];
         for (let i = 0; i < 3; i++) {
           const kept = await call("remove_item_literal_path", {
             LiteralPath: [file],
@@ -102,16 +104,31 @@ async function checkPrompts(
           });
           assert.ok(await exists(file), `answer ${i}: ${textOf(kept)}`);
           assert.deepEqual(kept.structuredContent?.["output"], [], textOf(kept));
-          // No and decline skip the removal as PowerShell does, without an error; cancel stops.
-          assert.equal(kept.isError, i < 2 ? undefined : true, textOf(kept));
-          assert.equal(kept.structuredContent?.["stopped"], i < 2 ? undefined : "cancelled");
+          outcomes.push([kept.isError, kept.structuredContent?.["stopped"], textOf(kept)]);
         }
+        const question =
+          `Remove-Item: Confirm: Are you sure you want to perform this action?\nPerforming the operation "Remove File" on target "${file}".`;
+        // No skips the removal as PowerShell does, without an error; decline and cancel stop.
+        assert.deepEqual(outcomes.map(([isError, stopped]) => [isError, stopped]), [
+          [undefined, undefined],
+          [true, "declined"],
+          [true, "cancelled"],
+        ]);
+        assert.equal(
+          String(outcomes[0]![2]).split("\n[]")[0],
+          `The user answered No to: ${question}`,
+        );
+        assert.match(
+          String(outcomes[1]![2]),
+          /^The user declined: Remove-Item: Confirm: .*; the command was stopped/s,
+        );
+        assert.match(
+          String(outcomes[2]![2]),
+          /^The user cancelled: Remove-Item: Confirm: .*; the command was stopped/s,
+        );
         assert.equal(user.asked.length, 3);
         const asked = user.asked[0]!;
-        assert.equal(
-          asked.message,
-          `Remove-Item: Confirm: Are you sure you want to perform this action?\nPerforming the operation "Remove File" on target "${file}".`,
-        );
+        assert.equal(asked.message, question);
         assert.deepEqual(
           (asked.requestedSchema.properties["answer"] as { oneOf: { const: string }[] }).oneOf
             .map((o) => o.const),
@@ -134,7 +151,7 @@ async function checkPrompts(
     });
 
     await t.step(
-      "Read-Host gets the user's text; a decline fails naming the question",
+      "Read-Host gets the user's text; a decline stops it, naming the question",
       async () => {
         user.answers.push({ action: "accept", content: { "Favourite colour": "green" } });
         const read = await call("read_host_as_string", { Prompt: "Favourite colour" });
@@ -142,7 +159,10 @@ async function checkPrompts(
         user.answers.push({ action: "decline" });
         const declined = await call("read_host_as_string", { Prompt: "Favourite colour" });
         assert.equal(declined.isError, true);
-        assert.match(textOf(declined), /declined to answer 'Favourite colour'/);
+        assert.match(
+          textOf(declined),
+          /^The user declined: Read-Host: Favourite colour; the command was stopped/,
+        );
       },
     );
 
@@ -200,7 +220,7 @@ Deno.test("stdio 2025-11-25: confirmations and Read-Host reach the user as elici
     user,
   );
   await t.step(
-    "no answer within UserInputTimeout: the question is withdrawn, the prompt fails as without a client",
+    "no answer within UserInputTimeout: the question is withdrawn and the command stopped",
     async () => {
       user.withdrawn.length = 0;
       user.answers.push("wait");
@@ -209,8 +229,9 @@ Deno.test("stdio 2025-11-25: confirmations and Read-Host reach the user as elici
       assert.equal(read.isError, true);
       assert.match(
         textOf(read),
-        /Read-Host asked for user input \(prompt "Favourite colour"\).* no answer came within the time limit for user input \(ShellConfiguration:UserInputTimeout\)/,
+        /^No answer came within 2 s \(ShellConfiguration:UserInputTimeout\) to: Read-Host: Favourite colour; the command was stopped/,
       );
+      assert.equal(read.structuredContent?.["stopped"], "unanswered");
       assert.ok(await eventually(() => user.withdrawn.length === 1), "the question was withdrawn");
       assert.ok(Date.now() - started < 6_000, `${Date.now() - started} ms`);
       user.answers.push({ action: "accept", content: { "Favourite colour": "blue" } });
@@ -220,7 +241,7 @@ Deno.test("stdio 2025-11-25: confirmations and Read-Host reach the user as elici
   );
 });
 
-Deno.test("http Stateful 2025-11-25: confirmations reach a client that declared elicitation; others fail at once", async (t) => {
+Deno.test("http Stateful 2025-11-25: confirmations reach a client that declared elicitation; others are told nobody could be asked", async (t) => {
   await using svc = await startHttpSvc({
     config: { ...CONFIG, McpServer: { HttpTransportMode: "Stateful" } },
   });
@@ -244,16 +265,22 @@ Deno.test("http Stateful 2025-11-25: confirmations reach a client that declared 
         client.callTool({ name, arguments: args }, signal ? { signal } : {}) as Promise<CallResult>,
       user,
     );
-    await t.step("a client without the capability gets today's fast failure", async () => {
-      const started = Date.now();
-      const read = await plain.callTool({
-        name: "read_host_as_string",
-        arguments: { Prompt: "Favourite colour" },
-      }) as CallResult;
-      assert.equal(read.isError, true);
-      assert.match(textOf(read), /Read-Host asked for user input \(prompt "Favourite colour"\)/);
-      assert.ok(Date.now() - started < 5_000, `${Date.now() - started} ms`);
-    });
+    await t.step(
+      "a client without the capability stops at once at the question, quoting it",
+      async () => {
+        const started = Date.now();
+        const read = await plain.callTool({
+          name: "read_host_as_string",
+          arguments: { Prompt: "Favourite colour" },
+        }) as CallResult;
+        assert.equal(read.isError, true);
+        assert.match(
+          textOf(read),
+          /^The command asked its user: Read-Host: Favourite colour; this client cannot ask its user, so the command was stopped/,
+        );
+        assert.ok(Date.now() - started < 5_000, `${Date.now() - started} ms`);
+      },
+    );
   } finally {
     await client.close();
     await plain.close();

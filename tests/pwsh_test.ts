@@ -265,7 +265,7 @@ pwshTest(
 );
 
 pwshTest(
-  "prompts fail at once, unless the call is interactive: then svc is asked and answers",
+  "prompts fail at once outside an interactive call; in one svc is asked, and any answer but an accepted one stops the command",
   async (worker) => {
     const started = Date.now();
     const prompt = await invoke(worker, "Read-FixturePrompt");
@@ -301,7 +301,7 @@ async function plantedPrompter(worker: RunspaceWorker) {
       Command: [
         `$send = [Action[string]]{ param($frame) [IO.File]::WriteAllText('${leak}', $frame) }`,
         "$new = [Svc.Host.Prompter].GetConstructors('NonPublic, Instance')[0]",
-        "$planted = $new.Invoke(@([long]1, 'planted', $send, [long]0, [long]0, [Action]{}))",
+        "$planted = $new.Invoke(@([long]1, 'planted', $send, [long]0, [long]0, [Action]{}, [Func[bool]]{ $true }))",
         "$slot = [Svc.Host.WorkerHost].GetProperty('Prompter', [Reflection.BindingFlags]'NonPublic, Instance')",
         "$host_ = [Svc.Host.WorkerHost]::Of([runspace]::DefaultRunspace)",
         "$slot.SetValue($host_, $planted)",
@@ -312,7 +312,7 @@ async function plantedPrompter(worker: RunspaceWorker) {
     await worker.reset();
     const started = Date.now();
     const victim = await invoke(worker, "Read-FixturePrompt");
-    assert.match(victim.result.errors.at(-1)?.message ?? "", /non-interactively/);
+    assert.match(victim.result.errors.at(-1)?.message ?? "", /nobody can answer a prompt there/);
     assert.ok(Date.now() - started < 10_000, `${Date.now() - started} ms`);
     assert.ok(!existsSync(leak), "the next call's prompt reached the planted prompter");
   } finally {
@@ -406,8 +406,8 @@ async function interactivePrompts(worker: RunspaceWorker): Promise<void> {
   ]);
 
   // A ConfirmImpact High command reaches $ConfirmPreference (High) without -Confirm: asked; the
-  // second call's confirmation declined is skipped.
-  const high = answering(pick(0));
+  // second call's confirmation answered No is skipped.
+  const high = answering(pick(0), pick(2));
   const impact = await interactively(
     worker,
     "function Remove-Thing { [CmdletBinding(SupportsShouldProcess, ConfirmImpact = 'High')] param() " +
@@ -421,58 +421,56 @@ async function interactivePrompts(worker: RunspaceWorker): Promise<void> {
     /Performing the operation "Destroy" on target "thing"/,
   );
 
-  // Secrets are never asked for, interactive or not.
+  // Secrets are never asked for: the command stops there, and svc hears what was asked for.
   const secrets = answering();
   for (
-    const script of [
-      "Read-Host -AsSecureString",
-      "Read-Host -Prompt Pin -MaskInput",
-      "Get-Credential",
+    const [script, what] of [
+      ["Read-Host -AsSecureString", "a secure string"],
+      ["Read-Host -Prompt Pin -MaskInput", "a secret ('Pin')"],
+      ["Get-Credential", "a credential"],
       // A field whose type only holds a secret was asked as a plain string field before.
-      "$f = [System.Management.Automation.Host.FieldDescription]::new('Keys'); " +
-      "$f.SetParameterType([System.Collections.Generic.List[securestring]]); " +
-      "$Host.UI.Prompt('Keys', 'Your keys', [System.Management.Automation.Host.FieldDescription[]]@($f))",
+      [
+        "$f = [System.Management.Automation.Host.FieldDescription]::new('Keys'); " +
+        "$f.SetParameterType([System.Collections.Generic.List[securestring]]); " +
+        "$Host.UI.Prompt('Keys', 'Your keys', [System.Management.Automation.Host.FieldDescription[]]@($f))",
+        "a secret ('Keys')",
+      ],
     ]
   ) {
-    const { result } = await interactively(worker, script, secrets.onPrompt);
-    assert.match(
-      result.errors.at(-1)?.message ?? "",
-      /svc never asks the user for a secret \(MCP forbids/,
-    );
+    const secret = await interactively(worker, `${script}; 'after'`, secrets.onPrompt);
+    assert.deepEqual([secret.interrupted, secret.result.output], ["prompt", []], script);
+    assert.deepEqual(secret.prompts?.map((r) => [r.action, r.prompt.kind, r.prompt.message]), [
+      ["secret", "secret", what],
+    ]);
   }
   assert.equal(secrets.asked.length, 0);
 
-  const declined = await interactively(
-    worker,
-    "Read-Host -Prompt 'What is your name?'",
-    answering().onPrompt,
-  );
-  assert.equal(
-    declined.result.errors.at(-1)?.message,
-    "The user declined to answer 'What is your name?'.",
-  );
+  // Any answer but an accepted one stops the call, as Ctrl+C at a console prompt: nothing after
+  // the prompt runs. A decline, a cancel, and an onPrompt that says nobody can be asked.
+  for (const action of ["decline", "cancel", "unavailable"] as const) {
+    const stopped = await interactively(
+      worker,
+      "Read-Host -Prompt Name; 'after'",
+      answering({ action }).onPrompt,
+    );
+    assert.deepEqual(
+      [stopped.result.output, stopped.result.stopped, stopped.interrupted],
+      [[], true, "prompt"],
+      action,
+    );
+    assert.deepEqual(stopped.prompts?.map((r) => r.action), [action]);
+    assert.deepEqual(stopped.result.errors, [], "a stop by the user is no error of the command");
+  }
 
-  // Cancel stops the call, as Ctrl+C at a console prompt: nothing after the prompt runs.
-  const cancelled = answering({ action: "cancel" });
-  const cancel = await interactively(worker, "Read-Host -Prompt Name; 'after'", cancelled.onPrompt);
-  assert.deepEqual([cancel.result.output, cancel.result.stopped, cancel.interrupted], [
-    [],
-    true,
-    "cancelled",
-  ]);
-
-  // No answer within UserInputTimeout: the prompt fails as a non-interactive one does, saying so; an
-  // answer coming later is not sent. The wait does not count against the call's own time limit.
+  // No answer within UserInputTimeout: the call stops too; an answer coming later is not sent. The
+  // wait does not count against the call's own time limit.
   const late = await interactively(worker, "Read-Host -Prompt Name; 'after'", never, {
     userInputTimeoutMs: 800,
     timeoutMs: 500,
   });
-  assert.equal(late.interrupted, null);
-  assert.deepEqual(late.result.output, ["after"]);
-  assert.equal(
-    late.result.errors.at(-1)?.message,
-    "Read-Host asked for user input (prompt \"Name\") at: Read-Host -Prompt Name; 'after', but no answer came within the time limit for user input (ShellConfiguration:UserInputTimeout): give the value as an argument instead.",
-  );
+  assert.equal(late.interrupted, "prompt");
+  assert.deepEqual(late.result.output, []);
+  assert.deepEqual(late.prompts?.map((r) => r.action), ["timeout"]);
   assert.notEqual((await worker.reset()).path, "retire");
 
   // A stop (the call cancelled) while a prompt waits ends the wait and stops the pipeline.
@@ -498,7 +496,7 @@ async function interactivePrompts(worker: RunspaceWorker): Promise<void> {
     { timeoutMs: 30_000 },
   );
   assert.deepEqual(after.result.output, ["svc"]);
-  assert.match(after.result.errors.at(-1)?.message ?? "", /svc runs commands non-interactively/);
+  assert.match(after.result.errors.at(-1)?.message ?? "", /nobody can answer a prompt there/);
 }
 
 // Remove-Item -Confirm over files, answered as a user at a console would: each answer does what
@@ -509,7 +507,7 @@ async function interactiveConfirmations(worker: RunspaceWorker): Promise<void> {
     const remove = async (answers: PromptAnswer[]) => {
       for (const name of ["a", "b", "c", "d"]) await Deno.writeTextFile(`${dir}/${name}.txt`, name);
       const { asked, onPrompt } = answering(...answers);
-      const { result } = await worker.invoke(
+      const { result, interrupted } = await worker.invoke(
         {
           command: "Remove-Item",
           parameters: { Path: `${dir}/*.txt`, Confirm: true },
@@ -521,7 +519,7 @@ async function interactiveConfirmations(worker: RunspaceWorker): Promise<void> {
       assert.deepEqual(result.errors, []);
       const left: string[] = [];
       for await (const entry of Deno.readDir(dir)) left.push(entry.name);
-      return { asked, left: left.sort() };
+      return { asked, left: left.sort(), interrupted };
     };
     // Yes, No, Yes to All: a and c... d removed by Yes to All without asking.
     const first = await remove([pick(0), pick(2), pick(1)]);
@@ -546,10 +544,10 @@ async function interactiveConfirmations(worker: RunspaceWorker): Promise<void> {
     const second = await remove([pick(0), pick(3)]);
     assert.deepEqual(second.left, ["b.txt", "c.txt", "d.txt"]);
     assert.equal(second.asked.length, 2);
-    // Declining a confirmation is its No: every file is skipped, and the call succeeds.
+    // Declining a confirmation stops the command there: no file is removed, nothing more is asked.
     const third = await remove([]);
     assert.deepEqual(third.left, ["a.txt", "b.txt", "c.txt", "d.txt"]);
-    assert.equal(third.asked.length, 4);
+    assert.deepEqual([third.asked.length, third.interrupted], [1, "prompt"]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

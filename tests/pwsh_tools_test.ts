@@ -371,19 +371,25 @@ Deno.test({
     });
 
     await t.step(
-      "Read-Host, Get-Credential and a high-impact ShouldProcess fail at once with the reason",
+      "Read-Host, Get-Credential and a confirmation stop at once where nobody can be asked, saying so",
       async () => {
         const started = Date.now();
+        const nobody =
+          "this client cannot ask its user, so the command was stopped; only an operator can let callers answer for the user (ShellConfiguration:PromptsAnsweredBy)";
         const read = await call(svc, "read_host_as_string", { Prompt: "Favourite colour" });
         assert.equal(read.isError, true);
-        // It quotes the prompt and gives its hint once (issue 31).
-        assert.match(
-          textOf(read),
-          /^Command 'Read-Host' reported an error:\n- Read-Host asked for user input \(prompt "Favourite colour"\), but svc runs commands non-interactively: give the value as an argument instead\. \[category NotImplemented;/,
+        // It quotes the prompt, says why once, and gives no advice on going without the user.
+        assert.equal(
+          textOf(read).split("\n")[0],
+          `The command asked its user: Read-Host: Favourite colour; ${nobody}`,
         );
-        assert.equal(textOf(read).match(/non-?interactive/gi)?.length, 1, textOf(read));
+        assert.equal(textOf(read).match(/cannot ask its user/g)?.length, 1, textOf(read));
         const credential = await call(svc, "get_credential_message_set", { Message: "sign in" });
         assert.equal(credential.isError, true);
+        assert.match(
+          textOf(credential),
+          /^Get-Credential: a credential was asked for, which svc never asks/,
+        );
         const victim = `${work}/keep.txt`;
         await Deno.writeTextFile(victim, "keep");
         const guarded = await call(svc, "remove_guarded", { Path: victim });
@@ -394,14 +400,19 @@ Deno.test({
         });
         assert.equal(confirmed.isError, true, textOf(confirmed));
         assert.equal(await Deno.readTextFile(victim), "keep", "nothing was removed");
-        // A folder with children asks to recurse, which -Confirm:$false does not answer.
+        // A folder with children asks whether to remove them too (ShouldContinue).
         const folder = await call(svc, "remove_item_literal_path", { LiteralPath: [work] });
         assert.equal(folder.isError, true);
         assert.match(
           textOf(folder),
-          /Remove-Item asked for confirmation \("The item at .* has children and the Recurse parameter was not specified\..*"\), but svc runs commands non-interactively: pass Recurse \(-Recurse\) to remove the folder with everything in it\./,
+          new RegExp(
+            `^The command asked its user: Remove-Item: Confirm: The item at .* has children and the Recurse parameter was not specified\\..*; ${
+              nobody.replace(/[()]/g, "\\$&")
+            }`,
+            "s",
+          ),
         );
-        assert.doesNotMatch(textOf(folder), /Confirm:\$false/);
+        assert.doesNotMatch(textOf(folder), /Confirm:\$false|-Recurse\b|-Force/);
         assert.equal(await Deno.readTextFile(victim), "keep", "the folder is still there");
         assert.ok(Date.now() - started < 15_000, `${Date.now() - started} ms`);
       },

@@ -214,6 +214,17 @@ Deno.test({
           action: "accept",
           content: { answer: "Yes" },
         });
+        // No skips it and says so; the assistant cannot turn the question off.
+        await Deno.writeTextFile(note, "a note");
+        user = () => ({ action: "accept", content: { answer: "No" } });
+        const kept = await client.callTool({ name: "clear_note", arguments: { Path: note } });
+        assert.match(JSON.stringify(kept.content), /The user answered No to: Clear-Note: Confirm:/);
+        const bypass = await client.callTool({
+          name: "clear_note",
+          arguments: { Path: note, Confirm: false },
+        });
+        assert.equal(bypass.isError, true);
+        assert.equal((await Deno.readTextFile(note)).trim(), "a note");
       });
     } finally {
       await Deno.remove(home, { recursive: true });

@@ -257,7 +257,7 @@ Deno.test("toCallToolResult() says which records the worker left out, and counts
   assert.equal(structured(none).droppedRecords, undefined);
 });
 
-Deno.test("describeErrors() counts errors, gives their position and explains prompts", () => {
+Deno.test("describeErrors() counts errors, gives their position and says when nobody could answer a prompt", () => {
   const text = describeErrors("Read-Thing", [
     record("first", { position: { scriptName: "/s.ps1", line: 3, column: 7, text: null } }),
     record("second", { position: { scriptName: null, line: 1, column: 2, text: null } }),
@@ -265,12 +265,11 @@ Deno.test("describeErrors() counts errors, gives their position and explains pro
     record("prompted", { fullyQualifiedErrorId: "HostFunctionNotImplemented" }),
     record("PowerShell is in NonInteractive mode. Read and Prompt functionality is not available."),
     record(
-      'Read-Host asked for user input (prompt "Name"), but no answer came within the time limit for user input (ShellConfiguration:UserInputTimeout): give the value as an argument instead.',
+      'Read-Host asked for user input (prompt "Name") at: Read-Host Name, but nobody can answer a prompt there: svc asks a user only while a tool call runs.',
       { fullyQualifiedErrorId: "HostFunctionNotImplemented" },
     ),
   ]);
-  const hint =
-    " (svc workers are non-interactive: pass every value as an argument instead of being prompted)";
+  const hint = " (the command asked for input where nobody can answer it)";
   assert.deepEqual(text.split("\n"), [
     "Command 'Read-Thing' reported 6 errors:",
     "- first [at /s.ps1:3:7]",
@@ -278,7 +277,7 @@ Deno.test("describeErrors() counts errors, gives their position and explains pro
     "- no position",
     `- prompted${hint} [error id HostFunctionNotImplemented]`,
     `- PowerShell is in NonInteractive mode. Read and Prompt functionality is not available.${hint}`,
-    '- Read-Host asked for user input (prompt "Name"), but no answer came within the time limit for user input (ShellConfiguration:UserInputTimeout): give the value as an argument instead. [error id HostFunctionNotImplemented]',
+    '- Read-Host asked for user input (prompt "Name") at: Read-Host Name, but nobody can answer a prompt there: svc asks a user only while a tool call runs. [error id HostFunctionNotImplemented]',
   ]);
 });
 
@@ -323,7 +322,7 @@ Deno.test("toCallToolResult() leaves the properties each type left out unsaid wh
   assert.match(texts(display)[1]!, /^SHOWN: System\.Thing objects show Id; left out: A, B\./);
 });
 
-Deno.test("toCallToolResult() gives the prompt advice in structuredContent too", () => {
+Deno.test("toCallToolResult() says in structuredContent too that nobody could answer a prompt", () => {
   const shaped = toCallToolResult(tool, {
     result: result({
       errors: [record("x", { fullyQualifiedErrorId: "HostFunctionNotImplemented" })],
@@ -331,7 +330,7 @@ Deno.test("toCallToolResult() gives the prompt advice in structuredContent too",
     interrupted: null,
   }, OPTIONS);
   assert.deepEqual(structured(shaped).notes, [
-    "svc workers are non-interactive: pass every value as an argument instead of being prompted",
+    "the command asked for input where nobody can answer it",
   ]);
 });
 

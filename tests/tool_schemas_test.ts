@@ -15,7 +15,13 @@ import { commandMeta, paramMeta } from "./support/descriptors.ts";
 import { type CallResult, startSvc } from "./support/harness.ts";
 
 /** What `toMcpTool` reads of the shell settings: the default result cap. */
-const SHELL = { maxResultBytes: 24_576 };
+const SHELL = {
+  maxResultBytes: 24_576,
+  commandOverrides: {},
+  promptsAnsweredBy: "User",
+  confirmPreference: "High",
+  userInputTimeoutMs: 120_000,
+} as const;
 
 Deno.test("portabilityFindings() names each schema construct some client refuses, and nothing in a portable list", () => {
   const portable = {

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { frameSplitter } from "../lib/worker_frames.ts";
-import { promptRelay } from "../lib/worker_prompts.ts";
-import type { PromptAnswer, WorkerPrompt } from "../lib/worker_protocol.ts";
+import { promptRelay, TIMED_OUT } from "../lib/worker_prompts.ts";
+import type { PromptAnswer, PromptRecord, WorkerPrompt } from "../lib/worker_protocol.ts";
 import { interruptionOf } from "../lib/worker_request.ts";
 
 const FRAME = {
@@ -28,21 +28,26 @@ function relay(
 ) {
   const answers: unknown[] = [];
   const clock: string[] = [];
+  const ended: PromptRecord[] = [];
   const sent = Promise.withResolvers<void>();
   const prompts = promptRelay(
-    { onPrompt: ask, ...(userInputTimeoutMs === undefined ? {} : { userInputTimeoutMs }) },
+    {
+      onPrompt: ask,
+      onPromptEnd: (record) => ended.push(record),
+      ...(userInputTimeoutMs === undefined ? {} : { userInputTimeoutMs }),
+    },
     { pause: () => clock.push("pause"), resume: () => clock.push("resume") },
     (answer) => {
       answers.push(answer);
       sent.resolve();
     },
   )!;
-  return { prompts, answers, clock, sent: sent.promise };
+  return { prompts, answers, clock, ended, sent: sent.promise };
 }
 
 Deno.test("promptRelay: the prompt less type and id goes to onPrompt, its answer back with its seq", async () => {
   let asked: WorkerPrompt | undefined;
-  const { prompts, answers, clock, sent } = relay((prompt) => {
+  const { prompts, answers, clock, ended, sent } = relay((prompt) => {
     asked = prompt;
     // Keys the protocol does not have, and choices that are not integers, never reach the worker.
     return Promise.resolve(
@@ -54,7 +59,9 @@ Deno.test("promptRelay: the prompt less type and id goes to onPrompt, its answer
   const { type: _type, id: _id, ...prompt } = FRAME;
   assert.deepEqual(asked, prompt);
   assert.deepEqual(answers, [{ action: "accept", choices: [1], seq: 1 }]);
-  assert.equal(prompts.cancelled(), false);
+  assert.equal(prompts.stopped(), false);
+  assert.deepEqual(ended, [{ prompt, action: "accept", chosen: ["No"] }]);
+  assert.deepEqual(prompts.records(), ended);
   assert.deepEqual(clock, ["pause", "resume"]);
   prompts.dispose();
 });
@@ -75,21 +82,43 @@ Deno.test("promptRelay: strings of an answer reach the worker well-formed", asyn
 
 Deno.test("promptRelay: no answer within the time limit answers timeout and aborts the ask", async () => {
   let aborted = false;
-  const { prompts, answers, clock, sent } = relay((_prompt, signal) =>
-    new Promise((resolve) => {
-      signal.addEventListener("abort", () => {
-        aborted = true;
-        // An answer that comes after the time ran out is not sent.
-        resolve({ action: "accept", choices: [0] });
-      });
-    }), 20);
+  const { prompts, answers, clock, ended, sent } = relay(
+    (_prompt, signal) =>
+      new Promise((resolve) => {
+        signal.addEventListener("abort", () => {
+          aborted = signal.reason === TIMED_OUT;
+          // An answer that comes after the time ran out is not sent.
+          resolve({ action: "accept", choices: [0] });
+        });
+      }),
+    20,
+  );
   prompts.take(FRAME);
   await sent;
   await Promise.resolve();
   assert.equal(aborted, true);
   assert.deepEqual(answers, [{ action: "timeout", seq: 1 }]);
+  assert.deepEqual(ended.map((record) => record.action), ["timeout"]);
+  assert.equal(prompts.stopped(), true, "a prompt not accepted stops the call");
   assert.deepEqual(clock, ["pause", "resume"]);
   prompts.dispose();
+});
+
+Deno.test("promptRelay: a secret frame is never passed on, wants no answer, and is recorded", () => {
+  let asked = 0;
+  const { prompts, answers, ended } = relay(() => (asked++, Promise.resolve({ action: "accept" })));
+  prompts.take({
+    type: "prompt",
+    id: 7,
+    seq: 2,
+    kind: "secret",
+    caption: "",
+    message: "a credential",
+  });
+  assert.equal(asked, 0);
+  assert.deepEqual(answers, []);
+  assert.deepEqual(ended.map((record) => record.action), ["secret"]);
+  assert.equal(prompts.stopped(), true);
 });
 
 Deno.test("promptRelay: an onPrompt that fails, or a malformed frame, answers cancel", async () => {
@@ -97,9 +126,9 @@ Deno.test("promptRelay: an onPrompt that fails, or a malformed frame, answers ca
   failing.prompts.take({ ...FRAME, seq: 3 });
   await failing.sent;
   assert.deepEqual(failing.answers, [{ action: "cancel", seq: 3 }]);
-  assert.equal(failing.prompts.cancelled(), true, "the call is reported cancelled");
+  assert.equal(failing.prompts.stopped(), true, "the call is reported stopped by its prompt");
   const malformed = relay(() => Promise.resolve({ action: "decline" }));
-  malformed.prompts.take({ ...FRAME, kind: "secret" });
+  malformed.prompts.take({ ...FRAME, kind: "riddle" });
   assert.deepEqual(malformed.answers, [{ action: "cancel", seq: 1 }]);
   assert.deepEqual(malformed.clock, []);
 });

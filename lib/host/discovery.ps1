@@ -278,6 +278,7 @@ $DescribeScript = {
                     noun                  = if ($command.Noun) { $command.Noun } else { $null }
                     defaultParameterSet   = $default
                     supportsShouldProcess = $null -ne $metadata -and $metadata.SupportsShouldProcess
+                    confirmImpact         = if ($null -ne $metadata -and $metadata.SupportsShouldProcess) { [string]$metadata.ConfirmImpact } else { $null }
                     outputTypes           = @(foreach ($type in $command.OutputType) { $type.Name })
                     parameterSets         = $sets
                     help                  = $help

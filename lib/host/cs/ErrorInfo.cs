@@ -2,6 +2,7 @@
 // ErrorInfo objects of docs/worker-protocol.md.
 using System;
 using System.Collections;
+using System.Collections.Generic;
 using System.Collections.Specialized;
 using System.Management.Automation;
 using System.Management.Automation.Host;
@@ -25,12 +26,12 @@ namespace Svc.Host
         }
 
         /// <summary>
-        /// The record's message. Outside interactive calls the worker host has no UI, so a prompt fails
-        /// at once with a HostException whose text names what was asked only for confirmations
-        /// (Read-Host's prompt is among the command's arguments instead); the message quotes what was
-        /// asked, says why it failed and what to pass instead, once: the host's own advice (a console)
-        /// does not apply. A prompt of an interactive call that no answer came for within the time
-        /// limit fails the same way, saying so; one the user declined, or one for a secret, says that.
+        /// The record's message. Outside a call's prompter (a startup script, a reset, a host without
+        /// one) the worker host has no UI, so a prompt fails at once with a HostException whose text
+        /// names what was asked only for confirmations (Read-Host's prompt is among the command's
+        /// arguments instead); the message quotes what was asked and says nobody can answer it there,
+        /// once: the host's own advice (a console) does not apply, and no advice on going ahead
+        /// without the answer is given.
         /// </summary>
         public static string MessageOf(ErrorRecord record, string invoked = null, Hashtable arguments = null)
         {
@@ -43,32 +44,15 @@ namespace Svc.Host
             if (string.IsNullOrEmpty(command)) command = "The command";
             string statement = invocation != null && invocation.Line != null ? invocation.Line.Trim() : "";
             string at = statement.Length > 0 ? " at: " + statement + "," : ",";
-            PromptException failed = exception as PromptException;
-            if (failed != null && failed.Reason == PromptFailure.Declined) return failed.Message;
-            if (failed != null && failed.Reason == PromptFailure.Secret)
-            {
-                return command + " asked for " + failed.Question + at +
-                    " but svc never asks the user for a secret (MCP forbids asking for one through a form): give it as an argument instead.";
-            }
-            string why = failed != null
-                ? " but no answer came within the time limit for user input (ShellConfiguration:UserInputTimeout): "
-                : " but svc runs commands non-interactively: ";
+            const string Why = " but nobody can answer a prompt there: svc asks a user only while a tool call runs.";
             string confirmation = ConfirmationOf(exception.Message);
-            if (confirmation != null)
-            {
-                // Remove-Item's question about a folder's children is ShouldContinue, which
-                // -Confirm:$false does not answer; -Recurse is what it asks for.
-                string hint = confirmation.IndexOf("Recurse parameter was not specified", StringComparison.Ordinal) >= 0
-                    ? "pass Recurse (-Recurse) to remove the folder with everything in it"
-                    : "pass Confirm false (-Confirm:$false) to go ahead without asking";
-                return command + " asked for confirmation (\"" + confirmation + "\")" + at + why + hint + ".";
-            }
+            if (confirmation != null) return command + " asked for confirmation (\"" + confirmation + "\")" + at + Why;
             // A record does not keep the arguments of a command svc invoked itself; the call's are
             // those when the prompting command is the one invoked.
             if (!string.Equals(command, invoked, StringComparison.OrdinalIgnoreCase)) arguments = null;
-            string prompt = (failed != null ? failed.Question : null) ?? ArgumentOf(invocation, arguments, "Prompt") ?? ArgumentOf(invocation, arguments, "Message");
+            string prompt = ArgumentOf(invocation, arguments, "Prompt") ?? ArgumentOf(invocation, arguments, "Message");
             string asked = prompt != null ? "prompt \"" + prompt + "\"" : "no prompt given";
-            return command + " asked for user input (" + asked + ")" + at + why + "give the value as an argument instead.";
+            return command + " asked for user input (" + asked + ")" + at + Why;
         }
 
         /// <summary>What a confirmation asked, from the HostException's text; null when it names nothing.</summary>
@@ -99,9 +83,18 @@ namespace Svc.Host
             return null;
         }
 
+        // Read-Host's -Prompt takes the remaining arguments, so it is bound as a list, which Read-Host
+        // joins with spaces.
         private static string TextOf(object value)
         {
+            if (value is PSObject) value = ((PSObject)value).BaseObject;
             string text = value as string;
+            if (text == null && value is IEnumerable)
+            {
+                List<string> parts = new List<string>();
+                foreach (object item in (IEnumerable)value) parts.Add(LanguagePrimitives.ConvertTo<string>(item));
+                text = string.Join(" ", parts);
+            }
             return string.IsNullOrEmpty(text) ? null : text;
         }
 

@@ -104,6 +104,13 @@ namespace Svc.Host
             if (selectValue != null && select == null) throw new ArgumentException("The invoke select is not an object.");
             bool progress = request["progress"] is bool && (bool)request["progress"];
             bool interactive = request["interactive"] is bool && (bool)request["interactive"];
+            ConfirmImpact? confirmPreference = null;
+            if (request["confirmPreference"] != null)
+            {
+                ConfirmImpact parsed;
+                if (!Enum.TryParse(request["confirmPreference"] as string ?? "", false, out parsed) || !Enum.IsDefined(typeof(ConfirmImpact), parsed)) throw new ArgumentException("The invoke confirmPreference is not one of None, Low, Medium, High.");
+                confirmPreference = parsed;
+            }
             // Every call sets the host's prompter, interactive or not: whatever an earlier call left
             // there (user code can reach the host) never answers this call's prompts.
             WorkerHost host = WorkerHost.Of(worker);
@@ -148,6 +155,9 @@ namespace Svc.Host
                     progressSet = true;
                 }
                 if (logRank >= 0) log = LiveLog.Start(logRank, worker, ps.Streams, limits);
+                // The operator's threshold, at every call: neither a startup script nor an earlier
+                // call of the same runspace (stdio keeps its state) decides what asks the user.
+                if (confirmPreference.HasValue) worker.SessionStateProxy.SetVariable("ConfirmPreference", confirmPreference.Value);
                 Invocation run = new Invocation
                 {
                     _worker = worker,
@@ -162,7 +172,7 @@ namespace Svc.Host
                     _savedProgress = savedProgress,
                     Log = log,
                 };
-                if (interactive) run._prompter = new Prompter(id, command, post, limits != null ? limits.TextBytes : 0, limits != null ? limits.StreamBytes : 0, run.Stop);
+                if (interactive) run._prompter = new Prompter(id, command, post, limits != null ? limits.TextBytes : 0, limits != null ? limits.StreamBytes : 0, run.Stop, () => Runspace.DefaultRunspace == worker);
                 if (host != null) host.Prompter = run._prompter;
                 if (projection != null && select != null)
                 {
@@ -272,6 +282,20 @@ namespace Svc.Host
             if (Runspace.DefaultRunspace == _worker) throw new PipelineStoppedException();
         }
 
+        // Whether an exception is, or wraps, the TerminateException a prompt's answer ends a call with.
+        private static bool IsTermination(Exception exception)
+        {
+            for (int depth = 0; exception != null && depth < 8; depth++, exception = exception.InnerException)
+            {
+                if (exception is TerminateException) return true;
+                IContainsErrorRecord carrier = exception as IContainsErrorRecord;
+                ErrorRecord record = null;
+                try { record = carrier != null ? carrier.ErrorRecord : null; } catch (Exception) { record = null; }
+                if (record != null && record.Exception is TerminateException) return true;
+            }
+            return false;
+        }
+
         /// <summary>Asks the command to stop, once; returns at once (Stop() would block the slot's loop).</summary>
         public void Stop()
         {
@@ -357,12 +381,16 @@ namespace Svc.Host
             // The task is built over EndInvoke; its AggregateException holds what EndInvoke threw.
             Exception terminating = Task.IsFaulted && Task.Exception != null ? Task.Exception.InnerException : null;
             ErrorRecord terminatingRecord = null;
-            if (terminating != null && !(stopped && terminating is PipelineStoppedException)) terminatingRecord = ErrorInfo.RecordOf(terminating);
+            // A prompt's answer ends the call by TerminateException; a command invoked directly (not
+            // from script) reports it as an error of its own ("System error."), which it is not.
+            bool byPrompt = _prompter != null && _prompter.StoppedCall;
+            if (terminating != null && !(stopped && terminating is PipelineStoppedException) && !(byPrompt && IsTermination(terminating))) terminatingRecord = ErrorInfo.RecordOf(terminating);
             // Errors first: under the limits they are the records most worth keeping.
             ArrayList errors = new ArrayList();
             foreach (ErrorRecord record in PowerShell.Streams.Error.ReadAll())
             {
                 if (terminatingRecord != null && ReferenceEquals(record, terminatingRecord)) continue;
+                if (byPrompt && IsTermination(record.Exception)) continue;
                 Add(errors, "errors", () => ErrorInfo.From(record, false, _command, _arguments));
             }
             if (terminatingRecord != null)
@@ -397,7 +425,9 @@ namespace Svc.Host
             result["debug"] = debug;
             result["information"] = information;
             result["hadErrors"] = PowerShell.HadErrors;
-            result["stopped"] = stopped && !_stoppedWhenFull;
+            // A prompt's answer stops the call by unwinding it (TerminateException), which the engine
+            // may end as completed rather than stopped.
+            result["stopped"] = (stopped && !_stoppedWhenFull) || (_prompter != null && _prompter.StoppedCall);
             result["durationMs"] = _watch.ElapsedMilliseconds;
             if (_first > 0 || Select != null)
             {

@@ -1,8 +1,9 @@
 // svc worker, part of lib/host.ps1 (compiled by lib/host/assembly.ps1): the prompts of one
 // interactive call (protocol §4.4, `interactive`). Each prompt the command makes on its pipeline
 // thread becomes a `prompt` frame, which the slot's loop sends; the thread then waits for svc's
-// `answer` notification (or the call's stop). Secrets are never asked for: MCP forbids asking for
-// them through a form.
+// `answer` notification (or the call's stop). Any answer but an accepted one stops the command,
+// as Ctrl+C at a console prompt does, and so does a prompt for a secret, which svc never asks:
+// MCP forbids asking for one through a form.
 using System;
 using System.Collections;
 using System.Collections.Generic;
@@ -16,42 +17,9 @@ using System.Threading;
 
 namespace Svc.Host
 {
-    /// <summary>Why svc failed a prompt of an interactive call.</summary>
-    public enum PromptFailure
-    {
-        /// <summary>No answer came within svc's time limit for user input.</summary>
-        Timeout,
-        /// <summary>The user declined to answer.</summary>
-        Declined,
-        /// <summary>The prompt asked for a secret, which svc never asks a user for.</summary>
-        Secret,
-    }
-
-    /// <summary>A prompt svc failed; a HostException, so that ErrorInfo words it with the others.</summary>
-    public sealed class PromptException : HostException
-    {
-        /// <summary>A failure for <paramref name="reason"/>; <paramref name="question"/> is what was asked (may be null).</summary>
-        public PromptException(string message, PromptFailure reason, string question)
-            : base(message, null, reason == PromptFailure.Timeout ? "HostFunctionNotImplemented" : reason == PromptFailure.Declined ? "PromptDeclined" : "SecretNotAsked", ErrorCategory.NotImplemented)
-        {
-            Reason = reason;
-            Question = question;
-        }
-
-        /// <summary>Why the prompt failed.</summary>
-        public PromptFailure Reason { get; private set; }
-
-        /// <summary>What was asked: the question declined, or the kind of secret; null when nothing names it.</summary>
-        public string Question { get; private set; }
-    }
-
     /// <summary>The prompts of one interactive call.</summary>
     public sealed class Prompter
     {
-        private static readonly string[] NoLabels = Labels(
-            NotInteractive.Resource("CommandBaseStrings", "SkipOneLabel", "&No"),
-            NotInteractive.Resource("InternalHostUserInterfaceStrings", "ShouldContinueNoLabel", "&No"));
-        private static readonly string[] HaltLabels = Labels(NotInteractive.Resource("CommandBaseStrings", "HaltLabel", "&Halt Command"));
         private static readonly string[] SuspendLabels = Labels(
             NotInteractive.Resource("CommandBaseStrings", "PauseLabel", "&Suspend"),
             NotInteractive.Resource("InternalHostUserInterfaceStrings", "ShouldContinueSuspendLabel", "&Suspend"));
@@ -61,6 +29,7 @@ namespace Svc.Host
         private readonly long _textBytes;
         private readonly long _frameBytes;
         private readonly Action _stop;
+        private readonly Func<bool> _onPipelineThread;
         private readonly object _gate = new object();
         // One prompt at a time, whichever thread asks (ForEach-Object -Parallel shares the host).
         private readonly object _one = new object();
@@ -68,16 +37,19 @@ namespace Svc.Host
         private int _waiting;
         private Hashtable _answer;
         private bool _stopped;
+        private volatile bool _stoppedCall;
 
         /// <summary>
         /// Prompts of call <paramref name="id"/>, which runs <paramref name="command"/>: frames go out
         /// through <paramref name="send"/> (on the pipeline thread; the slot's loop writes them),
         /// strings cut to <paramref name="textBytes"/>, a whole frame at most
-        /// <paramref name="frameBytes"/> (0: unbounded), and <paramref name="stop"/> stops the call
-        /// when the user cancels.
+        /// <paramref name="frameBytes"/> (0: unbounded); <paramref name="stop"/> asks the engine to stop
+        /// the call, and <paramref name="onPipelineThread"/> says whether the current thread is the
+        /// call's own.
         /// </summary>
-        internal Prompter(long id, string command, Action<string> send, long textBytes, long frameBytes, Action stop)
+        internal Prompter(long id, string command, Action<string> send, long textBytes, long frameBytes, Action stop, Func<bool> onPipelineThread)
         {
+            _onPipelineThread = onPipelineThread;
             _id = id;
             _command = command;
             _send = send;
@@ -109,10 +81,36 @@ namespace Svc.Host
             }
         }
 
-        /// <summary>The failure of a prompt for a secret (<paramref name="what"/>), interactive or not.</summary>
-        public static PromptException Secret(string what)
+        /// <summary>
+        /// A prompt for a secret (<paramref name="what"/>: "a credential"): svc is told what was asked
+        /// (a <c>secret</c> frame, which wants no answer) and the command stops, since nobody will
+        /// answer it.
+        /// </summary>
+        public Exception Secret(string what)
         {
-            return new PromptException("svc does not ask the user for " + what + ": MCP forbids asking for secrets through a form.", PromptFailure.Secret, what);
+            OrderedDictionary frame = Frame("secret", "", Cut(what), null, null, false, null);
+            lock (_gate) frame["seq"] = ++_seq;
+            _send(JsonValue.Serialize(frame));
+            return StopCall();
+        }
+
+        /// <summary>Whether a prompt's answer (or a secret asked for) stopped the call.</summary>
+        public bool StoppedCall { get { return _stoppedCall; } }
+
+        // Stops the whole call, as Ctrl+C at a console prompt would: later prompts stop at once and
+        // the prompting thread unwinds by TerminateException, the debugger's "terminate the command".
+        // Unlike PipelineStoppedException, which the engine's host wrapper turns into a default
+        // answer (-1, null) for a script's own $Host.UI call, so that statements up to the next
+        // command still run, and which a trap can continue from, no trap or catch handles it and no
+        // later statement runs; only finally blocks do. The engine is asked to stop the pipeline only
+        // when another thread asks (ForEach-Object -Parallel): the pipeline's own thread is here, and
+        // a stop racing its unwinding turns the TerminateException into a PipelineStoppedException.
+        private Exception StopCall()
+        {
+            lock (_gate) _stopped = true;
+            _stoppedCall = true;
+            if (!_onPipelineThread()) _stop();
+            return new TerminateException();
         }
 
         /// <summary>Read-Host without -Prompt: one line of text.</summary>
@@ -124,9 +122,6 @@ namespace Svc.Host
             field["help"] = "";
             field["type"] = "string";
             Hashtable answer = Ask(Frame("text", "", "", null, null, false, new ArrayList { field }));
-            string action = Action(answer);
-            if (action == "timeout") throw new PromptException(NotInteractive.AnyMessage, PromptFailure.Timeout, null);
-            if (action != "accept") throw Declined(null);
             object value = Value(answer, "answer");
             return value == null ? "" : LanguagePrimitives.ConvertTo<string>(value);
         }
@@ -139,22 +134,9 @@ namespace Svc.Host
             bool confirm = IsConfirmation();
             List<int> shown = Shown(choices, confirm);
             Hashtable answer = Ask(ChoiceFrame(confirm ? "confirm" : "choice", caption, message, choices, shown, defaultChoice < 0 ? new int[0] : new[] { defaultChoice }, false));
-            string action = Action(answer);
-            if (action == "timeout") throw new PromptException(NotInteractive.PromptText(message), PromptFailure.Timeout, null);
-            if (action == "accept")
-            {
-                List<int> picked = Picked(answer, shown, Question(caption, message));
-                if (picked.Count != 1) throw new ArgumentException("svc's answer to '" + Question(caption, message) + "' picks " + picked.Count + " choices where one was asked for.");
-                return picked[0];
-            }
-            if (confirm)
-            {
-                // Declining a confirmation is its No: the operation is skipped as PowerShell skips it.
-                int no = IndexOf(choices, NoLabels);
-                if (no < 0) no = IndexOf(choices, HaltLabels);
-                if (no >= 0) return no;
-            }
-            throw Declined(Question(caption, message));
+            List<int> picked = Picked(answer, shown, Question(caption, message));
+            if (picked.Count != 1) throw new ArgumentException("svc's answer to '" + Question(caption, message) + "' picks " + picked.Count + " choices where one was asked for.");
+            return picked[0];
         }
 
         /// <summary>PromptForChoice allowing several choices (IHostUISupportsMultipleChoiceSelection).</summary>
@@ -172,9 +154,6 @@ namespace Svc.Host
             }
             List<int> shown = Shown(choices, false);
             Hashtable answer = Ask(ChoiceFrame("choice", caption, message, choices, shown, defaults.ToArray(), true));
-            string action = Action(answer);
-            if (action == "timeout") throw new PromptException(NotInteractive.PromptText(message), PromptFailure.Timeout, null);
-            if (action != "accept") throw Declined(Question(caption, message));
             return new Collection<int>(Picked(answer, shown, Question(caption, message)));
         }
 
@@ -204,9 +183,6 @@ namespace Svc.Host
             bool text = descriptions.Count == 1 && string.IsNullOrEmpty(caption) && string.IsNullOrEmpty(message) && types[0] == typeof(string);
             string question = !string.IsNullOrEmpty(message) ? message : !string.IsNullOrEmpty(caption) ? caption : descriptions.Count == 1 ? descriptions[0].Name : null;
             Hashtable answer = Ask(Frame(text ? "text" : "fields", caption, message, null, null, false, fields));
-            string action = Action(answer);
-            if (action == "timeout") throw new PromptException(NotInteractive.PromptText(message), PromptFailure.Timeout, question);
-            if (action != "accept") throw Declined(question);
             Dictionary<string, PSObject> result = new Dictionary<string, PSObject>();
             for (int i = 0; i < descriptions.Count; i++)
             {
@@ -232,15 +208,16 @@ namespace Svc.Host
             return result;
         }
 
-        // Sends one prompt and waits for its answer; throws PipelineStoppedException when the call is
-        // stopped meanwhile or the user cancels (svc's cancel is the console's Ctrl+C).
+        // Sends one prompt and waits for its answer, which is an accepted one: any other answer (the
+        // user declined or cancelled, nobody answered in time, nobody can answer) stops the call, and so
+        // does svc stopping it meanwhile.
         private Hashtable Ask(OrderedDictionary frame)
         {
             lock (_one)
             {
                 lock (_gate)
                 {
-                    if (_stopped) throw new PipelineStoppedException();
+                    if (_stopped) throw new TerminateException();
                     _waiting = ++_seq;
                     _answer = null;
                     frame["seq"] = _seq;
@@ -263,12 +240,8 @@ namespace Svc.Host
                     answer = _answer;
                     _answer = null;
                 }
-                if (answer == null) throw new PipelineStoppedException();
-                if (Action(answer) == "cancel")
-                {
-                    _stop();
-                    throw new PipelineStoppedException();
-                }
+                if (answer == null) throw new TerminateException();
+                if (Action(answer) != "accept") throw StopCall();
                 return answer;
             }
         }
@@ -345,15 +318,6 @@ namespace Svc.Host
             return picked;
         }
 
-        private static int IndexOf(Collection<ChoiceDescription> choices, string[] labels)
-        {
-            for (int i = 0; i < choices.Count; i++)
-            {
-                if (Array.IndexOf(labels, PlainLabel(choices[i].Label)) >= 0) return i;
-            }
-            return -1;
-        }
-
         private static string Action(Hashtable answer)
         {
             return answer["action"] as string ?? "";
@@ -363,12 +327,6 @@ namespace Svc.Host
         {
             Hashtable values = answer["values"] as Hashtable;
             return values == null ? null : values[name];
-        }
-
-        private static PromptException Declined(string question)
-        {
-            string text = question != null ? "The user declined to answer '" + question + "'." : "The user declined to answer.";
-            return new PromptException(text, PromptFailure.Declined, question);
         }
 
         private static string Question(string caption, string message)

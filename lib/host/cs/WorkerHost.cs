@@ -145,7 +145,7 @@ namespace Svc.Host
         {
             Prompter prompter = _prompter;
             if (prompter == null) throw NotInteractive.Any();
-            throw Prompter.Secret("a secure string");
+            throw prompter.Secret("a secure string");
         }
 
         /// <inheritdoc/>
@@ -181,8 +181,9 @@ namespace Svc.Host
         /// <inheritdoc/>
         public override PSCredential PromptForCredential(string caption, string message, string userName, string targetName, PSCredentialTypes allowedCredentialTypes, PSCredentialUIOptions options)
         {
-            if (_prompter == null) throw NotInteractive.Prompt(message);
-            throw Prompter.Secret("a credential");
+            Prompter prompter = _prompter;
+            if (prompter == null) throw NotInteractive.Prompt(message);
+            throw prompter.Secret("a credential");
         }
 
         /// <inheritdoc/>

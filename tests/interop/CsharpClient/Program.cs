@@ -1,9 +1,9 @@
 // Drives svc with the official C# MCP client: lists the tools, makes the calls named in a JSON
 // file, and prints what the client saw as one JSON document (a JSON-RPC error as
 // `protocolError`). Used by tests/interop_test.ts.
-// The file is the array of calls, or {"calls": [...], "answer": <ElicitResult>}: then the client
-// speaks 2025-11-25, declares form elicitation, answers every elicitation/create with that result
-// and reports each request it got as `elicitations`.
+// The file is the array of calls, or {"calls": [...], "answers": [<ElicitResult>, ...]}: then the
+// client speaks 2025-11-25, declares form elicitation, answers each elicitation/create with the next
+// of those results and reports each request it got as `elicitations`.
 // Usage: CsharpClient <calls.json> <server command> [server arguments...]
 using System.Text.Json;
 using System.Text.Json.Nodes;
@@ -13,10 +13,11 @@ using ModelContextProtocol.Protocol;
 
 var file = JsonNode.Parse(File.ReadAllText(args[0]))!;
 var calls = file is JsonArray list ? list : file["calls"]!.AsArray();
-var answer = file is JsonObject ? file["answer"] : null;
+var answers = file is JsonObject ? file["answers"]!.AsArray() : null;
+var answered = 0;
 var elicitations = new JsonArray();
 var options = new McpClientOptions();
-if (answer is not null)
+if (answers is not null)
 {
     options.ProtocolVersion = "2025-11-25";
     options.Capabilities = new ClientCapabilities
@@ -28,6 +29,7 @@ if (answer is not null)
         ElicitationHandler = (request, _) =>
         {
             elicitations.Add(JsonSerializer.SerializeToNode(request, McpJsonUtilities.DefaultOptions));
+            var answer = answers[Math.Min(answered++, answers.Count - 1)]!;
             return ValueTask.FromResult(
                 JsonSerializer.Deserialize<ElicitResult>(answer.ToJsonString(), McpJsonUtilities.DefaultOptions)!);
         },
