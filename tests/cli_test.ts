@@ -135,7 +135,7 @@ Deno.test({
   async fn() {
     const env = { REPORTED_PWSH_VERSION: "7.6.5" };
     const warning =
-      /PowerShell 7\.6\.5 lacks the security fixes of PowerShell 7\.6\.8 \(advisories of August to October 2026/;
+      /PowerShell 7\.6\.5 lacks the security fixes of PowerShell 7\.6\.6 \(advisories of August and September 2026/;
     await withConfig(fixtureConfig(), async (path) => {
       const doctor = await svc(
         ["doctor", "--format", "json", "--config", path, "--pwsh", OLD_PWSH],
