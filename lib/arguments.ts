@@ -40,12 +40,17 @@ function parametersByName(tool: ToolDescriptor): Map<string, ToolParameter> {
 /** Argument names taken for secrets wherever a value could be shown: in audit lines, in questions. */
 const SECRET_NAME = /pass(word)?|secret|token|key|credential/i;
 
+/** Whether a name (an argument's, or a key's inside one) says its value is a secret. */
+export function isSecretName(name: string): boolean {
+  return SECRET_NAME.test(name);
+}
+
 /**
  * Whether the value of `tool`'s argument `name` is a secret, never shown: a credential, or an
  * argument whose name says it holds one.
  */
 export function isSecretArgument(tool: ToolDescriptor, name: string): boolean {
-  return SECRET_NAME.test(name) ||
+  return isSecretName(name) ||
     parametersByName(tool).get(name.toLowerCase())?.kind === "credential";
 }
 

@@ -281,7 +281,7 @@ export class HeldCalls {
     else if (this.heldBy(call.owner) >= this.#options.maxPerCaller) {
       return `The call waits for input, but this caller already has ${this.#options.maxPerCaller} calls waiting for input (${this.#options.maxPerCallerSetting}); answer or cancel one first`;
     } else if (this.waiting >= this.#options.maxHeld) {
-      return `The call waits for input, but ${this.#options.maxHeld} calls wait for input on this server already, as many as may (half of McpServer:RunspacePool:MaxPoolSize, so that the other workers keep serving); try again later or pass the answer as an argument`;
+      return `The call waits for input, but ${this.#options.maxHeld} calls wait for input on this server already, as many as may (half of McpServer:RunspacePool:MaxPoolSize, so that the other workers keep serving); try again later`;
     }
     const timer = setTimeout(() => this.#expire(call), this.#options.timeoutMs);
     this.#calls.set(call.pause, { call, timer });

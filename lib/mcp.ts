@@ -496,9 +496,11 @@ async function pausableCall(
   const principal = context.principal;
   const tool = (await toolsFor(options, principal)).find((t) => t.name === name);
   // Where the caller may answer for the user, its answers sent with the call count, but never for
-  // svc's own question before a ConfirmBeforeRun tool runs.
-  const callerAnswers = tool !== undefined &&
-    promptPolicyOf(options.shell, tool).answeredBy === "Caller";
+  // svc's own question before a ConfirmBeforeRun tool runs. The policy is that of the parameter
+  // set the call runs, as in runCall: a whole-command tool's own may differ from its sets'.
+  const chosen = tool === undefined ? null : chooseParameterSet(tool, args);
+  const callerAnswers = chosen?.ok === true &&
+    promptPolicyOf(options.shell, chosen.tool).answeredBy === "Caller";
   return await callWithInput({
     calls,
     tool: name,

@@ -26,7 +26,7 @@ import {
   type OverrideSource,
   type PromptsAnsweredBy,
 } from "./config_overrides.ts";
-import { isSecretArgument } from "./arguments.ts";
+import { isSecretArgument, isSecretName } from "./arguments.ts";
 import { toElicitation } from "./elicitation.ts";
 import { logger } from "./log.ts";
 import type { JsonSchema, ToolDescriptor } from "./tool_descriptor.ts";
@@ -248,7 +248,10 @@ function escaped(text: string): string {
   );
 }
 
-/** A value as PowerShell would take it: strings quoted (escaped when they hold unseen characters). */
+/**
+ * A value as PowerShell would take it: strings quoted (escaped when they hold unseen characters),
+ * and the values of hashtable keys whose names say they hold a secret masked, at any depth.
+ */
 function literal(value: unknown): string {
   if (typeof value === "string") {
     if (!UNSEEN.test(value)) return `'${value.replaceAll("'", "''")}'`;
@@ -261,7 +264,7 @@ function literal(value: unknown): string {
   if (value === null || value === undefined) return "$null";
   if (Array.isArray(value)) return value.length === 0 ? "@()" : value.map(literal).join(", ");
   const entries = Object.entries(value as Record<string, unknown>)
-    .map(([key, inner]) => `${literal(key)} = ${literal(inner)}`);
+    .map(([key, inner]) => `${literal(key)} = ${isSecretName(key) ? "********" : literal(inner)}`);
   return `@{${entries.join("; ")}}`;
 }
 

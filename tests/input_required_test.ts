@@ -261,10 +261,13 @@ Deno.test("all callers together hold at most maxHeld calls: one caller cannot ta
   }
   const refusedCall = await round(calls, prompting([ask("name")]), { owner: "alice" });
   assert.ok(!isInputRequiredResult(refusedCall) && refusedCall.isError);
+  const refusal = (refusedCall.content[0] as { text: string }).text;
   assert.match(
-    (refusedCall.content[0] as { text: string }).text,
+    refusal,
     /2 calls wait for input on this server already.*half of McpServer:RunspacePool:MaxPoolSize/,
   );
+  // The model reads it: it must not be told to answer in its user's place.
+  assert.doesNotMatch(refusal, /argument|pass the answer|up front/);
   for (const [first, owner] of states) {
     await round(calls, prompting([]), {
       owner,

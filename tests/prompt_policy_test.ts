@@ -49,6 +49,7 @@ const deploy = toolOf("deploy_app", [
   arg("Force", { type: "boolean" }, { kind: "switch" }),
   arg("Count", { type: "integer" }),
   arg("Tags", { type: "array" }),
+  arg("Settings", { type: "object" }),
 ], { command: "Deploy-App" });
 
 function settings(
@@ -201,6 +202,25 @@ Deno.test("confirmRun() names the command and its arguments as they will run: qu
     signal: signal(),
   }, OPTIONS);
   assert.match(long.asked[0]!.message, /'x{199}… \(302 more characters\)$/);
+});
+
+Deno.test("confirmRun() masks secrets held in a hashtable argument, at any depth", async () => {
+  // The question is also the audit line's: before, `-Settings @{'Password' = 'hunter2'}` was
+  // shown and logged in the clear, although LogArguments is off by default.
+  const { asked, prompts } = user(() => Promise.resolve({ action: "accept", choices: [1] }));
+  const parameters = {
+    Settings: {
+      Region: "eu",
+      Password: "hunter2",
+      Nested: { ApiToken: "t0ken" },
+      List: [{ clientSecret: "s3cret" }, "plain"],
+    },
+  };
+  await confirmRun(prompts, { tool: deploy, parameters, signal: signal() }, OPTIONS);
+  assert.equal(
+    asked[0]!.message,
+    "Run this command?\nDeploy-App -Settings @{'Region' = 'eu'; 'Password' = ********; 'Nested' = @{'ApiToken' = ********}; 'List' = @{'clientSecret' = ********}, 'plain'}",
+  );
 });
 
 Deno.test("confirmRun() runs nothing unless the user answers Yes, and says why", async () => {

@@ -281,6 +281,20 @@ pwshTest(
   },
 );
 
+pwshTest(
+  "a prompt in a runspace of the command's own fails as an error quoting its statement, not claiming no prompt was given",
+  async (worker) => {
+    // ForEach-Object -Parallel's runspaces have no host to ask through, and the error record they
+    // hand back has lost Read-Host's bound -Prompt.
+    const { result } = await invoke(worker, "Invoke-Expression", {
+      Command: "1 | ForEach-Object -Parallel { Read-Host -Prompt 'Colour' }",
+    });
+    const message = result.errors.at(-1)?.message ?? "";
+    assert.match(message, /^Read-Host asked for user input at: Read-Host -Prompt 'Colour', /);
+    assert.doesNotMatch(message, /no prompt given/);
+  },
+);
+
 /**
  * A call cannot leave its own prompter in the worker's host for the next caller's prompts: the
  * prompter and the host's slot for it are not public, and a call that plants one by reflection

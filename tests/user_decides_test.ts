@@ -414,3 +414,35 @@ async function answerBelongsToItsCall(t: Deno.TestContext, svc: HttpSvc) {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 }
+
+Deno.test("http Stateless 2026-07-28: a whole-command tool takes answers ahead only where its chosen parameter set lets the caller answer", async () => {
+  // Remove-Item lets its caller answer, but not in its Path set: one tool covers both sets.
+  const config = shell({ ToolGranularity: "Command" });
+  const overrides = (config.ShellConfiguration as { CommandOverrides: Record<string, unknown> })
+    .CommandOverrides;
+  overrides["remove_item_path"] = { PromptsAnsweredBy: "User" };
+  await using svc = await startHttpSvc({ config });
+  const dir = await Deno.makeTempDir({ prefix: "svc-decides-" });
+  const yes = { Confirm: { action: "accept", content: { answer: "Yes" } } };
+  const remove = async (args: Record<string, unknown>, params: Record<string, unknown> = {}) =>
+    (await modernToolCall(svc.url, "remove_item", { arguments: args, ...params })).body as RpcBody;
+  try {
+    const path = await note(dir, "path-set");
+    const args = { Path: [path], Confirm: true, _ParameterSet: "Path" };
+    const ahead = await remove(args, { inputResponses: yes });
+    assert.equal(ahead.result?.["resultType"], "input_required", JSON.stringify(ahead));
+    assert.equal(await Deno.readTextFile(path), "keep me");
+    await remove(args, {
+      requestState: ahead.result!["requestState"],
+      inputResponses: { Confirm: { action: "decline" } },
+    });
+    assert.equal(await Deno.readTextFile(path), "keep me");
+    // The LiteralPath set keeps the tool's own policy: its caller's answer ahead counts.
+    const literal = await note(dir, "literal-set");
+    const caller = await remove({ LiteralPath: [literal], Confirm: true }, { inputResponses: yes });
+    assert.equal(caller.result?.["resultType"], "complete", JSON.stringify(caller));
+    assert.equal(await exists(literal), false);
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});

@@ -50,9 +50,11 @@ namespace Svc.Host
             // A record does not keep the arguments of a command svc invoked itself; the call's are
             // those when the prompting command is the one invoked.
             if (!string.Equals(command, invoked, StringComparison.OrdinalIgnoreCase)) arguments = null;
+            // A record from a runspace of the command's own (ForEach-Object -Parallel) has lost its
+            // bound parameters: an unknown prompt is left to the statement quoted, never said absent.
             string prompt = ArgumentOf(invocation, arguments, "Prompt") ?? ArgumentOf(invocation, arguments, "Message");
-            string asked = prompt != null ? "prompt \"" + prompt + "\"" : "no prompt given";
-            return command + " asked for user input (" + asked + ")" + at + Why;
+            string asked = prompt != null ? " (prompt \"" + prompt + "\")" : "";
+            return command + " asked for user input" + asked + at + Why;
         }
 
         /// <summary>What a confirmation asked, from the HostException's text; null when it names nothing.</summary>
