@@ -29,6 +29,7 @@ import {
 import { SHAPING_PARAMETERS } from "./output_shaping.ts";
 import { ENUM_CAP, MAX_TOOL_NAME } from "./tool_portability.ts";
 import type { JsonSchema, ToolDescriptor, ToolParameter } from "./tool_descriptor.ts";
+import type { SourceStamps } from "./catalog_sources.ts";
 import type {
   CommandMeta,
   CommandsResult,
@@ -51,6 +52,11 @@ export interface Catalog {
   psVersion: string;
   /** Versions of the configured modules, to validate a cached catalog. */
   modules: { name: string; version: string | null }[];
+  /**
+   * The files its commands' code came from, as they were when it was built; a cached catalog whose
+   * files changed is not served. @default undefined (built without a worker: never cached)
+   */
+  sources?: SourceStamps;
 }
 
 /** PowerShell common parameters; never tool arguments (WhatIf/Confirm are kept where supported). */

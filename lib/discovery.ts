@@ -16,13 +16,19 @@ import { resolveOverrideKeys } from "./catalog_overrides.ts";
 import type { ShellSettings } from "./config.ts";
 import { dangerousCommandWarnings, type DangerSettings } from "./dangerous.ts";
 import { logger } from "./log.ts";
-import type { CommandMeta, CommandsResult, ModuleStatus } from "./worker_protocol.ts";
+import type {
+  CommandMeta,
+  CommandsResult,
+  ModuleStatus,
+  SourcesResult,
+} from "./worker_protocol.ts";
+import { changedSource, stampSources } from "./catalog_sources.ts";
 
 const log = logger("catalog");
 
 // Raised whenever the catalog's policy changes what it builds from the same metadata (8: tools
-// sorted by name, portable schemas, provider parameters).
-const CACHE_FORMAT = 8;
+// sorted by name, portable schemas, provider parameters; 9: the source files it was built from).
+const CACHE_FORMAT = 9;
 
 /**
  * The discovery scripts the worker runs: what they report decides the catalog, so a catalog cached
@@ -44,9 +50,12 @@ export interface CatalogCacheOptions {
 
 /**
  * The cache key: a digest of everything that decides the catalog before a worker runs (the cache
- * format, the discovery scripts, selection settings, startup script text and file stamp, pwsh path
- * and file stamp). Module and PowerShell versions are checked after startup with
- * {@linkcode catalogStillValid}.
+ * format, the discovery scripts, selection settings, startup script text and path, pwsh path and
+ * file stamp). The files the code came from (modules, dot-sourced scripts, the startup script) are
+ * recorded in the entry by content and checked before it is served (`lib/catalog_sources.ts`), so
+ * an edit finds the same entry and replaces it. pwsh is stamped by size and time rather than
+ * content: it is an executable of tens of MB read at every start, and the worker's PowerShell
+ * version is checked after startup with {@linkcode catalogStillValid} anyway.
  */
 async function catalogKey(input: CatalogKeyInput): Promise<string> {
   const { shell, pwshPath } = input;
@@ -71,7 +80,6 @@ async function catalogKey(input: CatalogKeyInput): Promise<string> {
     overrideKeys: Object.keys(shell.commandOverrides).map((k) => k.toLowerCase()).sort(),
     script: shell.startupScript,
     scriptPath: shell.startupScriptPath,
-    scriptStamp: await stamp(shell.startupScriptPath),
     pwshPath,
     pwshStamp: await stamp(pwshPath),
   });
@@ -89,6 +97,11 @@ async function writableByOthers(path: string): Promise<boolean> {
   return mode === null || (mode & 0o022) !== 0 || (uid !== null && uid !== Deno.uid());
 }
 
+/** Where the catalog of a key is kept. */
+function cachePath(slot: { key: string; directory: string }): string {
+  return `${slot.directory}/catalog-${slot.key}.json`;
+}
+
 /**
  * Reads a cached catalog; null when absent, unreadable, or in a directory or file that other users
  * can write (said once per read).
@@ -97,7 +110,7 @@ export async function readCachedCatalog(
   key: string,
   options: CatalogCacheOptions,
 ): Promise<Catalog | null> {
-  const path = `${options.directory}/catalog-${key}.json`;
+  const path = cachePath({ key, directory: options.directory });
   try {
     if (await writableByOthers(options.directory) || await writableByOthers(path)) {
       log.warning(
@@ -122,7 +135,7 @@ export async function writeCachedCatalog(
 ): Promise<void> {
   // Private whatever the umask: a catalog from a place other users can write is not read.
   await Deno.mkdir(options.directory, { recursive: true, mode: 0o700 });
-  const path = `${options.directory}/catalog-${key}.json`;
+  const path = cachePath({ key, directory: options.directory });
   await replaceFile(path, JSON.stringify({ format: CACHE_FORMAT, catalog }), { mode: 0o600 });
 }
 
@@ -188,6 +201,8 @@ export interface DiscoveryWorker {
     names: string[],
     help?: boolean,
   ): Promise<{ commands: CommandMeta[]; missing: string[] }>;
+  /** The files the session's code comes from. @default none known: a cached catalog is never served */
+  sources?(): Promise<SourcesResult>;
 }
 
 /** Options of {@linkcode discoverCatalog}. */
@@ -215,10 +230,14 @@ export async function discoverCatalog(
     warnings,
   });
   const overrides = await resolveOverrideKeys(worker, shell, catalog.tools);
+  // After describe, which may have loaded the modules of the commands it was asked about.
+  const files = worker.sources ? (await worker.sources()).files : [];
+  if (shell.startupScriptPath) files.push(shell.startupScriptPath);
   return {
     ...catalog,
     tools: overrides.tools,
     warnings: [...catalog.warnings, ...overrides.warnings],
+    sources: await stampSources(files),
   };
 }
 
@@ -282,10 +301,26 @@ export class CatalogStore {
     const slot = await catalogSlot(this.#options);
     const cached = slot ? await readCachedCatalog(slot.key, slot) : null;
     if (cached) {
-      log.debug("Serving {Count} tools from the catalog cache.", { Count: cached.tools.length });
-      logWarnings(cached, this.#options);
-      this.#revalidate(cached, slot!);
-      return cached;
+      const changed = await changedSource(cached.sources);
+      if (changed === null) {
+        log.info(
+          "Serving {Count} tools from the catalog cache ({Path}); none of the {Files} files it was built from changed.",
+          {
+            Count: cached.tools.length,
+            Path: cachePath(slot!),
+            Files: cached.sources?.files.length ?? 0,
+          },
+        );
+        logWarnings(cached, this.#options);
+        this.#revalidate(cached, slot!);
+        return cached;
+      }
+      log.info(
+        "Not serving the cached catalog: {Changed} changed since it was built; discovering.",
+        {
+          Changed: changed,
+        },
+      );
     }
     return await this.#discover(slot);
   }

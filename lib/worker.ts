@@ -36,6 +36,7 @@ import type {
   InvokeResult,
   PromptAnswer,
   ResetResult,
+  SourcesResult,
   StartupParams,
   StartupResult,
   WorkerInfo,
@@ -57,7 +58,7 @@ export type {
 
 const log = logger("worker");
 /** Requests whose answers are sized by the configured modules, not by a caller (see output_limits.ts). */
-const DISCOVERY_OPS = new Set(["startup", "commands", "describe"]);
+const DISCOVERY_OPS = new Set(["startup", "commands", "describe", "sources"]);
 
 /**
  * Options of {@linkcode RunspaceWorker.start}: those of the process it starts (`pwsh`, timeouts,
@@ -217,6 +218,11 @@ export class RunspaceWorker implements AsyncDisposable {
   /** Returns the metadata (and optionally help) of named commands. */
   describe(names: string[], help = true): Promise<DescribeResult> {
     return this.#request("describe", { names, help }) as Promise<DescribeResult>;
+  }
+
+  /** The files the code of the session's modules and functions comes from (protocol §4.3a). */
+  sources(): Promise<SourcesResult> {
+    return this.#request("sources", {}) as Promise<SourcesResult>;
   }
 
   /**
