@@ -28,7 +28,8 @@ Usage:
   svc <command> --help          Options of one command
 
 Exit codes: 0 ok, 2 configuration error, 3 startup error (PowerShell missing or too old, startup
-script failed), 4 runtime error; doctor also uses 1 for problems found.
+script failed), 4 runtime error; doctor also uses 1 for problems found and 5 for incomplete (a
+configured command or module offers no tool).
 `;
 
 /** `text` after `first`, wrapped at 96 columns with `indent` spaces before each further line. */
@@ -111,7 +112,10 @@ Options:
   --strict                                      false (warnings alone make the exit code 1)
 ${COMMON_HELP}
 
-Exit codes: 0 healthy, 1 problems found, 2 configuration error, 3 PowerShell not found or not startable.
+Exit codes, each with its last line: 0 "Healthy."; 1 "Problems found" (errors, no tool at all, or
+warnings with --strict); 2 configuration error; 3 PowerShell not found or not startable; 5
+"Incomplete" (svc can serve, but a configured command or module offers no tool: not found, hidden by
+an exclude pattern, or failing to import).
 `,
 };
 

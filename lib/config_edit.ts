@@ -11,7 +11,9 @@
  * @module
  */
 import { applyEdits, type Edit, type Node, type ParseError, parseTree } from "jsonc-parser";
+import { dirname, isAbsolute, resolve } from "node:path";
 import { writeFileAtomically } from "./atomic_write.ts";
+import { wildcard } from "./wildcard.ts";
 import { parseConfigText } from "./config.ts";
 import { ConfigError } from "./errors.ts";
 
@@ -64,6 +66,12 @@ export interface ConfigChangeReport {
   removed: ConfigListChange[];
   /** Requested values that needed no edit. */
   unchanged: ConfigListUnchanged[];
+  /**
+   * What the file now asks for that svc will not do, one sentence each: a command (or include
+   * pattern) requested here that an exclude pattern hides, naming the pattern and the command that
+   * would un-hide it; a module path requested here where there is nothing.
+   */
+  warnings: string[];
 }
 
 const SHELL_SECTION = "ShellConfiguration";
@@ -460,15 +468,79 @@ export async function updateConfig(
     added: [],
     removed: [],
     unchanged: [],
+    warnings: [],
   };
   for (const { list, add, remove } of requests) {
     for (const value of remove) removeValue(draft, list, value, report);
     for (const value of add) addValue(draft, list, value, report);
   }
+  report.warnings = requestWarnings(draft, requests);
   const updated = bom + draft.text;
   report.changed = updated !== original;
   if (report.changed) await writeFileAtomically(path, updated);
   return report;
+}
+
+/** The items of a list as the edited file has them, from every key svc reads it from. */
+function listItems(draft: Draft, list: ListSpec): string[] {
+  return effectiveKeys(draft, list).flatMap((k) => itemsOf(k.property).map((i) => i.value));
+}
+
+/**
+ * Warnings for what was asked to be there (added now or already present) that svc will not offer:
+ * a command an exclude pattern hides (exclusion always wins), an include pattern whose matches an
+ * exclude pattern hides, a module path where there is nothing.
+ */
+function requestWarnings(
+  draft: Draft,
+  requests: { list: ListSpec; add: string[] }[],
+): string[] {
+  const [commands, modules, includes] = [LISTS[0], LISTS[1], LISTS[2]];
+  const excludes = listItems(draft, LISTS[3]);
+  const excludeKey = effectiveKeys(draft, LISTS[3])[0]?.key ?? plannedKey(draft, LISTS[3]);
+  const hiding = (name: string) => excludes.find((pattern) => wildcard(pattern).test(name));
+  const asked = (list: ListSpec) => requests.find((r) => r.list === list)?.add ?? [];
+  const unhide = (pattern: string, them: "it" | "them") =>
+    `'svc update-config --remove-exclude-pattern ${
+      JSON.stringify(pattern)
+    }' would offer ${them}, with every other command that pattern hides`;
+  const warnings: string[] = [];
+  for (const command of asked(commands)) {
+    // A module-qualified name is tested by its command's name too, as discovery tests it.
+    const pattern = hiding(command) ?? hiding(command.split("\\").at(-1)!);
+    if (pattern === undefined) continue;
+    warnings.push(
+      `Command '${command}' is hidden by the exclude pattern '${pattern}' (${excludeKey}) and will not be offered: ${
+        unhide(pattern, "it")
+      }`,
+    );
+  }
+  for (const include of asked(includes)) {
+    const pattern = hiding(include);
+    if (pattern === undefined) continue;
+    warnings.push(
+      `Include pattern '${include}' selects commands that the exclude pattern '${pattern}' (${excludeKey}) hides, so they will not be offered: ${
+        unhide(pattern, "them")
+      }`,
+    );
+  }
+  for (const module of asked(modules)) {
+    // A bare name is looked up on PSModulePath by the worker; only a path can be checked here.
+    if (!/[\\/]/.test(module)) continue;
+    const where = isAbsolute(module) ? module : resolve(dirname(resolve(draft.path)), module);
+    try {
+      Deno.statSync(where);
+    } catch {
+      warnings.push(
+        `Module '${module}' is not there: no file or folder at '${where}'${
+          isAbsolute(module)
+            ? ""
+            : " (a relative path is resolved against the configuration file's folder)"
+        }; svc will warn at every start and offer none of its commands`,
+      );
+    }
+  }
+  return warnings;
 }
 
 /** The key path a list is reported under when it has no array yet. */
@@ -524,7 +596,7 @@ function addValue(draft: Draft, list: ListSpec, value: string, report: ConfigCha
 /**
  * The lines `svc update-config` prints: `+ key: value` per addition, `- key: value` per removal,
  * `= key: value (already present)` or `(not present)` per no-op, then a summary line that says
- * `No changes to '<path>'` when the file was left untouched.
+ * `No changes to '<path>'` when the file was left untouched, then `Warning: …` per warning.
  */
 export function formatChangeReport(report: ConfigChangeReport): string {
   const lines = [
@@ -537,5 +609,6 @@ export function formatChangeReport(report: ConfigChangeReport): string {
       `Updated '${report.path}': ${report.added.length} added, ${report.removed.length} removed`,
     );
   } else lines.push(`No changes to '${report.path}'`);
+  lines.push(...report.warnings.map((warning) => `Warning: ${warning}`));
   return lines.join("\n");
 }

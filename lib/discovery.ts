@@ -223,6 +223,7 @@ export async function discoverCatalog(
     ? await worker.describe(names, true)
     : { commands: [], missing: [] };
   for (const name of described.missing) warnings.push(`Command '${name}' could not be described`);
+
   const catalog = buildTools(described.commands, {
     psVersion: worker.info.psVersion,
     granularity: shell.toolGranularity,
@@ -361,9 +362,14 @@ export class CatalogStore {
   }
 }
 
+/** What svc says when a configuration offers nothing (serve's log, doctor's errors). */
+export const NO_TOOLS =
+  "svc offers no tools: no configured command or module resolved to one; check ShellConfiguration's Commands, Modules and patterns ('svc doctor' lists what each found)";
+
 /** Logs what building a catalog noticed (missing commands or modules, collisions), once per load. */
 function logWarnings(catalog: Catalog, options: CatalogStoreOptions): void {
   for (const warning of catalog.warnings) log.warning("{Warning}", { Warning: warning });
+  if (catalog.tools.length === 0) log.warning("{Warning}", { Warning: NO_TOOLS });
   const auth = options.auth ?? { enabled: false, requiredRoles: [] };
   for (const warning of dangerousCommandWarnings(catalog.tools, { shell: options.shell, auth })) {
     log.warning("{Warning}", { Warning: warning });

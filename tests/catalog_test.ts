@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { bindArguments } from "../lib/arguments.ts";
-import { buildTools, selectCommands, toolName, wildcard } from "../lib/catalog.ts";
+import { buildTools, selectCommands, toolName } from "../lib/catalog.ts";
+import { wildcard } from "../lib/wildcard.ts";
 import { annotationsFor } from "../lib/catalog_annotations.ts";
 import { cap, sanitize } from "../lib/catalog_description.ts";
 import type { JsonSchema } from "../lib/tool_descriptor.ts";
