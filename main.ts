@@ -264,11 +264,23 @@ async function serve(argv: string[]): Promise<number> {
       { Reason: hardening, Pid: Deno.pid },
     );
   }
+  // The first SIGINT/SIGTERM drains (ShutdownDrainTimeout at most); a second one cuts off at once.
+  const forced = new AbortController();
   const shutdown = new Promise<void>((resolve) => {
     const signals: Deno.Signal[] = Deno.build.os === "windows"
       ? ["SIGINT", "SIGBREAK"]
       : ["SIGINT", "SIGTERM"];
-    for (const signal of signals) Deno.addSignalListener(signal, () => resolve());
+    let asked = false;
+    for (const signal of signals) {
+      Deno.addSignalListener(signal, () => {
+        if (asked && !forced.signal.aborted) {
+          logger("main").warning("Asked again to stop: cutting off the calls in flight now.");
+          forced.abort();
+        }
+        asked = true;
+        resolve();
+      });
+    }
   });
   logger("main").info(
     "svc {Version} serving over {Transport} (config {Config}, pwsh {Pwsh}, from {PwshOrigin}).",
@@ -282,7 +294,7 @@ async function serve(argv: string[]): Promise<number> {
   );
   if (settings.transport === "http") {
     const { serveHttp } = await import("./lib/http.ts");
-    await serveHttp({ settings, pwsh, version: VERSION, shutdown });
+    await serveHttp({ settings, pwsh, version: VERSION, shutdown, force: forced.signal });
   } else {
     const { serveStdio } = await import("./lib/stdio.ts");
     await serveStdio({ settings, pwsh, version: VERSION, shutdown });

@@ -254,7 +254,8 @@ const runspacePool = z.object({
     default: "00:00:05",
   }),
   ShutdownDrainTimeout: setting("timeSpan", {
-    text: "Time in-flight calls get on shutdown.",
+    text:
+      "The whole drain on shutdown: calls in flight still running after it are cut off (a second SIGINT or SIGTERM cuts them off at once).",
     default: "00:00:30",
   }),
   ReplenishCheckInterval: setting("timeSpan", {

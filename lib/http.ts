@@ -31,11 +31,13 @@ export interface HttpOptions {
   version: string;
   /** Resolves when the process is asked to stop (SIGINT/SIGTERM). */
   shutdown: Promise<void>;
+  /** Aborted when asked again (a second SIGINT/SIGTERM): calls in flight are cut off at once. */
+  force?: AbortSignal;
 }
 
 /** Serves MCP over HTTP until shutdown, then drains in-flight calls and closes every worker. */
 export async function serveHttp(options: HttpOptions): Promise<void> {
-  const { settings, pwsh, version, shutdown } = options;
+  const { settings, pwsh, version, shutdown, force } = options;
   checkAnonymousExposure(settings.http, settings.auth);
   const auth = new Authenticator({ auth: settings.auth, shell: settings.shell });
   const http = settings.http;
@@ -116,12 +118,36 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     await pool.drain();
     throw error;
   }
-  log.info("Shutting down: no new requests; draining in-flight calls.");
+  // One budget for the whole drain: the server and the pool wait for the same calls, so each
+  // waiting ShutdownDrainTimeout in turn took twice that.
+  const drainMs = settings.pool.shutdownDrainTimeoutMs;
+  const deadline = Date.now() + drainMs;
+  log.info(
+    "Shutting down: no new requests; calls in flight have {Seconds} s (ShutdownDrainTimeout) to end, or until a second Ctrl+C or SIGTERM.",
+    { Seconds: drainMs / 1000 },
+  );
   // A call waiting for its user's answer would hold the drain for up to UserInputTimeout.
   heldCalls.close();
   await front.closeStreams();
   const drained = server.shutdown();
-  const deadline = new Promise((r) => setTimeout(r, settings.pool.shutdownDrainTimeoutMs));
-  await Promise.race([drained, deadline]);
-  await pool.drain();
+  // Connections still open once the pool has cut their calls off answer them with the failure
+  // and close; one that does not is left to the process's exit.
+  await Promise.all([
+    pool.drain({ deadline, ...(force ? { force } : {}) }),
+    Promise.race([drained, until(deadline, force)]),
+  ]);
+}
+
+/** Resolves at `deadline` (ms since the epoch), or at once when `force` is aborted. */
+function until(deadline: number, force: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      force?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, Math.max(0, deadline - Date.now()));
+    if (force?.aborted) done();
+    else force?.addEventListener("abort", done, { once: true });
+  });
 }

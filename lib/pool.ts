@@ -38,6 +38,20 @@ import {
 
 const log = logger("pool");
 
+/** What a call refused or cut off by a drain is told. */
+const SHUTTING_DOWN = "svc is shutting down";
+
+/** Options of {@linkcode WorkerPool.drain}. */
+export interface DrainOptions {
+  /**
+   * When calls in flight are cut off (ms since the epoch). @default `ShutdownDrainTimeout` from the
+   * start of the drain
+   */
+  deadline?: number;
+  /** Aborted (a second Ctrl+C or SIGTERM): calls in flight are cut off at once. @default none */
+  force?: AbortSignal;
+}
+
 interface PoolEntry {
   id: number;
   createdAt: string;
@@ -57,6 +71,8 @@ export class WorkerPool implements AsyncDisposable {
   readonly #entries = new Set<PoolEntry>();
   // Workers being closed or killed; drain() waits for them, so shutdown leaves no process behind.
   readonly #closing = new Set<Promise<void>>();
+  /** The entries of those workers, which a drain kills when its time is up. */
+  readonly #closingEntries = new Set<PoolEntry>();
   readonly #warm: PoolEntry[] = [];
   readonly #waiters: Waiter<PoolEntry>[] = [];
   readonly #timers: ReturnType<typeof setInterval>[] = [];
@@ -157,7 +173,7 @@ export class WorkerPool implements AsyncDisposable {
     if (this.#draining) {
       poolTelemetry.acquisitions.add(1, { outcome: "draining" });
       return Promise.reject(
-        new PoolError("DRAINING", "The worker pool is shutting down and accepts no new calls"),
+        new PoolError("DRAINING", SHUTTING_DOWN),
       );
     }
     const started = performance.now();
@@ -185,36 +201,49 @@ export class WorkerPool implements AsyncDisposable {
   }
 
   /**
-   * Stops accepting calls, lets leased workers finish for up to `ShutdownDrainTimeout`, then closes
-   * every worker (killing those that do not exit).
+   * Stops accepting calls, lets leased workers finish until `options.deadline` (by default
+   * `ShutdownDrainTimeout` from now) or `options.force`, then closes every worker: idle ones
+   * politely within what is left of the time, the rest at once, their calls failing with "svc is
+   * shutting down". Returns by the deadline, bar killing and reaping the processes.
    */
-  async drain(): Promise<void> {
+  async drain(options: DrainOptions = {}): Promise<void> {
     if (this.#draining) return;
     this.#draining = true;
+    const { shutdownDrainTimeoutMs } = this.#options.pool;
+    const { deadline = Date.now() + shutdownDrainTimeoutMs, force } = options;
     this.#unobserve();
     for (const timer of this.#timers) clearInterval(timer);
     this.#holdBack.clear();
     for (const waiter of this.#waiters.splice(0)) {
-      waiter.reject(
-        new PoolError("DRAINING", "The worker pool is shutting down and accepts no new calls"),
-      );
+      waiter.reject(new PoolError("DRAINING", SHUTTING_DOWN));
     }
     log.info("Pool draining: stopping new acquisitions.");
     const busy = () => this.#count("leased") + this.#count("resetting") > 0;
-    await pollWhile(busy, Date.now() + this.#options.pool.shutdownDrainTimeoutMs);
+    await pollWhile(() => busy() && force?.aborted !== true, deadline);
     const remaining = this.#count("leased");
+    const cutOff = `${SHUTTING_DOWN}: the call did not end within ShutdownDrainTimeout (${
+      Math.round(shutdownDrainTimeoutMs / 1000)
+    } s)${force?.aborted ? " or was stopped by a second signal" : ""} and was stopped`;
     if (remaining > 0) {
-      log.warning("Drain timed out; force-closing {Count} busy worker(s).", { Count: remaining });
+      log.warning("Drain ended; force-closing {Count} busy worker(s).", { Count: remaining });
     }
     // A worker still starting has nothing to close yet: #create closes it once it has started. Evicting
     // its entry here would make that a no-op and leave the worker running, its directory behind.
-    await Promise.all(
-      [...this.#entries].filter((s) => s.state !== "creating").map((s) =>
-        this.#evict(s, "shutdown")
-      ),
+    const closing = [...this.#entries].filter((s) => s.state !== "creating").map((s) =>
+      s.state === "warm" ? this.#evict(s, "shutdown") : this.#evict(s, "drain_timeout", cutOff)
     );
-    await pollWhile(() => this.#count("creating") > 0);
-    await Promise.all(this.#closing);
+    // An idle worker that does not exit in what is left of the time is killed like a busy one.
+    const left = Math.max(0, deadline - Date.now());
+    const late = setTimeout(() => {
+      for (const entry of this.#closingEntries) entry.worker?.kill({ reason: cutOff });
+    }, force?.aborted ? 0 : left);
+    try {
+      await Promise.all(closing);
+      await pollWhile(() => this.#count("creating") > 0);
+      await Promise.all(this.#closing);
+    } finally {
+      clearTimeout(late);
+    }
     log.info("RunspacePool disposed.");
   }
 
@@ -544,7 +573,7 @@ export class WorkerPool implements AsyncDisposable {
     this.#dispatch();
   }
 
-  async #evict(entry: PoolEntry, reason: string): Promise<void> {
+  async #evict(entry: PoolEntry, reason: string, cutOff?: string): Promise<void> {
     if (entry.state === "evicted") return;
     const from = entry.state;
     entry.state = "evicted";
@@ -558,12 +587,14 @@ export class WorkerPool implements AsyncDisposable {
       // too, which is right for a broken worker but would make room for one tenant at another's cost.
       const closing = reason === "shutdown" || reason === "idle" || reason === "rebalanced"
         ? entry.worker.close()
-        : entry.worker.kill();
+        : entry.worker.kill(cutOff === undefined ? {} : { reason: cutOff });
       this.#closing.add(closing);
+      this.#closingEntries.add(entry);
       try {
         await closing;
       } finally {
         this.#closing.delete(closing);
+        this.#closingEntries.delete(entry);
       }
     }
     log.debug("Worker {CreatedAt} evicted from {From} (reason={Reason}). Total={Total}.", {

@@ -78,11 +78,11 @@ class StdioSession implements AsyncDisposable {
     };
   }
 
-  /** Closes the worker. */
+  /** Closes the worker; a call still running fails saying svc is shutting down. */
   async close(): Promise<void> {
     this.#closed = true;
     const ready = await this.#current.catch(() => null);
-    await ready?.worker.close();
+    await ready?.worker.close({ reason: "svc is shutting down: the call was stopped" });
   }
 
   /** Closes the session (see {@linkcode StdioSession.close}). */

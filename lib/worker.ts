@@ -60,6 +60,16 @@ const log = logger("worker");
 /** Requests whose answers are sized by the configured modules, not by a caller (see output_limits.ts). */
 const DISCOVERY_OPS = new Set(["startup", "commands", "describe", "sources"]);
 
+/** Options of {@linkcode RunspaceWorker.close} and {@linkcode RunspaceWorker.kill}. */
+export interface CloseOptions {
+  /**
+   * What a request still running fails with, in one sentence ("svc is shutting down …").
+   * @default close: "PowerShell worker was closed while a request was running"; kill: whatever
+   * the ended connection says
+   */
+  reason?: string;
+}
+
 /**
  * Options of {@linkcode RunspaceWorker.start}: those of the process it starts (`pwsh`, timeouts,
  * `runspacesPerProcess`, label, cache directory, environment), and the worker's own limits.
@@ -314,15 +324,20 @@ export class RunspaceWorker implements AsyncDisposable {
   /**
    * Asks the worker to exit; kills it if it has not gone within the stop timeout. When it was the
    * last worker of its process, waits for the process to end and its directory to be removed too.
+   * A request still running fails with `options.reason`, else with "PowerShell worker was closed
+   * while a request was running".
    */
-  async close(): Promise<void> {
+  async close(options: CloseOptions = {}): Promise<void> {
     if (this.#process.exitCode === null && !this.#closing) {
       this.#closing = true;
       // Closing does not wait for a running call: it is stopped, and fails instead of hanging.
       const running = this.#pending;
       if (running?.op === "invoke") await this.#notify({ op: "stop", params: { id: running.id } });
       this.#fail(
-        new WorkerError("CLOSED", "PowerShell worker was closed while a request was running"),
+        new WorkerError(
+          "CLOSED",
+          options.reason ?? "PowerShell worker was closed while a request was running",
+        ),
       );
       try {
         const { response } = this.#send("exit", {});
@@ -343,8 +358,9 @@ export class RunspaceWorker implements AsyncDisposable {
    * siblings, they may be mid-call: the process retires instead (no new calls or workers) and is
    * killed when its last worker closes, so a runspace that ignores Stop never costs another call.
    */
-  async kill(): Promise<void> {
+  async kill(options: CloseOptions = {}): Promise<void> {
     this.#closing = true;
+    if (options.reason !== undefined) this.#fail(new WorkerError("CLOSED", options.reason));
     // Already gone from its process: its siblings are none of this worker's business any more.
     if (this.#released) return;
     const process = this.#process;
@@ -455,10 +471,11 @@ export class RunspaceWorker implements AsyncDisposable {
     }
     const pending = this.#pending;
     if (!pending || frame.id !== pending.id) {
-      log.warning("Worker {Pid} sent an unexpected frame with id {Id}.", {
-        Pid: this.pid,
-        Id: frame.id,
-      });
+      // Once closing, the request it answers was failed already (svc is stopping it): expected.
+      const fields = { Pid: this.pid, Id: frame.id };
+      if (this.#closing) {
+        log.debug("Worker {Pid} answered request {Id} after it was closed.", fields);
+      } else log.warning("Worker {Pid} sent an unexpected frame with id {Id}.", fields);
       return;
     }
     this.#pending = null;

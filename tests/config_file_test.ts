@@ -747,6 +747,7 @@ Deno.test("formatChangeReport() prints one line per value and a summary", () => 
         { key: "ShellConfiguration:Modules", value: "Foo", reason: "already present" },
         { key: "ShellConfiguration:Modules", value: "Bar", reason: "not present" },
       ],
+      warnings: ["Command 'Remove-Item' is hidden"],
     }),
     [
       "+ ShellConfiguration:Commands: Get-Process",
@@ -754,6 +755,7 @@ Deno.test("formatChangeReport() prints one line per value and a summary", () => 
       "= ShellConfiguration:Modules: Foo (already present)",
       "= ShellConfiguration:Modules: Bar (not present)",
       "Updated 'appsettings.json': 1 added, 1 removed",
+      "Warning: Command 'Remove-Item' is hidden",
     ].join("\n"),
   );
   assert.equal(
@@ -763,6 +765,7 @@ Deno.test("formatChangeReport() prints one line per value and a summary", () => 
       added: [],
       removed: [],
       unchanged: [],
+      warnings: [],
     }),
     "No changes to 'appsettings.json'",
   );

@@ -7,6 +7,8 @@
 import assert from "node:assert/strict";
 import { parse as parseYaml, parseAllDocuments } from "yaml";
 import { parseConfigText } from "../lib/config_source.ts";
+import { settingOf } from "../lib/config_schema.ts";
+import { parseTimeSpan } from "../lib/config_reader.ts";
 import { PERMISSIONS } from "../scripts/compile.ts";
 import { post, startHttpSvc } from "./support/harness.ts";
 
@@ -110,7 +112,14 @@ Deno.test("Kubernetes manifests agree with each other and with the image", () =>
   assert.equal(container.readinessProbe.httpGet.path, "/health/ready");
   assert.equal(container.livenessProbe.httpGet.path, "/health");
   assert.equal(pod.spec.securityContext.runAsNonRoot, true);
-  assert.ok(pod.spec.terminationGracePeriodSeconds > 30, "longer than ShutdownDrainTimeout");
+  // svc's whole drain takes ShutdownDrainTimeout at most (tests/pool_test.ts times it): the grace
+  // period covers it and the killing and reaping of what is left, and is not much longer, since a
+  // pod whose svc is stuck waits it out.
+  const drain = parseTimeSpan(
+    String(settingOf("McpServer:RunspacePool:ShutdownDrainTimeout")!.default),
+  )! / 1000;
+  const grace = pod.spec.terminationGracePeriodSeconds;
+  assert.ok(grace >= drain + 5 && grace <= drain + 15, `grace ${grace} s for a ${drain} s drain`);
   const env = Object.fromEntries(container.env.map((e: Manifest) => [e.name, e]));
   const configVolume = pod.spec.volumes.find((v: Manifest) => v.configMap);
   const mount = container.volumeMounts.find((m: Manifest) => m.name === configVolume.name);
