@@ -313,7 +313,7 @@ function buildTool(
   const inputSchema: JsonSchema = { type: "object", properties };
   if (required.length > 0) inputSchema.required = required;
   inputSchema.additionalProperties = false;
-  const { description, source } = toolDescription(command, set, parameters);
+  const { description, source } = toolDescription(command, set);
   return {
     name: toolName(command.name, set.name),
     command: command.name,
@@ -503,6 +503,8 @@ function valuesPhrase(param: ParamMeta): string | null {
   }
   const listed = values.filter((value) => value !== "");
   const empty = listed.length < values.length ? " (or an empty string)" : "";
+  // Every value is in the schema's enum already: said again, it is only more bytes.
+  if (listed.length <= ENUM_CAP && empty === "") return null;
   return listed.length <= ENUM_CAP
     ? `${each} of: ${listed.join(", ")}${empty}`
     : `${each} of ${listed.length} values${empty}, such as ${

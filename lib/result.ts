@@ -44,38 +44,25 @@ export const TEXT_OUTPUT_LIMIT = 65_536;
 
 const strings = { type: "array", items: { type: "string" } };
 
-/** `outputSchema` of every PowerShell tool: the shape of `structuredContent` on success. */
+/**
+ * `outputSchema` of every PowerShell tool: the two keys of `structuredContent` a model reads first.
+ * The others (`truncated`, `omitted`, `errors`, `warnings`, `stopped`, ...) are present only when
+ * they apply and `notes` says what they mean in sentences; docs/results.md lists them, and svc's
+ * server instructions (`SERVER_INSTRUCTIONS`) describe them once for the whole list. Described per
+ * tool, they were 1.1 KB of each tool's 2 KB in `tools/list`.
+ */
 export const RESULT_OUTPUT_SCHEMA = {
   type: "object",
-  properties: {
-    output: { type: "array", description: "Pipeline output, one item per object written." },
-    notes: {
-      ...strings,
-      description:
-        "What svc says about this result, as the text blocks say it: output cut and how to ask for less, properties left out, records dropped, why the call stopped.",
-    },
-    truncated: {
-      type: "object",
-      description: "Present when the output exceeded MaxResultBytes: sizes and items kept.",
-    },
-    droppedRecords: {
-      type: "object",
-      description:
-        "Present when the call's error and other records exceeded MaxResultBytes: records left out per stream.",
-    },
-    omitted: {
-      type: "object",
-      description:
-        "Properties left out per type, requested properties that matched nothing, whether _MaxResults cut the output, and how many items' computed columns the time bound left null.",
-    },
-    warnings: strings,
-    verbose: strings,
-    information: { type: "array" },
-    stderr: strings,
-    errors: { type: "array" },
-    stopped: { type: "string", enum: ["timeout", "cancelled"] },
-  },
+  properties: { output: { type: "array" }, notes: strings },
 } as const;
+
+/**
+ * What every tool shares, said once in the `initialize` result's `instructions` (clients such as
+ * Claude Code put them beside the tool list) rather than in each tool: the shape of a result and
+ * the arguments that shape output.
+ */
+export const SERVER_INSTRUCTIONS =
+  "Each tool runs one PowerShell command. structuredContent.output holds one item per object the command wrote; notes says in sentences what svc cut or left out and how to ask for it. truncated, omitted, errors, warnings, information, verbose, stderr, droppedRecords and stopped appear when they apply. Every tool also takes _RequestedProperties (the output properties to keep, names or wildcards; default: what PowerShell shows), _AllProperties (keep every property) and _MaxResults (stop after that many items).";
 
 /**
  * The `_meta["anthropic/maxResultSizeChars"]` of every tool under a `MaxResultBytes` raised above
