@@ -12,12 +12,12 @@ import { Client } from "@modelcontextprotocol/client";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { outputWithin, within } from "./support/deadline.ts";
-import { fixtureConfig, startHttpSvc, TEST_PWSH } from "./support/harness.ts";
+import { fixtureConfig, startHttpSvc } from "./support/harness.ts";
 
 const root = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
 
 /** The placeholders docs/clients.md tells the reader to replace, and what this machine has instead. */
-const PLACEHOLDERS: [string, string][] = [["/opt/svc", root], ["/usr/local/bin/pwsh", TEST_PWSH]];
+const PLACEHOLDERS: [string, string][] = [["/opt/svc", root]];
 
 interface Entry {
   command: string;
@@ -48,11 +48,28 @@ function recipe(name: string): Entry {
 const CLIENTS = "docs/clients.md";
 const readme = await Deno.readTextFile(`${root}/${CLIENTS}`);
 
-// The two stdio entries start the same server; one start, from a cold cache, proves both.
-Deno.test("recipes 'claude-desktop' and 'vscode' start from / with only PATH and HOME and list tools", async () => {
+/** The server entry `claude mcp add … <name> -- <command> <args…>` writes, from the recipe's line. */
+function claudeCodeEntry(): Entry {
+  let line = recipeBlock("claude-code", "sh").trim();
+  for (const [placeholder, actual] of PLACEHOLDERS) line = line.replaceAll(placeholder, actual);
+  const split = line.split(" -- ");
+  assert.equal(split.length, 2, `'${line}' has no ' -- ' before the server's command`);
+  const options = split[0]!.split(/\s+/);
+  assert.deepEqual(options.slice(0, 3), ["claude", "mcp", "add"]);
+  // Options before the name, each with its value; no -e: svc needs no environment of its own.
+  assert.ok(!options.includes("-e") && !options.includes("--env"), line);
+  const [command, ...args] = split[1]!.split(/\s+/);
+  return { command: command!, args, env: {} };
+}
+
+// The stdio entries start the same server; one start, from a cold cache, proves them all.
+Deno.test("recipes 'claude-desktop', 'claude-code' and 'vscode' start from / with only PATH and HOME and list tools", async () => {
   const name = "claude-desktop";
   const entry = recipe(name);
   assert.deepEqual(recipe("vscode"), entry, "the stdio entries start the same server");
+  assert.deepEqual(claudeCodeEntry(), entry, "Claude Code's entry starts the same server");
+  // Copied as it is, a recipe works: svc finds its own PowerShell, no SVC_PWSH needed.
+  assert.deepEqual(entry.env, {});
   assert.ok(entry.command.startsWith("/"), `command '${entry.command}' is not absolute`);
   const home = await Deno.makeTempDir({ prefix: "svc-recipe-home-" });
   // The catalog cache lands in $HOME/.cache/svc, so a fresh HOME also proves a cold start works;
@@ -160,9 +177,8 @@ Deno.test("recipe 'inspector': the Inspector CLI commands list and call over std
       const [npx, inspector, ...rest] = words(text);
       assert.equal(`${npx} ${inspector}`, "npx @modelcontextprotocol/inspector@2.12.0");
       assert.equal(rest[0], "--cli", "--cli comes first, where the Inspector's launcher reads it");
-      // The Inspector passes a server only the environment it is given, hence SVC_PWSH.
-      const stdio = rest.includes("--");
-      if (stdio) assert.ok(rest.includes(`SVC_PWSH=${TEST_PWSH}`), `${line}: no -e SVC_PWSH=`);
+      // svc finds its own PowerShell: a copied line names none that a reader may not have.
+      assert.ok(!rest.includes("-e"), `${line}: passes an environment`);
       // The same package through Deno's npm support (this machine need not have Node).
       const args = [
         "run",
