@@ -92,6 +92,11 @@ export interface ShellSettings {
    */
   keepNativeProcesses: boolean;
   /**
+   * Watch the files the tools' code comes from and reload on a change (`lib/catalog_watch.ts`).
+   * @default true over stdio, false over HTTP (`ShellConfiguration:ReloadOnChange`)
+   */
+  reloadOnChange: boolean;
+  /**
    * Which environment variables workers get: svc's own settings and credentials never, unless
    * passed (`lib/worker_env.ts`). @default no extra rules (`ShellConfiguration:Environment:PassVariables`, `…:RemoveVariables`)
    */
@@ -333,6 +338,10 @@ function resolveSettings(
       read.path("ShellConfiguration:HostCacheDirectory", cwd),
     workerStartTimeoutMs: read.timeSpan("ShellConfiguration:WorkerStartTimeout"),
     keepNativeProcesses: read.boolean("ShellConfiguration:KeepNativeProcesses"),
+    reloadOnChange: read.boolean(
+      "ShellConfiguration:ReloadOnChange",
+      (given("transport") ?? FLAGS.transport.default) === "stdio",
+    ),
     workerEnvironment: {
       pass: read.strings("ShellConfiguration:Environment:PassVariables"),
       remove: read.strings("ShellConfiguration:Environment:RemoveVariables"),

@@ -199,6 +199,11 @@ const shellSection = z.object({
       "Keep the native processes a call started once it ends (Linux ends them with their trees).",
     default: false,
   }),
+  ReloadOnChange: setting("boolean", {
+    text:
+      "Watch the files the tools' code comes from (modules, dot-sourced scripts, the startup script); on a change, discover the tools again, run new calls on workers started with the new code, and tell clients the tool list changed.",
+    computed: "true over stdio, false over HTTP",
+  }),
   CommandOverrides: z.record(z.string(), commandOverride),
   FunctionOverrides: z.record(z.string(), commandOverride),
   Environment: z.object({

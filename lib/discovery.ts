@@ -327,8 +327,61 @@ export class CatalogStore {
     return await this.#discover(slot);
   }
 
-  async #discover(slot: CatalogSlot | null): Promise<Catalog> {
-    const source = await this.#options.source();
+  /**
+   * Discovers the tools again with `source`, a worker started after `changed` changed, and serves
+   * them from now on (writing the cache, then calling `onChange`). A module that loaded before and
+   * fails now, or a discovery that fails, keeps the tools as they were: the reason is logged and
+   * false returned. `adopt`, when given, runs before clients are told: the transport's switch to
+   * workers with the new code, so that no call the notification prompts reaches an old one.
+   */
+  async reload(
+    source: DiscoverySource,
+    changed: string,
+    adopt?: () => void,
+  ): Promise<boolean> {
+    const before = await this.#catalog.catch(() => null);
+    const failing = source.modules.filter((m) =>
+      m.error !== null && !(before?.unresolved ?? []).some((u) => u.includes(`'${m.name}'`))
+    );
+    if (failing.length > 0) {
+      source.release?.();
+      for (const module of failing) {
+        log.warning(
+          "{Changed} changed, and module '{Module}' no longer loads: {Error}; svc keeps serving the {Count} tools it had until the module loads again.",
+          {
+            Changed: changed,
+            Module: module.name,
+            Error: module.error,
+            Count: before?.tools.length ?? 0,
+          },
+        );
+      }
+      return false;
+    }
+    const slot = await catalogSlot(this.#options);
+    const fresh = this.#discover(slot, source);
+    try {
+      const catalog = await fresh;
+      this.#catalog = fresh;
+      log.info("{Changed} changed: {Count} tools now (were {Before}).", {
+        Changed: changed,
+        Count: catalog.tools.length,
+        Before: before?.tools.length ?? 0,
+      });
+      adopt?.();
+      this.#options.onChange?.();
+      return true;
+    } catch (error) {
+      log.warning(
+        "{Changed} changed, and discovering the tools again failed: {Error}; svc keeps serving the tools it had.",
+        { Changed: changed, Error: String(error) },
+      );
+      return false;
+    }
+  }
+
+  async #discover(slot: CatalogSlot | null, given?: DiscoverySource): Promise<Catalog> {
+    const source = given ?? await this.#options.source();
     let catalog: Catalog;
     try {
       catalog = await discoverCatalog(source.worker, this.#options.shell, {

@@ -3,7 +3,9 @@
  * first (`http_listen.ts` serves HTTP/1.1; `http_admission.ts` caps the requests in flight), then
  * starts the pool, then loads the front (`http_front.ts`, which brings the MCP SDK) while the
  * first worker process starts. On shutdown, sessions and streams are closed and in-flight calls
- * drain.
+ * drain. With `ReloadOnChange` a change to a file the tools' code comes from is tried on a worker
+ * of its own first; when its tools are discovered, the pool is renewed (new calls on new workers,
+ * calls in flight end on the old) and clients are told the tool list changed.
  *
  * @module
  */
@@ -18,6 +20,8 @@ import { listen } from "./http_listen.ts";
 import type { McpServerOptions, ToolRunner } from "./mcp.ts";
 import { WorkerPool } from "./pool.ts";
 import { tenantOf } from "./pool_tenancy.ts";
+import { SourceWatch } from "./catalog_watch.ts";
+import { startWorker } from "./worker_start.ts";
 
 const log = logger("http");
 
@@ -75,6 +79,35 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     onChange: () => front?.toolsChanged(),
     auth: settings.auth,
   });
+  using watch = settings.shell.reloadOnChange
+    ? new SourceWatch({
+      onChange: async (changed) => {
+        log.info("{Changed} changed; trying the new code on a worker of its own.", {
+          Changed: changed,
+        });
+        const trial = await startWorker({
+          pwsh,
+          shell: settings.shell,
+          stopTimeoutMs: settings.pool.stopTimeoutMs,
+          label: "reload worker",
+        }).catch((error) => {
+          log.warning(
+            "{Changed} changed, and a worker with the new code cannot start: {Error}; svc keeps the tools and workers it had.",
+            { Changed: changed, Error: error instanceof Error ? error.message : String(error) },
+          );
+          return null;
+        });
+        const reloaded = trial !== null && await catalog.reload(
+          { worker: trial.worker, modules: trial.startup.modules },
+          changed,
+          () => pool.renew(),
+        );
+        await trial?.worker.close().catch(() => {});
+        if (reloaded) watch?.watch((await catalog.catalog()).sources);
+      },
+    })
+    : null;
+  catalog.catalog().then((known) => watch?.watch(known.sources), () => {});
   const runner: ToolRunner = {
     tools: () => catalog.tools(),
     withWorker: async ({ signal, principal }, use) => {

@@ -201,6 +201,20 @@ export class WorkerPool implements AsyncDisposable {
   }
 
   /**
+   * Makes every later call run on a worker started from now on, which loads the modules and the
+   * startup script as they are on disk now (`ShellConfiguration:ReloadOnChange`): every process is
+   * retired (no new workers or calls), idle workers close now, a busy one when its call ends, and
+   * the pool replenishes with new processes. A binary module cannot be unloaded from a process,
+   * hence new processes rather than new runspaces in the old ones.
+   */
+  renew(): void {
+    if (this.#draining) return;
+    for (const process of this.#processes()) process.retire();
+    for (const entry of [...this.#warm]) void this.#evict(entry, "renewed");
+    this.#replenish();
+  }
+
+  /**
    * Stops accepting calls, lets leased workers finish until `options.deadline` (by default
    * `ShutdownDrainTimeout` from now) or `options.force`, then closes every worker: idle ones
    * politely within what is left of the time, the rest at once, their calls failing with "svc is
@@ -446,6 +460,12 @@ export class WorkerPool implements AsyncDisposable {
       await this.#evict(entry, "shutdown");
       return;
     }
+    if (entry.worker.process.retiring) {
+      // Started in a process renew() retired meanwhile: it may hold the code as it was.
+      await this.#evict(entry, "renewed");
+      this.#replenish();
+      return;
+    }
     entry.worker.exited.then(async () => {
       if (entry.state !== "warm") return;
       await this.#evict(entry, "died");
@@ -585,7 +605,8 @@ export class WorkerPool implements AsyncDisposable {
     if (entry.worker) {
       // An idle worker closes alone; kill() retires a shared process, ending its siblings' workers
       // too, which is right for a broken worker but would make room for one tenant at another's cost.
-      const closing = reason === "shutdown" || reason === "idle" || reason === "rebalanced"
+      const closing = reason === "shutdown" || reason === "idle" || reason === "rebalanced" ||
+          reason === "renewed"
         ? entry.worker.close()
         : entry.worker.kill(cutOff === undefined ? {} : { reason: cutOff });
       this.#closing.add(closing);
