@@ -62,6 +62,7 @@ const shell = (extra: Partial<ShellSettings> = {}): ShellSettings => ({
   hostCacheDirectory: null,
   workerStartTimeoutMs: 120_000,
   keepNativeProcesses: false,
+  reloadOnChange: false,
   workerEnvironment: { pass: [], remove: [] },
   ...extra,
 });

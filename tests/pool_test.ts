@@ -49,6 +49,7 @@ const shell: ShellSettings = {
   hostCacheDirectory: null,
   workerStartTimeoutMs: 30_000,
   keepNativeProcesses: false,
+  reloadOnChange: false,
   workerEnvironment: { pass: [], remove: [] },
 };
 
