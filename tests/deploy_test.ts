@@ -137,8 +137,10 @@ Deno.test("Kubernetes manifests agree with each other and with the image", () =>
   const ingress = kinds.get("Ingress")!;
   assert.equal(
     ingress.metadata.annotations["nginx.ingress.kubernetes.io/upstream-hash-by"],
-    "$http_mcp_session_id$http_authorization$remote_addr",
-    "requests of one session, and a held call's retries, go to one replica",
+    /hash (\S+) consistent;/.exec(
+      Deno.readTextFileSync(`${root}/docs/scaling-out.md`),
+    )![1],
+    "the hash of docs/scaling-out.md: a session's requests, and a held call's retries, go to one replica",
   );
   assert.equal(
     ingress.spec.rules[0].http.paths[0].backend.service.name,

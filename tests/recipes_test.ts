@@ -256,3 +256,77 @@ Deno.test("the Sha256 recipe gives the digest svc computes for an API key", asyn
   const digest = new TextDecoder().decode(run.stdout).trim();
   assert.equal(digest, createHash("sha256").update("my-secret-key").digest("hex"));
 });
+
+/** The fenced `language` block of docs/security.md that follows `<!-- recipe: name -->`. */
+async function securityBlock(name: string, language: string): Promise<string> {
+  const text = await Deno.readTextFile(`${root}/docs/security.md`);
+  const match = new RegExp(`<!-- recipe: ${name} -->\\s*\`\`\`${language}\\n([\\s\\S]*?)\`\`\``)
+    .exec(text);
+  assert.ok(match, `docs/security.md has no ${language} block after '<!-- recipe: ${name} -->'`);
+  return match[1]!;
+}
+
+Deno.test("recipe 'who may delete, and what': a role sees and calls the wrapper, which deletes only under its folder", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-recipe-scratch-" });
+  try {
+    const scratch = `${dir}/scratch`;
+    await Deno.mkdir(scratch);
+    await Deno.writeTextFile(`${scratch}/old.log`, "old");
+    await Deno.writeTextFile(`${dir}/keep.txt`, "keep");
+    // The recipe's folder and file, here: /srv/scratch becomes a temp folder.
+    await Deno.writeTextFile(
+      `${dir}/scratch.ps1`,
+      (await securityBlock("scratch-ps1", "powershell")).replaceAll("/srv/scratch", scratch),
+    );
+    const keys = { ops: "ops-key-5d1c9e", ci: "ci-key-71b0aa" };
+    const digest = (key: string) => createHash("sha256").update(key).digest("hex");
+    const config = JSON.parse(
+      (await securityBlock("scratch-config", "json"))
+        .replace("<sha-256 of the ops key>", digest(keys.ops))
+        .replace("<sha-256 of the ci key>", digest(keys.ci))
+        .replace('"scratch.ps1"', JSON.stringify(`${dir}/scratch.ps1`)),
+    );
+    await using svc = await startHttpSvc({ config });
+    const connect = async (key: string) => {
+      const client = new Client({ name: "svc-recipe-scratch", version: "1.0.0" });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${svc.url}/mcp`), {
+          requestInit: { headers: { "X-API-Key": key } },
+        }),
+      );
+      return client;
+    };
+    const ci = await connect(keys.ci);
+    try {
+      const names = (await ci.listTools()).tools.map((t) => t.name);
+      assert.ok(names.some((n) => n.startsWith("get_child_item")), names.join(", "));
+      assert.ok(!names.includes("remove_scratch_item"), "ci does not see the wrapper");
+      assert.ok(!names.some((n) => n.startsWith("remove_item")), "Remove-Item is never offered");
+      await assert.rejects(
+        ci.callTool({ name: "remove_scratch_item", arguments: { Path: "old.log" } }),
+        /Unknown tool 'remove_scratch_item'/,
+      );
+    } finally {
+      await ci.close();
+    }
+    const ops = await connect(keys.ops);
+    try {
+      assert.ok((await ops.listTools()).tools.some((t) => t.name === "remove_scratch_item"));
+      const call = (path: string) =>
+        ops.callTool({ name: "remove_scratch_item", arguments: { Path: path } });
+      for (const outside of [`${dir}/keep.txt`, "../keep.txt"]) {
+        const refused = await call(outside);
+        assert.equal(refused.isError, true, outside);
+        assert.match(JSON.stringify(refused.content), /Only items under .* may be deleted/);
+      }
+      assert.equal(await Deno.readTextFile(`${dir}/keep.txt`), "keep");
+      const deleted = await call("old.log");
+      assert.notEqual(deleted.isError, true, JSON.stringify(deleted));
+      await assert.rejects(Deno.stat(`${scratch}/old.log`), Deno.errors.NotFound);
+    } finally {
+      await ops.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
