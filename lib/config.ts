@@ -519,11 +519,13 @@ function parseTransport(value: string): Transport {
 function parseLogLevel(value: string): LogLevel {
   const level = LOG_LEVELS[value.trim().toLowerCase()];
   if (level) return level;
+  // PowerShell's words for its streams are a PowerShell user's first guess.
+  const meant = /^verbose$/i.test(value.trim()) ? "; PowerShell's Verbose is Debug here" : "";
   throw new ConfigError(
     "INVALID_VALUE",
-    `Invalid log level '${value}': expected one of Trace, Debug, Information, Warning, Error, Critical (key ${FLAGS.logLevel.key}, env ${
-      flagVariable(FLAGS.logLevel)
-    })`,
+    `Invalid log level '${value}': expected one of Trace, Debug, Information, Warning, Error, Critical (${
+      flagWords("logLevel")
+    }, key ${FLAGS.logLevel.key})${meant}`,
   );
 }
 
