@@ -106,6 +106,11 @@ export function toCallToolResult(
     ...shapeLines,
     ...(dropped ? [dropped] : []),
     ...(errors.some(isPromptError) ? [PROMPT_NOTE] : []),
+    ...(errors.length > 0 && !failed(interrupted, errors, result.output.length)
+      ? [
+        `'${tool.command}' wrote ${errors.length} error record(s) and went on: the output is what it wrote besides them (the errors are listed with it)`,
+      ]
+      : []),
   ];
 
   const structured: Record<string, unknown> = { output: fitted.kept };
@@ -137,8 +142,23 @@ export function toCallToolResult(
   ];
   if (lines.length > 0) content.push({ type: "text", text: lines.join("\n") });
   const shaped: CallToolResult = { content, structuredContent: structured };
-  if (interrupted || errors.length > 0) shaped.isError = true;
+  if (failed(interrupted, errors, result.output.length)) shaped.isError = true;
   return shaped;
+}
+
+/**
+ * Whether a call failed, as `isError` says: it was stopped, a terminating error ended it, or it
+ * wrote errors and nothing else. A command that writes an error for one item and goes on with the
+ * others (a non-terminating `Write-Error`) succeeded for those: its result is not an error, and
+ * says what went wrong beside its output.
+ */
+function failed(
+  interrupted: InvokeOutcome["interrupted"],
+  errors: ErrorInfo[],
+  outputCount: number,
+): boolean {
+  if (interrupted) return true;
+  return errors.some((e) => e.terminating) || (errors.length > 0 && outputCount === 0);
 }
 
 /**
