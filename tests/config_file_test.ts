@@ -184,6 +184,8 @@ Deno.test("createConfig() writes every setting svc reads, leaving out only depre
         "Authentication:ProtectedResource:ResourceName",
         "Authentication:ProtectedResource:ScopesSupported",
         "McpServer:SubprocessHostMode",
+        // Follows the transport unless set; shown as a commented example.
+        "ShellConfiguration:ReloadOnChange",
         // Derived from the open-files limit unless set; shown as a commented example.
         "McpServer:MaxConnections",
         // Deprecated v1 keys (SPEC §9.4) and PoshMcp's names.
