@@ -11,9 +11,8 @@
  * @module
  */
 import { applyEdits, type Edit, type Node, type ParseError, parseTree } from "jsonc-parser";
-import { dirname, isAbsolute, resolve } from "node:path";
 import { writeFileAtomically } from "./atomic_write.ts";
-import { wildcard } from "./wildcard.ts";
+import { requestWarnings } from "./config_edit_warnings.ts";
 import { parseConfigText } from "./config.ts";
 import { ConfigError } from "./errors.ts";
 
@@ -474,7 +473,7 @@ export async function updateConfig(
     for (const value of remove) removeValue(draft, list, value, report);
     for (const value of add) addValue(draft, list, value, report);
   }
-  report.warnings = requestWarnings(draft, requests);
+  report.warnings = warningsOf(draft, requests);
   const updated = bom + draft.text;
   report.changed = updated !== original;
   if (report.changed) await writeFileAtomically(path, updated);
@@ -486,61 +485,17 @@ function listItems(draft: Draft, list: ListSpec): string[] {
   return effectiveKeys(draft, list).flatMap((k) => itemsOf(k.property).map((i) => i.value));
 }
 
-/**
- * Warnings for what was asked to be there (added now or already present) that svc will not offer:
- * a command an exclude pattern hides (exclusion always wins), an include pattern whose matches an
- * exclude pattern hides, a module path where there is nothing.
- */
-function requestWarnings(
-  draft: Draft,
-  requests: { list: ListSpec; add: string[] }[],
-): string[] {
-  const [commands, modules, includes] = [LISTS[0], LISTS[1], LISTS[2]];
-  const excludes = listItems(draft, LISTS[3]);
-  const excludeKey = effectiveKeys(draft, LISTS[3])[0]?.key ?? plannedKey(draft, LISTS[3]);
-  const hiding = (name: string) => excludes.find((pattern) => wildcard(pattern).test(name));
+/** Warnings for what was asked to be there (`lib/config_edit_warnings.ts`), from the edited file. */
+function warningsOf(draft: Draft, requests: { list: ListSpec; add: string[] }[]): string[] {
   const asked = (list: ListSpec) => requests.find((r) => r.list === list)?.add ?? [];
-  const unhide = (pattern: string, them: "it" | "them") =>
-    `'svc update-config --remove-exclude-pattern ${
-      JSON.stringify(pattern)
-    }' would offer ${them}, with every other command that pattern hides`;
-  const warnings: string[] = [];
-  for (const command of asked(commands)) {
-    // A module-qualified name is tested by its command's name too, as discovery tests it.
-    const pattern = hiding(command) ?? hiding(command.split("\\").at(-1)!);
-    if (pattern === undefined) continue;
-    warnings.push(
-      `Command '${command}' is hidden by the exclude pattern '${pattern}' (${excludeKey}) and will not be offered: ${
-        unhide(pattern, "it")
-      }`,
-    );
-  }
-  for (const include of asked(includes)) {
-    const pattern = hiding(include);
-    if (pattern === undefined) continue;
-    warnings.push(
-      `Include pattern '${include}' selects commands that the exclude pattern '${pattern}' (${excludeKey}) hides, so they will not be offered: ${
-        unhide(pattern, "them")
-      }`,
-    );
-  }
-  for (const module of asked(modules)) {
-    // A bare name is looked up on PSModulePath by the worker; only a path can be checked here.
-    if (!/[\\/]/.test(module)) continue;
-    const where = isAbsolute(module) ? module : resolve(dirname(resolve(draft.path)), module);
-    try {
-      Deno.statSync(where);
-    } catch {
-      warnings.push(
-        `Module '${module}' is not there: no file or folder at '${where}'${
-          isAbsolute(module)
-            ? ""
-            : " (a relative path is resolved against the configuration file's folder)"
-        }; svc will warn at every start and offer none of its commands`,
-      );
-    }
-  }
-  return warnings;
+  return requestWarnings({
+    path: draft.path,
+    commands: asked(LISTS[0]),
+    modules: asked(LISTS[1]),
+    includes: asked(LISTS[2]),
+    excludes: listItems(draft, LISTS[3]),
+    excludeKey: effectiveKeys(draft, LISTS[3])[0]?.key ?? plannedKey(draft, LISTS[3]),
+  });
 }
 
 /** The key path a list is reported under when it has no array yet. */

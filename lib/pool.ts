@@ -20,9 +20,10 @@ import { observePoolWorkers, poolTelemetry } from "./telemetry.ts";
 import type { RunspaceWorker, StartupResult } from "./worker.ts";
 import { startWorker, WorkerStartError } from "./worker_start.ts";
 import type { WorkerProcess } from "./worker_process.ts";
-import { SHARED_TENANT, Tenancy } from "./pool_tenancy.ts";
+import { liveProcesses, SHARED_TENANT, Tenancy } from "./pool_tenancy.ts";
 import { CreationClock } from "./creation_clock.ts";
 import { GrowthHoldBack, pollWhile, type Waiter, waitInLine } from "./pool_wait.ts";
+import { closeByDeadline, cutOffReason, type DrainOptions, SHUTTING_DOWN } from "./pool_drain.ts";
 import {
   acquisitionOutcome,
   exhausted,
@@ -37,20 +38,6 @@ import {
 } from "./pool_contract.ts";
 
 const log = logger("pool");
-
-/** What a call refused or cut off by a drain is told. */
-const SHUTTING_DOWN = "svc is shutting down";
-
-/** Options of {@linkcode WorkerPool.drain}. */
-export interface DrainOptions {
-  /**
-   * When calls in flight are cut off (ms since the epoch). @default `ShutdownDrainTimeout` from the
-   * start of the drain
-   */
-  deadline?: number;
-  /** Aborted (a second Ctrl+C or SIGTERM): calls in flight are cut off at once. @default none */
-  force?: AbortSignal;
-}
 
 interface PoolEntry {
   id: number;
@@ -71,8 +58,6 @@ export class WorkerPool implements AsyncDisposable {
   readonly #entries = new Set<PoolEntry>();
   // Workers being closed or killed; drain() waits for them, so shutdown leaves no process behind.
   readonly #closing = new Set<Promise<void>>();
-  /** The entries of those workers, which a drain kills when its time is up. */
-  readonly #closingEntries = new Set<PoolEntry>();
   readonly #warm: PoolEntry[] = [];
   readonly #waiters: Waiter<PoolEntry>[] = [];
   readonly #timers: ReturnType<typeof setInterval>[] = [];
@@ -119,11 +104,8 @@ export class WorkerPool implements AsyncDisposable {
 
   async #warmUp(): Promise<void> {
     const { minPoolSize: Min, maxPoolSize: Max, eagerWarmCount: Eager } = this.#options.pool;
-    log.info("Starting StatelessRunspacePool: min={Min}, max={Max}, eager={Eager}.", {
-      Min,
-      Max,
-      Eager,
-    });
+    const counts = { Min, Max, Eager };
+    log.info("Starting StatelessRunspacePool: min={Min}, max={Max}, eager={Eager}.", counts);
     await Promise.all(Array.from({ length: Eager }, () => this.#create()));
     this.#warming = false;
     if (this.#draining) return;
@@ -201,15 +183,13 @@ export class WorkerPool implements AsyncDisposable {
   }
 
   /**
-   * Makes every later call run on a worker started from now on, which loads the modules and the
-   * startup script as they are on disk now (`ShellConfiguration:ReloadOnChange`): every process is
-   * retired (no new workers or calls), idle workers close now, a busy one when its call ends, and
-   * the pool replenishes with new processes. A binary module cannot be unloaded from a process,
-   * hence new processes rather than new runspaces in the old ones.
+   * Makes later calls run on workers started from now on, with the code as it is on disk now
+   * (`ReloadOnChange`): every process retires (a binary module cannot be unloaded from one), idle
+   * workers close now, busy ones when their call ends, and new processes replace them.
    */
   renew(): void {
     if (this.#draining) return;
-    for (const process of this.#processes()) process.retire();
+    for (const process of liveProcesses(this.#entries)) process.retire();
     for (const entry of [...this.#warm]) void this.#evict(entry, "renewed");
     this.#replenish();
   }
@@ -235,29 +215,20 @@ export class WorkerPool implements AsyncDisposable {
     const busy = () => this.#count("leased") + this.#count("resetting") > 0;
     await pollWhile(() => busy() && force?.aborted !== true, deadline);
     const remaining = this.#count("leased");
-    const cutOff = `${SHUTTING_DOWN}: the call did not end within ShutdownDrainTimeout (${
-      Math.round(shutdownDrainTimeoutMs / 1000)
-    } s)${force?.aborted ? " or was stopped by a second signal" : ""} and was stopped`;
+    const cutOff = cutOffReason(shutdownDrainTimeoutMs, force?.aborted === true);
     if (remaining > 0) {
       log.warning("Drain ended; force-closing {Count} busy worker(s).", { Count: remaining });
     }
     // A worker still starting has nothing to close yet: #create closes it once it has started. Evicting
     // its entry here would make that a no-op and leave the worker running, its directory behind.
-    const closing = [...this.#entries].filter((s) => s.state !== "creating").map((s) =>
+    const entries = [...this.#entries].filter((s) => s.state !== "creating");
+    const closing = entries.map((s) =>
       s.state === "warm" ? this.#evict(s, "shutdown") : this.#evict(s, "drain_timeout", cutOff)
     );
-    // An idle worker that does not exit in what is left of the time is killed like a busy one.
-    const left = Math.max(0, deadline - Date.now());
-    const late = setTimeout(() => {
-      for (const entry of this.#closingEntries) entry.worker?.kill({ reason: cutOff });
-    }, force?.aborted ? 0 : left);
-    try {
-      await Promise.all(closing);
-      await pollWhile(() => this.#count("creating") > 0);
-      await Promise.all(this.#closing);
-    } finally {
-      clearTimeout(late);
-    }
+    const workers = entries.flatMap((s) => s.worker ? [s.worker] : []);
+    await closeByDeadline(closing, workers, { deadline, force, reason: cutOff });
+    await pollWhile(() => this.#count("creating") > 0);
+    await Promise.all(this.#closing);
     log.info("RunspacePool disposed.");
   }
 
@@ -389,8 +360,9 @@ export class WorkerPool implements AsyncDisposable {
 
   /** True when a worker for `tenant` could only open in a new process, other tenants holding the rest. */
   #needsProcess(tenant: string): boolean {
-    return this.#options.pool.hostMode !== "Single" && this.#workerWithRoom(tenant) === null &&
-      this.#processes().some((process) => !this.#tenancy.mayServe(process, tenant));
+    return this.#options.pool.hostMode !== "Single" &&
+      this.#tenancy.workerWithRoom(this.#entries, tenant) === null &&
+      liveProcesses(this.#entries).some((process) => !this.#tenancy.mayServe(process, tenant));
   }
 
   /** True when a worker `tenant` may have can still be created (see {@linkcode WorkerPool.#grow}). */
@@ -491,13 +463,13 @@ export class WorkerPool implements AsyncDisposable {
   ): Promise<RunspaceWorker> {
     const { pool } = this.#options;
     while (true) {
-      const host = this.#workerWithRoom(entry.createdFor);
+      const host = this.#tenancy.workerWithRoom(this.#entries, entry.createdFor);
       if (host) return entry.worker = await host.openSibling(label);
       const spawning = this.#spawning;
-      if (pool.hostMode === "Single" && this.#processes().length > 0) {
+      if (pool.hostMode === "Single" && liveProcesses(this.#entries).length > 0) {
         // Single mode: the one process has room for every worker but may serve another tenant now;
         // the worker opens there and waits for it to be free.
-        const any = this.#workerWithRoom(null);
+        const any = this.#tenancy.workerWithRoom(this.#entries, null);
         if (any) return entry.worker = await any.openSibling(label);
       }
       if (!spawning || pool.runspacesPerProcess === 1) break;
@@ -516,31 +488,6 @@ export class WorkerPool implements AsyncDisposable {
     // process reads frames in order, and startup blocks its loop for a few hundred ms.
     await new Promise((resolve) => setTimeout(resolve, 0));
     return entry.worker;
-  }
-
-  /**
-   * A live worker whose process can take one more and may serve `tenant` (any, when null),
-   * preferring a warm one (its loop is idle).
-   */
-  #workerWithRoom(tenant: string | null): RunspaceWorker | null {
-    let found: RunspaceWorker | null = null;
-    for (const entry of this.#entries) {
-      const worker = entry.worker;
-      if (!worker?.alive || !worker.process.hasRoom) continue;
-      if (tenant !== null && !this.#tenancy.mayServe(worker.process, tenant)) continue;
-      if (entry.state === "warm") return worker;
-      found ??= worker;
-    }
-    return found;
-  }
-
-  /** Live processes that are not retiring. */
-  #processes(): WorkerProcess[] {
-    const all = new Set<WorkerProcess>();
-    for (const entry of this.#entries) {
-      if (entry.worker?.alive) all.add(entry.worker.process);
-    }
-    return [...all];
   }
 
   #makeWarm(entry: PoolEntry): void {
@@ -608,14 +555,12 @@ export class WorkerPool implements AsyncDisposable {
       const closing = reason === "shutdown" || reason === "idle" || reason === "rebalanced" ||
           reason === "renewed"
         ? entry.worker.close()
-        : entry.worker.kill(cutOff === undefined ? {} : { reason: cutOff });
+        : entry.worker.kill(cutOff);
       this.#closing.add(closing);
-      this.#closingEntries.add(entry);
       try {
         await closing;
       } finally {
         this.#closing.delete(closing);
-        this.#closingEntries.delete(entry);
       }
     }
     log.debug("Worker {CreatedAt} evicted from {From} (reason={Reason}). Total={Total}.", {

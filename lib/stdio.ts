@@ -152,7 +152,7 @@ class StdioSession implements AsyncDisposable {
     this.#closed = true;
     this.#watch?.[Symbol.dispose]();
     const ready = await this.#current.catch(() => null);
-    const reason = { reason: "svc is shutting down: the call was stopped" };
+    const reason = "svc is shutting down: the call was stopped";
     await Promise.all([
       ready?.worker.close(reason),
       ...[...this.#replaced].map((worker) => worker.close(reason)),

@@ -60,16 +60,6 @@ const log = logger("worker");
 /** Requests whose answers are sized by the configured modules, not by a caller (see output_limits.ts). */
 const DISCOVERY_OPS = new Set(["startup", "commands", "describe", "sources"]);
 
-/** Options of {@linkcode RunspaceWorker.close} and {@linkcode RunspaceWorker.kill}. */
-export interface CloseOptions {
-  /**
-   * What a request still running fails with, in one sentence ("svc is shutting down …").
-   * @default close: "PowerShell worker was closed while a request was running"; kill: whatever
-   * the ended connection says
-   */
-  reason?: string;
-}
-
 /**
  * Options of {@linkcode RunspaceWorker.start}: those of the process it starts (`pwsh`, timeouts,
  * `runspacesPerProcess`, label, cache directory, environment), and the worker's own limits.
@@ -127,10 +117,8 @@ export class RunspaceWorker implements AsyncDisposable {
   #disconnected = false;
   #released = false;
   /**
-   * Each invoke asks the worker to reset itself once it has answered (`thenReset`, protocol §4.4), so
-   * the reset costs no frame of its own; `reset()` then takes its answer. Set by the HTTP transport
-   * while a lease runs its one call; a caller that runs several calls between resets must not set it.
-   * @default false (stdio keeps the worker's state between calls)
+   * Each invoke asks the worker to reset itself once it has answered (`thenReset`, protocol §4.4);
+   * `reset()` takes that answer. Set by the HTTP transport for a lease's one call. @default false
    */
   chainResets = false;
 
@@ -230,7 +218,7 @@ export class RunspaceWorker implements AsyncDisposable {
     return this.#request("describe", { names, help }) as Promise<DescribeResult>;
   }
 
-  /** The files the code of the session's modules and functions comes from (protocol §4.3a). */
+  /** The files the session's code comes from (protocol §4.3a). */
   sources(): Promise<SourcesResult> {
     return this.#request("sources", {}) as Promise<SourcesResult>;
   }
@@ -324,21 +312,17 @@ export class RunspaceWorker implements AsyncDisposable {
   /**
    * Asks the worker to exit; kills it if it has not gone within the stop timeout. When it was the
    * last worker of its process, waits for the process to end and its directory to be removed too.
-   * A request still running fails with `options.reason`, else with "PowerShell worker was closed
-   * while a request was running".
+   * `reason` is what a request still running fails with. @default "PowerShell worker was closed
+   * while a request was running"
    */
-  async close(options: CloseOptions = {}): Promise<void> {
+  async close(reason?: string): Promise<void> {
     if (this.#process.exitCode === null && !this.#closing) {
       this.#closing = true;
       // Closing does not wait for a running call: it is stopped, and fails instead of hanging.
       const running = this.#pending;
       if (running?.op === "invoke") await this.#notify({ op: "stop", params: { id: running.id } });
-      this.#fail(
-        new WorkerError(
-          "CLOSED",
-          options.reason ?? "PowerShell worker was closed while a request was running",
-        ),
-      );
+      const why = reason ?? "PowerShell worker was closed while a request was running";
+      this.#fail(new WorkerError("CLOSED", why));
       try {
         const { response } = this.#send("exit", {});
         await Promise.race([response.catch(() => {}), delay(this.#stopTimeoutMs)]);
@@ -357,10 +341,11 @@ export class RunspaceWorker implements AsyncDisposable {
    * Ends the worker at once. Alone in its process, the whole process tree is killed and reaped. With
    * siblings, they may be mid-call: the process retires instead (no new calls or workers) and is
    * killed when its last worker closes, so a runspace that ignores Stop never costs another call.
+   * `reason`, when given, is what a request still running fails with.
    */
-  async kill(options: CloseOptions = {}): Promise<void> {
+  async kill(reason?: string): Promise<void> {
     this.#closing = true;
-    if (options.reason !== undefined) this.#fail(new WorkerError("CLOSED", options.reason));
+    if (reason !== undefined) this.#fail(new WorkerError("CLOSED", reason));
     // Already gone from its process: its siblings are none of this worker's business any more.
     if (this.#released) return;
     const process = this.#process;
@@ -471,11 +456,9 @@ export class RunspaceWorker implements AsyncDisposable {
     }
     const pending = this.#pending;
     if (!pending || frame.id !== pending.id) {
-      // Once closing, the request it answers was failed already (svc is stopping it): expected.
-      const fields = { Pid: this.pid, Id: frame.id };
-      if (this.#closing) {
-        log.debug("Worker {Pid} answered request {Id} after it was closed.", fields);
-      } else log.warning("Worker {Pid} sent an unexpected frame with id {Id}.", fields);
+      // Once closing, the request it answers was failed already (svc stopped it): expected.
+      const id = { Pid: this.pid, Id: frame.id };
+      if (!this.#closing) log.warning("Worker {Pid} sent an unexpected frame with id {Id}.", id);
       return;
     }
     this.#pending = null;
