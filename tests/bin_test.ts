@@ -221,7 +221,7 @@ Deno.test({
       // With bin/ on PATH (README step 1) bin/pwsh is still svc's own, asked for the PowerShell
       // it runs: the same executable, so the same catalog cache key, as a client without it.
       const withBin = await runSvc(["doctor", "--format", "json"], {
-        env: { ...env, PATH: `${root}bin:${path}` },
+        env: { ...env, PATH: `${root}bin:${path}`, McpServer__RunspacePool__EagerWarmCount: "1" },
       });
       const again = JSON.parse(withBin.stdout) as typeof report;
       assert.deepEqual(again.powershell, report.powershell);
