@@ -21,7 +21,10 @@ Deno.test(
     const wrongType = await svc.callTool("get_plain_value", { Token: 451_973_208 });
     assert.equal(wrongType.isError, true);
     // The log line may come a moment after the answer on stdout.
-    await logged(() => svc.stderr(), /refused: Invalid argument 'Token'[\s\S]*refused: Invalid argument 'Token'/);
+    await logged(
+      () => svc.stderr(),
+      /refused: Invalid argument 'Token'[\s\S]*refused: Invalid argument 'Token'/,
+    );
     for (const text of [textOf(result), textOf(wrongType), svc.stderr()]) {
       assert.ok(!text.includes(secret), text);
       assert.ok(!text.includes("451973208"), text);
