@@ -28,7 +28,8 @@ Usage:
   svc <command> --help          Options of one command
 
 Exit codes: 0 ok, 2 configuration error, 3 startup error (PowerShell missing or too old, startup
-script failed), 4 runtime error; doctor also uses 1 for problems found.
+script failed), 4 runtime error; doctor also uses 1 for problems found and 5 for incomplete (a
+configured command or module offers no tool).
 `;
 
 /** `text` after `first`, wrapped at 96 columns with `indent` spaces before each further line. */
@@ -111,7 +112,10 @@ Options:
   --strict                                      false (warnings alone make the exit code 1)
 ${COMMON_HELP}
 
-Exit codes: 0 healthy, 1 problems found, 2 configuration error, 3 PowerShell not found or not startable.
+Exit codes, each with its last line: 0 "Healthy."; 1 "Problems found" (errors, no tool at all, or
+warnings with --strict); 2 configuration error; 3 PowerShell not found or not startable; 5
+"Incomplete" (svc can serve, but a configured command or module offers no tool: not found, hidden by
+an exclude pattern, or failing to import).
 `,
 };
 
@@ -260,11 +264,23 @@ async function serve(argv: string[]): Promise<number> {
       { Reason: hardening, Pid: Deno.pid },
     );
   }
+  // The first SIGINT/SIGTERM drains (ShutdownDrainTimeout at most); a second one cuts off at once.
+  const forced = new AbortController();
   const shutdown = new Promise<void>((resolve) => {
     const signals: Deno.Signal[] = Deno.build.os === "windows"
       ? ["SIGINT", "SIGBREAK"]
       : ["SIGINT", "SIGTERM"];
-    for (const signal of signals) Deno.addSignalListener(signal, () => resolve());
+    let asked = false;
+    for (const signal of signals) {
+      Deno.addSignalListener(signal, () => {
+        if (asked && !forced.signal.aborted) {
+          logger("main").warning("Asked again to stop: cutting off the calls in flight now.");
+          forced.abort();
+        }
+        asked = true;
+        resolve();
+      });
+    }
   });
   logger("main").info(
     "svc {Version} serving over {Transport} (config {Config}, pwsh {Pwsh}, from {PwshOrigin}).",
@@ -278,7 +294,7 @@ async function serve(argv: string[]): Promise<number> {
   );
   if (settings.transport === "http") {
     const { serveHttp } = await import("./lib/http.ts");
-    await serveHttp({ settings, pwsh, version: VERSION, shutdown });
+    await serveHttp({ settings, pwsh, version: VERSION, shutdown, force: forced.signal });
   } else {
     const { serveStdio } = await import("./lib/stdio.ts");
     await serveStdio({ settings, pwsh, version: VERSION, shutdown });

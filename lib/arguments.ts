@@ -208,7 +208,11 @@ function checkArray(value: unknown, schema: JsonSchema, path: string): Checked {
   const out: unknown[] = [];
   for (const [i, item] of items.entries()) {
     const checked = checkValue(item, itemSchema, `${path}[${i}]`);
-    if (!checked.ok) return fail(`item ${i}: ${checked.message}`);
+    if (!checked.ok) {
+      // A single value stands for a one-item list: it has no item number to name.
+      if (!Array.isArray(value)) return fail(`${checked.message} (or an array of such values)`);
+      return fail(`item ${i}: ${checked.message}`);
+    }
     out.push(checked.value);
   }
   if (typeof schema.minItems === "number" && out.length < schema.minItems) {

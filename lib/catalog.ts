@@ -27,8 +27,10 @@ import {
   toolDescription,
 } from "./catalog_description.ts";
 import { SHAPING_PARAMETERS } from "./output_shaping.ts";
+import { wildcard } from "./wildcard.ts";
 import { ENUM_CAP, MAX_TOOL_NAME } from "./tool_portability.ts";
 import type { JsonSchema, ToolDescriptor, ToolParameter } from "./tool_descriptor.ts";
+import type { SourceStamps } from "./catalog_sources.ts";
 import type {
   CommandMeta,
   CommandsResult,
@@ -43,6 +45,12 @@ export interface Catalog {
   /** Human-readable warnings: missing commands or modules, collisions, commands with no set offered. */
   warnings: string[];
   /**
+   * Those of the warnings that name something configured that offers nothing: a command not found,
+   * hidden by an exclude pattern or not described, a module not imported. doctor's verdict is not
+   * healthy with any. @default undefined (none)
+   */
+  unresolved?: string[];
+  /**
    * What JSON cannot give, for doctor rather than every start's log: parameter sets not offered
    * (Get-Process's InputObject sets take Process objects) and optional parameters left out.
    */
@@ -51,6 +59,11 @@ export interface Catalog {
   psVersion: string;
   /** Versions of the configured modules, to validate a cached catalog. */
   modules: { name: string; version: string | null }[];
+  /**
+   * The files its commands' code came from, as they were when it was built; a cached catalog whose
+   * files changed is not served. @default undefined (built without a worker: never cached)
+   */
+  sources?: SourceStamps;
 }
 
 /** PowerShell common parameters; never tool arguments (WhatIf/Confirm are kept where supported). */
@@ -100,7 +113,10 @@ export function candidateQuery(
   };
 }
 
-/** Applies the selection semantics to the worker's candidates; returns command names and warnings. */
+/**
+ * Applies the selection semantics to the worker's candidates; returns command names and warnings,
+ * each about a configured command that is not offered (not found, or hidden by an exclude pattern).
+ */
 export function selectCommands(
   shell: ShellSettings,
   found: CommandsResult,
@@ -124,40 +140,23 @@ export function selectCommands(
     // The command's own name and its module-qualified name: the worker resolved aliases and
     // qualified names before this, so what is tested is what will run.
     const qualified = candidate.module ? `${candidate.module}\\${candidate.name}` : null;
-    if (exclude.some((p) => p.test(candidate.name) || (qualified !== null && p.test(qualified)))) {
+    const hiding = shell.excludePatterns.find((_, i) =>
+      exclude[i]!.test(candidate.name) || (qualified !== null && exclude[i]!.test(qualified))
+    );
+    if (hiding !== undefined) {
+      // Exclusion wins, but a command named in Commands and never offered is said, not dropped.
+      if (candidate.source === "name" && !seen.has(`hidden:${key}`)) {
+        seen.add(`hidden:${key}`);
+        warnings.push(
+          `Command '${candidate.via}' (ShellConfiguration:Commands) is hidden by the exclude pattern '${hiding}' and is not offered`,
+        );
+      }
       continue;
     }
     seen.add(key);
     names.push(candidate.name);
   }
   return { names, warnings };
-}
-
-/**
- * Compiles a PowerShell wildcard (`*`, `?`, `[a-z]`, backtick escapes) into an anchored,
- * case-insensitive regular expression.
- */
-export function wildcard(pattern: string): RegExp {
-  let source = "";
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (c === "`" && i + 1 < pattern.length) source += escapeRegExp(pattern[++i]!);
-    else if (c === "*") source += ".*";
-    else if (c === "?") source += ".";
-    else if (c === "[") {
-      const end = pattern.indexOf("]", i + 1);
-      if (end < 0) source += "\\[";
-      else {
-        source += `[${pattern.slice(i + 1, end).replace(/[\\\]^]/g, "\\$&")}]`;
-        i = end;
-      }
-    } else source += escapeRegExp(c);
-  }
-  return new RegExp(`^${source}$`, "i");
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
 }
 
 /** Converts `Get-PSDrive` / `IdWithUserName` style names to snake case (REFERENCE §1.1 step 1). */
@@ -196,7 +195,10 @@ export interface BuildToolsOptions {
   psVersion: string;
   /** Module import outcomes from startup (missing modules become warnings). */
   modules?: ModuleStatus[];
-  /** Warnings gathered before (e.g. from {@linkcode selectCommands}). */
+  /**
+   * Warnings gathered before, each about a configured command that is not offered (from
+   * {@linkcode selectCommands}, or a command that could not be described).
+   */
   warnings?: string[];
   /** One tool per parameter set, or one per command. @default "ParameterSet" */
   granularity?: ToolGranularity;
@@ -207,14 +209,16 @@ export interface BuildToolsOptions {
  * its sets), and reports what could not be offered and name collisions.
  */
 export function buildTools(commands: CommandMeta[], options: BuildToolsOptions): Catalog {
-  const warnings = [...(options.warnings ?? [])];
+  const unresolved = [...(options.warnings ?? [])];
   for (const module of options.modules ?? []) {
-    if (!module.found) {
-      warnings.push(
+    // Found but failing (a parse error in the .psm1) offers nothing either.
+    if (!module.found || module.error !== null) {
+      unresolved.push(
         `Module '${module.name}' could not be imported: ${module.error ?? "not found"}`,
       );
     }
   }
+  const warnings = [...unresolved];
   const tools: ToolDescriptor[] = [];
   const leftOut: string[] = [];
   const owners = new Map<string, string>();
@@ -256,6 +260,7 @@ export function buildTools(commands: CommandMeta[], options: BuildToolsOptions):
   return {
     tools,
     warnings,
+    ...(unresolved.length > 0 ? { unresolved } : {}),
     leftOut,
     psVersion: options.psVersion,
     modules: (options.modules ?? []).map((m) => ({ name: m.name, version: m.version })),
@@ -308,7 +313,7 @@ function buildTool(
   const inputSchema: JsonSchema = { type: "object", properties };
   if (required.length > 0) inputSchema.required = required;
   inputSchema.additionalProperties = false;
-  const { description, source } = toolDescription(command, set, parameters);
+  const { description, source } = toolDescription(command, set);
   return {
     name: toolName(command.name, set.name),
     command: command.name,
@@ -499,6 +504,8 @@ function valuesPhrase(param: ParamMeta): string | null {
   }
   const listed = values.filter((value) => value !== "");
   const empty = listed.length < values.length ? " (or an empty string)" : "";
+  // Every value is in the schema's enum already: said again, it is only more bytes.
+  if (listed.length <= ENUM_CAP && empty === "") return null;
   return listed.length <= ENUM_CAP
     ? `${each} of: ${listed.join(", ")}${empty}`
     : `${each} of ${listed.length} values${empty}, such as ${

@@ -36,7 +36,7 @@ export function commandTool(
     .sort((a, b) => rank(command, a) - rank(command, b))
     .map((tool) => ({ ...tool, name, setToolName: tool.name }));
   const parameters = mergedParameters(command.name, sets);
-  const { description, source } = toolDescription(command, null, parameters);
+  const { description, source } = toolDescription(command, null);
   const names = sets.map((s) => s.parameterSet);
   const sentence = ` Its arguments come in ${sets.length} parameter sets (${
     names.join(", ")

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { DescriptionSource, JsonSchema, ToolParameter } from "./tool_descriptor.ts";
+import type { DescriptionSource } from "./tool_descriptor.ts";
 import type { CommandMeta, ParameterSetMeta } from "./worker_protocol.ts";
 
 /** Name PowerShell gives the one parameter set of a command that declares none. */
@@ -23,7 +23,6 @@ export const PARAMETER_DESCRIPTION_CAP = 512;
 export function toolDescription(
   command: CommandMeta,
   set: ParameterSetMeta | null,
-  parameters: ToolParameter[],
 ): { description: string; source: DescriptionSource } {
   const synopsis = sanitize(command.help?.synopsis ?? "");
   // Get-Help invents a syntax line as the synopsis of help-less commands; that is not a description.
@@ -34,7 +33,7 @@ export function toolDescription(
   if (description) {
     return { description: cap(description, TOOL_DESCRIPTION_CAP), source: "description" };
   }
-  const generated = describeFromMetadata(command, set, parameters);
+  const generated = describeFromMetadata(command, set);
   if (generated) {
     return { description: cap(generated, TOOL_DESCRIPTION_CAP), source: "generated" };
   }
@@ -46,51 +45,19 @@ export function toolDescription(
   return { description: command.name, source: "name" };
 }
 
-/** Parameters listed by name in a generated description before "and N more". */
-const LISTED_PARAMETERS = 8;
-
 /**
  * A description for a command without help content (a fresh install before `Update-Help`), written
- * from what discovery knows: verb and noun, module, parameter set, and the tool's own arguments
- * (required, optional, accepted values). Better for a model than the syntax line PowerShell makes up.
+ * from what discovery knows: verb and noun in words, the command, and the parameter set when the
+ * command has several. Its parameters, required ones and accepted values are in the input schema
+ * a model reads beside it; listed here too they cost each tool 100-300 bytes of `tools/list`.
  */
-function describeFromMetadata(
-  command: CommandMeta,
-  set: ParameterSetMeta | null,
-  parameters: ToolParameter[],
-): string | null {
+function describeFromMetadata(command: CommandMeta, set: ParameterSetMeta | null): string | null {
   if (!command.verb || !command.noun) return null;
   const noun = command.noun.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase();
-  const where = [
-    `PowerShell command ${command.name}`,
-    command.module ? `from module ${command.module}` : null,
-    set && set.name !== ALL_SETS && command.parameterSets.length > 1
-      ? `parameter set ${set.name}`
-      : null,
-  ].filter((part) => part !== null).join(", ");
-  const own = parameters.filter((p) => p.kind !== "shaping" && p.kind !== "set");
-  const list = (params: ToolParameter[]) => {
-    const names = params.slice(0, LISTED_PARAMETERS).map((p) => p.name).join(", ");
-    return params.length > LISTED_PARAMETERS
-      ? `${names} and ${params.length - LISTED_PARAMETERS} more`
-      : names;
-  };
-  const required = own.filter((p) => p.required);
-  const optional = own.filter((p) => !p.required);
-  const accepted = (p: ToolParameter) =>
-    (p.schema.enum ?? (p.schema.items as JsonSchema | undefined)?.enum) as string[] | undefined;
-  const values = own
-    .filter((p) => accepted(p)?.length)
-    .slice(0, 2)
-    .map((p) => `${p.name} is one of ${accepted(p)!.slice(0, 8).join(", ")}`);
-  const sentences = [
-    `${command.verb} ${noun} (${where}).`,
-    required.length > 0 ? `Requires ${list(required)}.` : null,
-    optional.length > 0 ? `Optional: ${list(optional)}.` : null,
-    values.length > 0 ? `${values.join("; ")}.` : null,
-    "No help is installed for it.",
-  ];
-  return sentences.filter((s) => s !== null).join(" ");
+  const which = set && set.name !== ALL_SETS && command.parameterSets.length > 1
+    ? `, parameter set ${set.name}`
+    : "";
+  return `${command.verb} ${noun} (${command.name}${which}).`;
 }
 
 /**

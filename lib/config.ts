@@ -119,6 +119,11 @@ export interface ShellSettings {
    */
   keepNativeProcesses: boolean;
   /**
+   * Watch the files the tools' code comes from and reload on a change (`lib/catalog_watch.ts`).
+   * @default true over stdio, false over HTTP (`ShellConfiguration:ReloadOnChange`)
+   */
+  reloadOnChange: boolean;
+  /**
    * Which environment variables workers get: svc's own settings and credentials never, unless
    * passed (`lib/worker_env.ts`). @default no extra rules (`ShellConfiguration:Environment:PassVariables`, `…:RemoveVariables`)
    */
@@ -362,6 +367,10 @@ function resolveSettings(
       read.path("ShellConfiguration:HostCacheDirectory", cwd),
     workerStartTimeoutMs: read.timeSpan("ShellConfiguration:WorkerStartTimeout"),
     keepNativeProcesses: read.boolean("ShellConfiguration:KeepNativeProcesses"),
+    reloadOnChange: read.boolean(
+      "ShellConfiguration:ReloadOnChange",
+      (given("transport") ?? FLAGS.transport.default) === "stdio",
+    ),
     workerEnvironment: {
       pass: read.strings("ShellConfiguration:Environment:PassVariables"),
       remove: read.strings("ShellConfiguration:Environment:RemoveVariables"),
@@ -539,11 +548,13 @@ function parseTransport(value: string): Transport {
 function parseLogLevel(value: string): LogLevel {
   const level = LOG_LEVELS[value.trim().toLowerCase()];
   if (level) return level;
+  // PowerShell's words for its streams are a PowerShell user's first guess.
+  const meant = /^verbose$/i.test(value.trim()) ? "; PowerShell's Verbose is Debug here" : "";
   throw new ConfigError(
     "INVALID_VALUE",
-    `Invalid log level '${value}': expected one of Trace, Debug, Information, Warning, Error, Critical (key ${FLAGS.logLevel.key}, env ${
-      flagVariable(FLAGS.logLevel)
-    })`,
+    `Invalid log level '${value}': expected one of Trace, Debug, Information, Warning, Error, Critical (${
+      flagWords("logLevel")
+    }, key ${FLAGS.logLevel.key})${meant}`,
   );
 }
 

@@ -12,6 +12,7 @@
  */
 import { applyEdits, type Edit, type Node, type ParseError, parseTree } from "jsonc-parser";
 import { writeFileAtomically } from "./atomic_write.ts";
+import { requestWarnings } from "./config_edit_warnings.ts";
 import { parseConfigText } from "./config.ts";
 import { ConfigError } from "./errors.ts";
 
@@ -64,6 +65,12 @@ export interface ConfigChangeReport {
   removed: ConfigListChange[];
   /** Requested values that needed no edit. */
   unchanged: ConfigListUnchanged[];
+  /**
+   * What the file now asks for that svc will not do, one sentence each: a command (or include
+   * pattern) requested here that an exclude pattern hides, naming the pattern and the command that
+   * would un-hide it; a module path requested here where there is nothing.
+   */
+  warnings: string[];
 }
 
 const SHELL_SECTION = "ShellConfiguration";
@@ -460,15 +467,35 @@ export async function updateConfig(
     added: [],
     removed: [],
     unchanged: [],
+    warnings: [],
   };
   for (const { list, add, remove } of requests) {
     for (const value of remove) removeValue(draft, list, value, report);
     for (const value of add) addValue(draft, list, value, report);
   }
+  report.warnings = warningsOf(draft, requests);
   const updated = bom + draft.text;
   report.changed = updated !== original;
   if (report.changed) await writeFileAtomically(path, updated);
   return report;
+}
+
+/** The items of a list as the edited file has them, from every key svc reads it from. */
+function listItems(draft: Draft, list: ListSpec): string[] {
+  return effectiveKeys(draft, list).flatMap((k) => itemsOf(k.property).map((i) => i.value));
+}
+
+/** Warnings for what was asked to be there (`lib/config_edit_warnings.ts`), from the edited file. */
+function warningsOf(draft: Draft, requests: { list: ListSpec; add: string[] }[]): string[] {
+  const asked = (list: ListSpec) => requests.find((r) => r.list === list)?.add ?? [];
+  return requestWarnings({
+    path: draft.path,
+    commands: asked(LISTS[0]),
+    modules: asked(LISTS[1]),
+    includes: asked(LISTS[2]),
+    excludes: listItems(draft, LISTS[3]),
+    excludeKey: effectiveKeys(draft, LISTS[3])[0]?.key ?? plannedKey(draft, LISTS[3]),
+  });
 }
 
 /** The key path a list is reported under when it has no array yet. */
@@ -524,7 +551,7 @@ function addValue(draft: Draft, list: ListSpec, value: string, report: ConfigCha
 /**
  * The lines `svc update-config` prints: `+ key: value` per addition, `- key: value` per removal,
  * `= key: value (already present)` or `(not present)` per no-op, then a summary line that says
- * `No changes to '<path>'` when the file was left untouched.
+ * `No changes to '<path>'` when the file was left untouched, then `Warning: …` per warning.
  */
 export function formatChangeReport(report: ConfigChangeReport): string {
   const lines = [
@@ -537,5 +564,6 @@ export function formatChangeReport(report: ConfigChangeReport): string {
       `Updated '${report.path}': ${report.added.length} added, ${report.removed.length} removed`,
     );
   } else lines.push(`No changes to '${report.path}'`);
+  lines.push(...report.warnings.map((warning) => `Warning: ${warning}`));
   return lines.join("\n");
 }

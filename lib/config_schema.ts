@@ -231,6 +231,11 @@ const shellSection = z.object({
       "Keep the native processes a call started once it ends (Linux ends them with their trees).",
     default: false,
   }),
+  ReloadOnChange: setting("boolean", {
+    text:
+      "Watch the files the tools' code comes from (modules, dot-sourced scripts, the startup script); on a change, discover the tools again, run new calls on workers started with the new code, and tell clients the tool list changed.",
+    computed: "true over stdio, false over HTTP",
+  }),
   CommandOverrides: z.record(z.string(), commandOverride),
   FunctionOverrides: z.record(z.string(), commandOverride),
   Environment: z.object({
@@ -286,7 +291,8 @@ const runspacePool = z.object({
     default: "00:00:05",
   }),
   ShutdownDrainTimeout: setting("timeSpan", {
-    text: "Time in-flight calls get on shutdown.",
+    text:
+      "The whole drain on shutdown: calls in flight still running after it are cut off (a second SIGINT or SIGTERM cuts them off at once).",
     default: "00:00:30",
   }),
   ReplenishCheckInterval: setting("timeSpan", {

@@ -136,6 +136,9 @@ const DEFAULT_CONFIG_TEXT =
     "WorkerStartTimeout": "00:02:00",
     // Keep the native processes a call started once it ends; by default (Linux) they are ended.
     "KeepNativeProcesses": false
+    // Watch the modules' and the startup script's files and reload the tools when one changes;
+    // unset, on over stdio (a module author's loop) and off over HTTP.
+    // "ReloadOnChange": true
   },
   // The MCP server: HTTP transport and the worker pool.
   "McpServer": {

@@ -16,13 +16,20 @@ import { resolveOverrideKeys } from "./catalog_overrides.ts";
 import type { ShellSettings } from "./config.ts";
 import { dangerousCommandWarnings, type DangerSettings } from "./dangerous.ts";
 import { logger } from "./log.ts";
-import type { CommandMeta, CommandsResult, ModuleStatus } from "./worker_protocol.ts";
+import type {
+  CommandMeta,
+  CommandsResult,
+  ModuleStatus,
+  SourcesResult,
+} from "./worker_protocol.ts";
+import { changedSource, stampSources } from "./catalog_sources.ts";
 
 const log = logger("catalog");
 
 // Raised whenever the catalog's policy changes what it builds from the same metadata (8: tools
-// sorted by name, portable schemas, provider parameters).
-const CACHE_FORMAT = 8;
+// sorted by name, portable schemas, provider parameters; 9: the source files it was built from;
+// 10: shorter generated descriptions).
+const CACHE_FORMAT = 10;
 
 /**
  * The discovery scripts the worker runs: what they report decides the catalog, so a catalog cached
@@ -44,9 +51,12 @@ export interface CatalogCacheOptions {
 
 /**
  * The cache key: a digest of everything that decides the catalog before a worker runs (the cache
- * format, the discovery scripts, selection settings, startup script text and file stamp, pwsh path
- * and file stamp). Module and PowerShell versions are checked after startup with
- * {@linkcode catalogStillValid}.
+ * format, the discovery scripts, selection settings, startup script text and path, pwsh path and
+ * file stamp). The files the code came from (modules, dot-sourced scripts, the startup script) are
+ * recorded in the entry by content and checked before it is served (`lib/catalog_sources.ts`), so
+ * an edit finds the same entry and replaces it. pwsh is stamped by size and time rather than
+ * content: it is an executable of tens of MB read at every start, and the worker's PowerShell
+ * version is checked after startup with {@linkcode catalogStillValid} anyway.
  */
 async function catalogKey(input: CatalogKeyInput): Promise<string> {
   const { shell, pwshPath } = input;
@@ -71,7 +81,6 @@ async function catalogKey(input: CatalogKeyInput): Promise<string> {
     overrideKeys: Object.keys(shell.commandOverrides).map((k) => k.toLowerCase()).sort(),
     script: shell.startupScript,
     scriptPath: shell.startupScriptPath,
-    scriptStamp: await stamp(shell.startupScriptPath),
     pwshPath,
     pwshStamp: await stamp(pwshPath),
   });
@@ -89,6 +98,11 @@ async function writableByOthers(path: string): Promise<boolean> {
   return mode === null || (mode & 0o022) !== 0 || (uid !== null && uid !== Deno.uid());
 }
 
+/** Where the catalog of a key is kept. */
+function cachePath(slot: { key: string; directory: string }): string {
+  return `${slot.directory}/catalog-${slot.key}.json`;
+}
+
 /**
  * Reads a cached catalog; null when absent, unreadable, or in a directory or file that other users
  * can write (said once per read).
@@ -97,7 +111,7 @@ export async function readCachedCatalog(
   key: string,
   options: CatalogCacheOptions,
 ): Promise<Catalog | null> {
-  const path = `${options.directory}/catalog-${key}.json`;
+  const path = cachePath({ key, directory: options.directory });
   try {
     if (await writableByOthers(options.directory) || await writableByOthers(path)) {
       log.warning(
@@ -122,7 +136,7 @@ export async function writeCachedCatalog(
 ): Promise<void> {
   // Private whatever the umask: a catalog from a place other users can write is not read.
   await Deno.mkdir(options.directory, { recursive: true, mode: 0o700 });
-  const path = `${options.directory}/catalog-${key}.json`;
+  const path = cachePath({ key, directory: options.directory });
   await replaceFile(path, JSON.stringify({ format: CACHE_FORMAT, catalog }), { mode: 0o600 });
 }
 
@@ -188,6 +202,8 @@ export interface DiscoveryWorker {
     names: string[],
     help?: boolean,
   ): Promise<{ commands: CommandMeta[]; missing: string[] }>;
+  /** The files the session's code comes from. @default none known: a cached catalog is never served */
+  sources?(): Promise<SourcesResult>;
 }
 
 /** Options of {@linkcode discoverCatalog}. */
@@ -208,6 +224,7 @@ export async function discoverCatalog(
     ? await worker.describe(names, true)
     : { commands: [], missing: [] };
   for (const name of described.missing) warnings.push(`Command '${name}' could not be described`);
+
   const catalog = buildTools(described.commands, {
     psVersion: worker.info.psVersion,
     granularity: shell.toolGranularity,
@@ -215,10 +232,14 @@ export async function discoverCatalog(
     warnings,
   });
   const overrides = await resolveOverrideKeys(worker, shell, catalog.tools);
+  // After describe, which may have loaded the modules of the commands it was asked about.
+  const files = worker.sources ? (await worker.sources()).files : [];
+  if (shell.startupScriptPath) files.push(shell.startupScriptPath);
   return {
     ...catalog,
     tools: overrides.tools,
     warnings: [...catalog.warnings, ...overrides.warnings],
+    sources: await stampSources(files),
   };
 }
 
@@ -282,16 +303,85 @@ export class CatalogStore {
     const slot = await catalogSlot(this.#options);
     const cached = slot ? await readCachedCatalog(slot.key, slot) : null;
     if (cached) {
-      log.debug("Serving {Count} tools from the catalog cache.", { Count: cached.tools.length });
-      logWarnings(cached, this.#options);
-      this.#revalidate(cached, slot!);
-      return cached;
+      const changed = await changedSource(cached.sources);
+      if (changed === null) {
+        log.info(
+          "Serving {Count} tools from the catalog cache ({Path}); none of the {Files} files it was built from changed.",
+          {
+            Count: cached.tools.length,
+            Path: cachePath(slot!),
+            Files: cached.sources?.files.length ?? 0,
+          },
+        );
+        logWarnings(cached, this.#options);
+        this.#revalidate(cached, slot!);
+        return cached;
+      }
+      log.info(
+        "Not serving the cached catalog: {Changed} changed since it was built; discovering.",
+        {
+          Changed: changed,
+        },
+      );
     }
     return await this.#discover(slot);
   }
 
-  async #discover(slot: CatalogSlot | null): Promise<Catalog> {
-    const source = await this.#options.source();
+  /**
+   * Discovers the tools again with `source`, a worker started after `changed` changed, and serves
+   * them from now on (writing the cache, then calling `onChange`). A module that loaded before and
+   * fails now, or a discovery that fails, keeps the tools as they were: the reason is logged and
+   * false returned. `adopt`, when given, runs before clients are told: the transport's switch to
+   * workers with the new code, so that no call the notification prompts reaches an old one.
+   */
+  async reload(
+    source: DiscoverySource,
+    changed: string,
+    adopt?: () => void,
+  ): Promise<boolean> {
+    const before = await this.#catalog.catch(() => null);
+    const failing = source.modules.filter((m) =>
+      m.error !== null && !(before?.unresolved ?? []).some((u) => u.includes(`'${m.name}'`))
+    );
+    if (failing.length > 0) {
+      source.release?.();
+      for (const module of failing) {
+        log.warning(
+          "{Changed} changed, and module '{Module}' no longer loads: {Error}; svc keeps serving the {Count} tools it had until the module loads again.",
+          {
+            Changed: changed,
+            Module: module.name,
+            Error: module.error,
+            Count: before?.tools.length ?? 0,
+          },
+        );
+      }
+      return false;
+    }
+    const slot = await catalogSlot(this.#options);
+    const fresh = this.#discover(slot, source);
+    try {
+      const catalog = await fresh;
+      this.#catalog = fresh;
+      log.info("{Changed} changed: {Count} tools now (were {Before}).", {
+        Changed: changed,
+        Count: catalog.tools.length,
+        Before: before?.tools.length ?? 0,
+      });
+      adopt?.();
+      this.#options.onChange?.();
+      return true;
+    } catch (error) {
+      log.warning(
+        "{Changed} changed, and discovering the tools again failed: {Error}; svc keeps serving the tools it had.",
+        { Changed: changed, Error: String(error) },
+      );
+      return false;
+    }
+  }
+
+  async #discover(slot: CatalogSlot | null, given?: DiscoverySource): Promise<Catalog> {
+    const source = given ?? await this.#options.source();
     let catalog: Catalog;
     try {
       catalog = await discoverCatalog(source.worker, this.#options.shell, {
@@ -326,9 +416,14 @@ export class CatalogStore {
   }
 }
 
+/** What svc says when a configuration offers nothing (serve's log, doctor's errors). */
+export const NO_TOOLS =
+  "svc offers no tools: no configured command or module resolved to one; check ShellConfiguration's Commands, Modules and patterns ('svc doctor' lists what each found)";
+
 /** Logs what building a catalog noticed (missing commands or modules, collisions), once per load. */
 function logWarnings(catalog: Catalog, options: CatalogStoreOptions): void {
   for (const warning of catalog.warnings) log.warning("{Warning}", { Warning: warning });
+  if (catalog.tools.length === 0) log.warning("{Warning}", { Warning: NO_TOOLS });
   const auth = options.auth ?? { enabled: false, requiredRoles: [] };
   for (const warning of dangerousCommandWarnings(catalog.tools, { shell: options.shell, auth })) {
     log.warning("{Warning}", { Warning: warning });

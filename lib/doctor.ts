@@ -4,8 +4,10 @@
  * tools, and reports them with the effective settings and where each came from, module status, the
  * pool and an authentication summary. It never reports a secret.
  *
- * Exit codes: 0 healthy; 1 problems found (errors, or warnings with `--strict`); 2 configuration
- * error; 3 PowerShell cannot be found or started.
+ * Exit codes: 0 healthy; 1 problems found (errors, no tool at all, or warnings with `--strict`); 2
+ * configuration error; 3 PowerShell cannot be found or started; 5 incomplete: svc can serve, but a
+ * configured command or module offers no tool (not found, hidden by an exclude pattern, failing to
+ * import).
  *
  * @module
  */
@@ -14,7 +16,8 @@ import type { ToolDescriptor } from "./tool_descriptor.ts";
 import { ANONYMOUS, Authenticator } from "./auth.ts";
 import type { Settings, SettingSource } from "./config.ts";
 import { type HostMode, replacementOf } from "./config_pool.ts";
-import { discoverCatalog, storeCatalog } from "./discovery.ts";
+import { settingOf } from "./config_schema.ts";
+import { discoverCatalog, NO_TOOLS, storeCatalog } from "./discovery.ts";
 import { toMcpTool } from "./mcp.ts";
 import { promptSummary } from "./prompt_policy.ts";
 import { portabilityFindings } from "./tool_portability.ts";
@@ -82,7 +85,9 @@ export interface DoctorReport {
   /** Advice that is not a problem, e.g. help content that `Update-Help` would add. */
   hints: string[];
   errors: string[];
-  exitCode: 0 | 1 | 2 | 3;
+  /** Configured commands and modules that offer no tool, as the warnings say them (exit code 5). */
+  unresolved: string[];
+  exitCode: 0 | 1 | 2 | 3 | 5;
 }
 
 /** Options of {@linkcode runDoctor}. */
@@ -112,6 +117,7 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
     leftOut: [],
     hints: [],
     errors: [],
+    unresolved: [],
     exitCode: 0,
   };
   let pwsh: string;
@@ -158,9 +164,9 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
       report.leftOut.push(...(catalog.leftOut ?? []));
       report.hints.push(...helpHints(catalog.tools));
       checkToolSchemas(catalog.tools, settings, report);
-      if (catalog.tools.length === 0) {
-        report.warnings.push("No tools are offered: check Commands, Modules and the patterns");
-      } else report.warnings.push(...callerWarnings(settings, catalog.tools));
+      report.unresolved.push(...(catalog.unresolved ?? []));
+      if (catalog.tools.length === 0) report.errors.push(NO_TOOLS);
+      else report.warnings.push(...callerWarnings(settings, catalog.tools));
       // Commands that run code or write files, and who can call them (also logged at start).
       report.warnings.push(...dangerousCommandWarnings(catalog.tools, settings));
     }
@@ -168,6 +174,7 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
     await Promise.all(started.map((s) => s.ready?.worker.close()));
   }
   if (report.errors.length > 0 || (strict && report.warnings.length > 0)) report.exitCode = 1;
+  else if (report.unresolved.length > 0) report.exitCode = 5;
   return report;
 }
 
@@ -214,7 +221,8 @@ async function startDoctorWorker(pwsh: string, settings: Settings): Promise<Doct
   }
 }
 
-const SECRET_NAME = /pass(word)?|secret|token|credential/i;
+// `Pass` alone, not `PassVariables` (a list of variable names).
+const SECRET_NAME = /^pass$|password|secret|token|credential/i;
 
 /** Settings as doctor shows them: values with secrets masked, and no key path that is a secret. */
 function settingRows(settings: Settings): DoctorReport["settings"] {
@@ -393,12 +401,6 @@ export function formatDoctorText(report: DoctorReport): string {
   lines.push(`svc ${report.version} doctor`);
   section("Configuration");
   lines.push(`  file: ${report.configuration.description}`);
-  for (const { key, value, source, deprecated } of report.settings) {
-    const shown = value === undefined || value === null ? "(not set)" : JSON.stringify(value);
-    lines.push(
-      `  ${key} = ${shown}  [${source}]${deprecated ? `  DEPRECATED: use ${deprecated}` : ""}`,
-    );
-  }
   section("PowerShell");
   lines.push(`  path: ${report.powershell.path ?? "(not found)"}`);
   if (report.powershell.origin) lines.push(`  from: ${report.powershell.origin}`);
@@ -421,9 +423,9 @@ export function formatDoctorText(report: DoctorReport): string {
   if (report.modules.length === 0) lines.push("  (none configured)");
   for (const m of report.modules) {
     lines.push(
-      `  ${m.found ? "ok     " : "MISSING"} ${m.name}${m.version ? ` ${m.version}` : ""}${
-        m.error ? `: ${m.error}` : ""
-      }`,
+      `  ${m.error === null ? "ok     " : m.found ? "FAILED " : "MISSING"} ${m.name}${
+        m.version ? ` ${m.version}` : ""
+      }${m.error ? `: ${m.error}` : ""}`,
     );
   }
   section(`Tools (${report.tools.length})`);
@@ -467,15 +469,57 @@ export function formatDoctorText(report: DoctorReport): string {
     );
   }
   for (const s of a.schemes) lines.push(`  ${schemeLine(s)}`);
+  settingLines(report, section, lines);
   bullets("Hints", report.hints);
   bullets("Left out of tools (JSON cannot give these)", report.leftOut);
   bullets("Warnings", report.warnings);
   bullets("Errors", report.errors);
-  lines.push(
-    "",
-    report.exitCode === 0 ? "Healthy." : `Problems found (exit code ${report.exitCode}).`,
-  );
+  lines.push("", verdict(report));
   return lines.join("\n");
+}
+
+/** Whether a setting's value says nothing its default does not (an empty list or text, `{}`). */
+function atDefault(key: string, value: unknown): boolean {
+  const fallback = settingOf(key)?.default;
+  if (fallback !== undefined) return JSON.stringify(value) === JSON.stringify(fallback);
+  return value === "" || (Array.isArray(value) && value.length === 0) ||
+    (typeof value === "object" && value !== null && Object.keys(value).length === 0);
+}
+
+/**
+ * The settings whose value differs from the default, after what matters more: `create-config`
+ * writes every default, and 80 lines of them hid the rest. `--format json` lists every setting.
+ */
+function settingLines(
+  report: DoctorReport,
+  section: (title: string) => void,
+  lines: string[],
+): void {
+  const given = report.settings.filter(({ key, value, source }) =>
+    source !== "default" && value !== undefined && value !== null && !atDefault(key, value)
+  );
+  section(
+    `Settings not at their defaults (${given.length} of ${report.settings.length}; --format json lists all)`,
+  );
+  for (const { key, value, source, deprecated } of given) {
+    lines.push(
+      `  ${key} = ${JSON.stringify(value)}  [${source}]${
+        deprecated ? `  DEPRECATED: use ${deprecated}` : ""
+      }`,
+    );
+  }
+}
+
+/** doctor's last line: one word for each exit code, so that a glance tells them apart. */
+function verdict(report: DoctorReport): string {
+  switch (report.exitCode) {
+    case 0:
+      return "Healthy.";
+    case 5:
+      return `Incomplete: svc can serve, but ${report.unresolved.length} configured command(s) or module(s) offer no tool (see Warnings; exit code 5).`;
+    default:
+      return `Problems found (exit code ${report.exitCode}).`;
+  }
 }
 
 /** One authentication scheme in words, e.g. `scheme keys: ApiKey in header X-API-Key; keys: ci (roles reader)`. */

@@ -3,7 +3,9 @@
  * first (`http_listen.ts` serves HTTP/1.1; `http_admission.ts` caps the requests in flight), then
  * starts the pool, then loads the front (`http_front.ts`, which brings the MCP SDK) while the
  * first worker process starts. On shutdown, sessions and streams are closed and in-flight calls
- * drain.
+ * drain. With `ReloadOnChange` a change to a file the tools' code comes from is tried on a worker
+ * of its own first; when its tools are discovered, the pool is renewed (new calls on new workers,
+ * calls in flight end on the old) and clients are told the tool list changed.
  *
  * @module
  */
@@ -18,6 +20,8 @@ import { listen } from "./http_listen.ts";
 import type { McpServerOptions, ToolRunner } from "./mcp.ts";
 import { WorkerPool } from "./pool.ts";
 import { tenantOf } from "./pool_tenancy.ts";
+import { SourceWatch } from "./catalog_watch.ts";
+import { startWorker } from "./worker_start.ts";
 
 const log = logger("http");
 
@@ -31,11 +35,13 @@ export interface HttpOptions {
   version: string;
   /** Resolves when the process is asked to stop (SIGINT/SIGTERM). */
   shutdown: Promise<void>;
+  /** Aborted when asked again (a second SIGINT/SIGTERM): calls in flight are cut off at once. */
+  force?: AbortSignal;
 }
 
 /** Serves MCP over HTTP until shutdown, then drains in-flight calls and closes every worker. */
 export async function serveHttp(options: HttpOptions): Promise<void> {
-  const { settings, pwsh, version, shutdown } = options;
+  const { settings, pwsh, version, shutdown, force } = options;
   checkAnonymousExposure(settings.http, settings.auth);
   const auth = new Authenticator({ auth: settings.auth, shell: settings.shell });
   const http = settings.http;
@@ -73,6 +79,35 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     onChange: () => front?.toolsChanged(),
     auth: settings.auth,
   });
+  using watch = settings.shell.reloadOnChange
+    ? new SourceWatch({
+      onChange: async (changed) => {
+        log.info("{Changed} changed; trying the new code on a worker of its own.", {
+          Changed: changed,
+        });
+        const trial = await startWorker({
+          pwsh,
+          shell: settings.shell,
+          stopTimeoutMs: settings.pool.stopTimeoutMs,
+          label: "reload worker",
+        }).catch((error) => {
+          log.warning(
+            "{Changed} changed, and a worker with the new code cannot start: {Error}; svc keeps the tools and workers it had.",
+            { Changed: changed, Error: error instanceof Error ? error.message : String(error) },
+          );
+          return null;
+        });
+        const reloaded = trial !== null && await catalog.reload(
+          { worker: trial.worker, modules: trial.startup.modules },
+          changed,
+          () => pool.renew(),
+        );
+        await trial?.worker.close().catch(() => {});
+        if (reloaded) watch?.watch((await catalog.catalog()).sources);
+      },
+    })
+    : null;
+  catalog.catalog().then((known) => watch?.watch(known.sources), () => {});
   const runner: ToolRunner = {
     tools: () => catalog.tools(),
     withWorker: async ({ signal, principal }, use) => {
@@ -117,12 +152,36 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     await pool.drain();
     throw error;
   }
-  log.info("Shutting down: no new requests; draining in-flight calls.");
+  // One budget for the whole drain: the server and the pool wait for the same calls, so each
+  // waiting ShutdownDrainTimeout in turn took twice that.
+  const drainMs = settings.pool.shutdownDrainTimeoutMs;
+  const deadline = Date.now() + drainMs;
+  log.info(
+    "Shutting down: no new requests; calls in flight have {Seconds} s (ShutdownDrainTimeout) to end, or until a second Ctrl+C or SIGTERM.",
+    { Seconds: drainMs / 1000 },
+  );
   // A call waiting for its user's answer would hold the drain for up to UserInputTimeout.
   heldCalls.close();
   await front.closeStreams();
   const drained = server.shutdown();
-  const deadline = new Promise((r) => setTimeout(r, settings.pool.shutdownDrainTimeoutMs));
-  await Promise.race([drained, deadline]);
-  await pool.drain();
+  // Connections still open once the pool has cut their calls off answer them with the failure
+  // and close; one that does not is left to the process's exit.
+  await Promise.all([
+    pool.drain({ deadline, ...(force ? { force } : {}) }),
+    Promise.race([drained, until(deadline, force)]),
+  ]);
+}
+
+/** Resolves at `deadline` (ms since the epoch), or at once when `force` is aborted. */
+function until(deadline: number, force: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      force?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, Math.max(0, deadline - Date.now()));
+    if (force?.aborted) done();
+    else force?.addEventListener("abort", done, { once: true });
+  });
 }

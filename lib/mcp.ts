@@ -48,6 +48,7 @@ import {
   failureResult,
   RESULT_OUTPUT_SCHEMA,
   resultSizeHint,
+  SERVER_INSTRUCTIONS,
   toCallToolResult,
   workerFailureMessage,
 } from "./result.ts";
@@ -171,8 +172,23 @@ export function toMcpTool(
     description: tool.description,
     inputSchema: offeredSchema(tool, promptPolicyOf(shell, tool)) as Tool["inputSchema"],
     outputSchema: RESULT_OUTPUT_SCHEMA as unknown as Tool["outputSchema"],
-    annotations: { ...tool.annotations },
+    annotations: wireAnnotations(tool.annotations),
     ...(hint === null ? {} : { _meta: { "anthropic/maxResultSizeChars": hint } }),
+  };
+}
+
+/**
+ * Annotations as `tools/list` carries them: the hints a client would not assume (MCP's defaults
+ * are not read-only, destructive, not idempotent, open world; `destructiveHint` means something
+ * only for a tool that is not read-only). The title is the tool's own `title`.
+ */
+function wireAnnotations(annotations: ToolDescriptor["annotations"]): Tool["annotations"] {
+  const { readOnlyHint, destructiveHint, idempotentHint, openWorldHint } = annotations;
+  return {
+    readOnlyHint,
+    ...(readOnlyHint ? {} : { destructiveHint }),
+    ...(idempotentHint ? { idempotentHint } : {}),
+    ...(openWorldHint ? {} : { openWorldHint }),
   };
 }
 
@@ -531,7 +547,10 @@ export function createMcpServer(options: McpServerOptions): Server {
   const { version } = options;
   const server = new Server(
     { name: "svc", version },
-    { capabilities: { tools: { listChanged: true }, logging: {} } },
+    {
+      capabilities: { tools: { listChanged: true }, logging: {} },
+      instructions: SERVER_INSTRUCTIONS,
+    },
   );
   const sessionLevel = sessionLogLevel(server);
 

@@ -12,7 +12,9 @@ import type { CommandRun } from "./worker_request.ts";
 
 /**
  * Arguments every tool accepts to shape its output, named as PoshMcp clients already send them.
- * Shared objects: descriptors are read, never changed.
+ * Shared objects: descriptors are read, never changed. They carry no description: they repeat in
+ * every tool (420 bytes of each), their names say what they do, and the server instructions
+ * (`SERVER_INSTRUCTIONS`) say the rest once.
  */
 export const SHAPING_PARAMETERS: readonly ToolParameter[] = [
   {
@@ -20,33 +22,29 @@ export const SHAPING_PARAMETERS: readonly ToolParameter[] = [
     schema: {
       type: "array",
       items: { type: "string" },
-      description:
-        "Output objects keep only these properties (names or wildcards such as *Time). Default: the properties PowerShell shows for the type.",
     },
     required: false,
     kind: "shaping",
   },
   {
     name: "_AllProperties",
-    schema: {
-      type: "boolean",
-      description: "true: output objects keep every property. Default false.",
-    },
+    schema: { type: "boolean" },
     required: false,
     kind: "shaping",
   },
   {
     name: "_MaxResults",
-    schema: {
-      type: "integer",
-      minimum: 1,
-      maximum: 2147483646,
-      description: "Most output items; the command stops after them. Default: all.",
-    },
+    schema: { type: "integer", minimum: 1 },
     required: false,
     kind: "shaping",
   },
 ];
+
+/**
+ * The most items a run asks for: the worker counts one past `first` in a 32-bit integer. A larger
+ * `_MaxResults` means all of them, as this many does; the schema says no maximum, to stay short.
+ */
+const MAX_RESULTS = 2_147_483_646;
 
 /** The names a call gave in `_RequestedProperties`, blanks dropped; empty when it gave none. */
 export function requestedProperties(shaping: Record<string, unknown>): string[] {
@@ -110,7 +108,9 @@ export function outputShaping(
 ): Pick<CommandRun, "properties" | "maxResults"> {
   const out: Pick<CommandRun, "properties" | "maxResults"> = {};
   const allowed = override?.allowedProperties;
-  if (typeof shaping["_MaxResults"] === "number") out.maxResults = shaping["_MaxResults"];
+  if (typeof shaping["_MaxResults"] === "number") {
+    out.maxResults = Math.min(shaping["_MaxResults"], MAX_RESULTS);
+  }
   if (shaping["_AllProperties"] === true) {
     if (allowed !== undefined) out.properties = allowed.length > 0 ? allowed : "display";
     return out;

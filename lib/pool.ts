@@ -20,9 +20,10 @@ import { observePoolWorkers, poolTelemetry } from "./telemetry.ts";
 import type { RunspaceWorker, StartupResult } from "./worker.ts";
 import { startWorker, WorkerStartError } from "./worker_start.ts";
 import type { WorkerProcess } from "./worker_process.ts";
-import { SHARED_TENANT, Tenancy } from "./pool_tenancy.ts";
+import { liveProcesses, SHARED_TENANT, Tenancy } from "./pool_tenancy.ts";
 import { CreationClock } from "./creation_clock.ts";
 import { GrowthHoldBack, pollWhile, type Waiter, waitInLine } from "./pool_wait.ts";
+import { closeByDeadline, cutOffReason, type DrainOptions, SHUTTING_DOWN } from "./pool_drain.ts";
 import {
   acquisitionOutcome,
   exhausted,
@@ -105,11 +106,8 @@ export class WorkerPool implements AsyncDisposable {
 
   async #warmUp(): Promise<void> {
     const { minPoolSize: Min, maxPoolSize: Max, eagerWarmCount: Eager } = this.#options.pool;
-    log.info("Starting StatelessRunspacePool: min={Min}, max={Max}, eager={Eager}.", {
-      Min,
-      Max,
-      Eager,
-    });
+    const counts = { Min, Max, Eager };
+    log.info("Starting StatelessRunspacePool: min={Min}, max={Max}, eager={Eager}.", counts);
     await Promise.all(Array.from({ length: Eager }, () => this.#create()));
     this.#warming = false;
     if (this.#draining) return;
@@ -160,7 +158,7 @@ export class WorkerPool implements AsyncDisposable {
     if (this.#draining) {
       poolTelemetry.acquisitions.add(1, { outcome: "draining" });
       return Promise.reject(
-        new PoolError("DRAINING", "The worker pool is shutting down and accepts no new calls"),
+        new PoolError("DRAINING", SHUTTING_DOWN),
       );
     }
     const started = performance.now();
@@ -188,34 +186,50 @@ export class WorkerPool implements AsyncDisposable {
   }
 
   /**
-   * Stops accepting calls, lets leased workers finish for up to `ShutdownDrainTimeout`, then closes
-   * every worker (killing those that do not exit).
+   * Makes later calls run on workers started from now on, with the code as it is on disk now
+   * (`ReloadOnChange`): every process retires (a binary module cannot be unloaded from one), idle
+   * workers close now, busy ones when their call ends, and new processes replace them.
    */
-  async drain(): Promise<void> {
+  renew(): void {
+    if (this.#draining) return;
+    for (const process of liveProcesses(this.#entries)) process.retire();
+    for (const entry of [...this.#warm]) void this.#evict(entry, "renewed");
+    this.#replenish();
+  }
+
+  /**
+   * Stops accepting calls, lets leased workers finish until `options.deadline` (by default
+   * `ShutdownDrainTimeout` from now) or `options.force`, then closes every worker: idle ones
+   * politely within what is left of the time, the rest at once, their calls failing with "svc is
+   * shutting down". Returns by the deadline, bar killing and reaping the processes.
+   */
+  async drain(options: DrainOptions = {}): Promise<void> {
     if (this.#draining) return;
     this.#draining = true;
+    const { shutdownDrainTimeoutMs } = this.#options.pool;
+    const { deadline = Date.now() + shutdownDrainTimeoutMs, force } = options;
     this.#unobserve();
     for (const timer of this.#timers) clearInterval(timer);
     this.#holdBack.clear();
     for (const waiter of this.#waiters.splice(0)) {
-      waiter.reject(
-        new PoolError("DRAINING", "The worker pool is shutting down and accepts no new calls"),
-      );
+      waiter.reject(new PoolError("DRAINING", SHUTTING_DOWN));
     }
     log.info("Pool draining: stopping new acquisitions.");
     const busy = () => this.#count("leased") + this.#count("resetting") > 0;
-    await pollWhile(busy, Date.now() + this.#options.pool.shutdownDrainTimeoutMs);
+    await pollWhile(() => busy() && force?.aborted !== true, deadline);
     const remaining = this.#count("leased");
+    const cutOff = cutOffReason(shutdownDrainTimeoutMs, force?.aborted === true);
     if (remaining > 0) {
-      log.warning("Drain timed out; force-closing {Count} busy worker(s).", { Count: remaining });
+      log.warning("Drain ended; force-closing {Count} busy worker(s).", { Count: remaining });
     }
     // A worker still starting has nothing to close yet: #create closes it once it has started. Evicting
     // its entry here would make that a no-op and leave the worker running, its directory behind.
-    await Promise.all(
-      [...this.#entries].filter((s) => s.state !== "creating").map((s) =>
-        this.#evict(s, "shutdown")
-      ),
+    const entries = [...this.#entries].filter((s) => s.state !== "creating");
+    const closing = entries.map((s) =>
+      s.state === "warm" ? this.#evict(s, "shutdown") : this.#evict(s, "drain_timeout", cutOff)
     );
+    const workers = entries.flatMap((s) => s.worker ? [s.worker] : []);
+    await closeByDeadline(closing, workers, { deadline, force, reason: cutOff });
     await pollWhile(() => this.#count("creating") > 0);
     await Promise.all(this.#closing);
     log.info("RunspacePool disposed.");
@@ -349,8 +363,9 @@ export class WorkerPool implements AsyncDisposable {
 
   /** True when a worker for `tenant` could only open in a new process, other tenants holding the rest. */
   #needsProcess(tenant: string): boolean {
-    return this.#options.pool.hostMode !== "Single" && this.#workerWithRoom(tenant) === null &&
-      this.#processes().some((process) => !this.#tenancy.mayServe(process, tenant));
+    return this.#options.pool.hostMode !== "Single" &&
+      this.#tenancy.workerWithRoom(this.#entries, tenant) === null &&
+      liveProcesses(this.#entries).some((process) => !this.#tenancy.mayServe(process, tenant));
   }
 
   /** True when a worker `tenant` may have can still be created (see {@linkcode WorkerPool.#grow}). */
@@ -422,6 +437,12 @@ export class WorkerPool implements AsyncDisposable {
       await this.#evict(entry, "shutdown");
       return;
     }
+    if (entry.worker.process.retiring) {
+      // Started in a process renew() retired meanwhile: it may hold the code as it was.
+      await this.#evict(entry, "renewed");
+      this.#replenish();
+      return;
+    }
     entry.worker.exited.then(async () => {
       if (entry.state !== "warm") return;
       await this.#evict(entry, "died");
@@ -447,13 +468,13 @@ export class WorkerPool implements AsyncDisposable {
   ): Promise<RunspaceWorker> {
     const { pool } = this.#options;
     while (true) {
-      const host = this.#workerWithRoom(entry.createdFor);
+      const host = this.#tenancy.workerWithRoom(this.#entries, entry.createdFor);
       if (host) return entry.worker = await host.openSibling(label);
       const spawning = this.#spawning;
-      if (pool.hostMode === "Single" && this.#processes().length > 0) {
+      if (pool.hostMode === "Single" && liveProcesses(this.#entries).length > 0) {
         // Single mode: the one process has room for every worker but may serve another tenant now;
         // the worker opens there and waits for it to be free.
-        const any = this.#workerWithRoom(null);
+        const any = this.#tenancy.workerWithRoom(this.#entries, null);
         if (any) return entry.worker = await any.openSibling(label);
       }
       if (!spawning || pool.runspacesPerProcess === 1) break;
@@ -472,31 +493,6 @@ export class WorkerPool implements AsyncDisposable {
     // process reads frames in order, and startup blocks its loop for a few hundred ms.
     await new Promise((resolve) => setTimeout(resolve, 0));
     return entry.worker;
-  }
-
-  /**
-   * A live worker whose process can take one more and may serve `tenant` (any, when null),
-   * preferring a warm one (its loop is idle).
-   */
-  #workerWithRoom(tenant: string | null): RunspaceWorker | null {
-    let found: RunspaceWorker | null = null;
-    for (const entry of this.#entries) {
-      const worker = entry.worker;
-      if (!worker?.alive || !worker.process.hasRoom) continue;
-      if (tenant !== null && !this.#tenancy.mayServe(worker.process, tenant)) continue;
-      if (entry.state === "warm") return worker;
-      found ??= worker;
-    }
-    return found;
-  }
-
-  /** Live processes that are not retiring. */
-  #processes(): WorkerProcess[] {
-    const all = new Set<WorkerProcess>();
-    for (const entry of this.#entries) {
-      if (entry.worker?.alive) all.add(entry.worker.process);
-    }
-    return [...all];
   }
 
   #makeWarm(entry: PoolEntry): void {
@@ -549,7 +545,7 @@ export class WorkerPool implements AsyncDisposable {
     this.#dispatch();
   }
 
-  async #evict(entry: PoolEntry, reason: string): Promise<void> {
+  async #evict(entry: PoolEntry, reason: string, cutOff?: string): Promise<void> {
     if (entry.state === "evicted") return;
     const from = entry.state;
     entry.state = "evicted";
@@ -561,9 +557,10 @@ export class WorkerPool implements AsyncDisposable {
     if (entry.worker) {
       // An idle worker closes alone; kill() retires a shared process, ending its siblings' workers
       // too, which is right for a broken worker but would make room for one tenant at another's cost.
-      const closing = reason === "shutdown" || reason === "idle" || reason === "rebalanced"
+      const closing = reason === "shutdown" || reason === "idle" || reason === "rebalanced" ||
+          reason === "renewed"
         ? entry.worker.close()
-        : entry.worker.kill();
+        : entry.worker.kill(cutOff);
       this.#closing.add(closing);
       try {
         await closing;

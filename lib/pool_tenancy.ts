@@ -14,6 +14,20 @@
 import { ownerOf } from "./auth.ts";
 import { ANONYMOUS } from "./auth.ts";
 import type { WorkerProcess } from "./worker_process.ts";
+import type { RunspaceWorker } from "./worker.ts";
+
+/** A worker of the pool as placement reads it: its state and, once it exists, the worker. */
+export interface PlacedWorker {
+  state: string;
+  worker: RunspaceWorker | null;
+}
+
+/** Live processes of `entries` that are not retiring. */
+export function liveProcesses(entries: Iterable<PlacedWorker>): WorkerProcess[] {
+  const all = new Set<WorkerProcess>();
+  for (const entry of entries) if (entry.worker?.alive) all.add(entry.worker.process);
+  return [...all];
+}
 
 /** The tenant of calls that name none: unauthenticated callers and svc's own discovery. */
 export const SHARED_TENANT: string = ownerOf(ANONYMOUS)!;
@@ -38,6 +52,22 @@ export function tenantOf(principal: Parameters<typeof ownerOf>[0]): string {
  */
 export class Tenancy {
   readonly #served = new Map<WorkerProcess, { tenant: string; calls: number }>();
+
+  /**
+   * A live worker of `entries` whose process can take one more and may serve `tenant` (any, when
+   * null), preferring a warm one (its loop is idle).
+   */
+  workerWithRoom(entries: Iterable<PlacedWorker>, tenant: string | null): RunspaceWorker | null {
+    let found: RunspaceWorker | null = null;
+    for (const entry of entries) {
+      const worker = entry.worker;
+      if (!worker?.alive || !worker.process.hasRoom) continue;
+      if (tenant !== null && !this.mayServe(worker.process, tenant)) continue;
+      if (entry.state === "warm") return worker;
+      found ??= worker;
+    }
+    return found;
+  }
   readonly #beside = new WeakMap<object, Set<string>>();
 
   /** The tenant `process` serves, or null when none of its workers is busy. */

@@ -106,20 +106,13 @@ export async function resolvePwsh(
   options: ResolvePwshOptions = {},
 ): Promise<ResolvedPwsh> {
   const { env = Deno.env.toObject(), fallback = REPOSITORY_PWSH } = options;
-  const name = configured ?? "pwsh";
-  const hasSeparator = name.includes("/") || (IS_WINDOWS && name.includes("\\"));
-  const candidates: string[] = [];
-  const extensions = IS_WINDOWS ? ["", ...(env["PATHEXT"] ?? ".EXE;.CMD;.BAT").split(";")] : [""];
-  if (hasSeparator) {
-    candidates.push(...extensions.map((ext) => name + ext));
-  } else {
-    const dirs = (env["PATH"] ?? env["Path"] ?? "").split(IS_WINDOWS ? ";" : ":").filter(Boolean);
-    for (const dir of dirs) candidates.push(...extensions.map((ext) => `${dir}/${name}${ext}`));
-  }
-  for (const candidate of candidates) {
-    if (await isExecutable(candidate)) {
-      return { path: candidate, origin: configured === null ? "PATH" : "configured" };
-    }
+  for (const candidate of candidates(configured ?? "pwsh", env)) {
+    if (!await isExecutable(candidate)) continue;
+    // The repository's bin/pwsh on PATH (README step 1 puts bin/ there) is the fallback below,
+    // asked for the executable it runs: else doctor in a shell and a client started without bin/
+    // on PATH would name two PowerShells, and two catalog cache keys, for one.
+    if (configured === null && await sameFile(candidate, fallback)) break;
+    return { path: candidate, origin: configured === null ? "PATH" : "configured" };
   }
   let fellBack = "";
   if (configured === null && fallback !== null && await isExecutable(fallback)) {
@@ -127,13 +120,58 @@ export async function resolvePwsh(
     if ("path" in located) return { path: located.path, origin: "bin/pwsh" };
     fellBack = `, then its bin/pwsh, which said: ${located.reason}`;
   }
-  const given = configured === null
-    ? ""
-    : ` ('${configured}' was configured but is not an executable file)`;
+  if (configured !== null) {
+    const otherwise = await unconfiguredChoice(env, fallback);
+    throw new StartupError(
+      "PWSH_NOT_FOUND",
+      `PowerShell 7.4 or later was not found: '${configured}' was configured (by --pwsh, SVC_PWSH or ShellConfiguration:PwshPath) but is not an executable file; ${
+        otherwise === null
+          ? "point it at pwsh 7.4+ (https://aka.ms/powershell)"
+          : `leave it unset and svc uses ${otherwise}`
+      }`,
+    );
+  }
   throw new StartupError(
     "PWSH_NOT_FOUND",
-    `PowerShell 7.4 or later was not found${given}: svc looked at --pwsh, SVC_PWSH, ShellConfiguration:PwshPath and 'pwsh' on PATH${fellBack}; install PowerShell 7.4+ (https://aka.ms/powershell) or point svc at it with --pwsh <path>`,
+    `PowerShell 7.4 or later was not found: svc looked at --pwsh, SVC_PWSH, ShellConfiguration:PwshPath and 'pwsh' on PATH${fellBack}; install PowerShell 7.4+ (https://aka.ms/powershell) or point svc at it with --pwsh <path>`,
   );
+}
+
+/** Where svc looks for `name`: the path itself when it has a separator, else each PATH folder. */
+function candidates(name: string, env: Record<string, string>): string[] {
+  const hasSeparator = name.includes("/") || (IS_WINDOWS && name.includes("\\"));
+  const extensions = IS_WINDOWS ? ["", ...(env["PATHEXT"] ?? ".EXE;.CMD;.BAT").split(";")] : [""];
+  if (hasSeparator) return extensions.map((ext) => name + ext);
+  const dirs = (env["PATH"] ?? env["Path"] ?? "").split(IS_WINDOWS ? ";" : ":").filter(Boolean);
+  return dirs.flatMap((dir) => extensions.map((ext) => `${dir}/${name}${ext}`));
+}
+
+/** Whether two paths name one file (symbolic links followed); false when either is missing. */
+async function sameFile(a: string, b: string | null): Promise<boolean> {
+  if (b === null) return false;
+  try {
+    return await Deno.realPath(a) === await Deno.realPath(b);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What svc would use with no PowerShell configured, in words, without installing anything: `pwsh`
+ * on PATH, else its bin/pwsh; null when neither is there.
+ */
+async function unconfiguredChoice(
+  env: Record<string, string>,
+  fallback: string | null,
+): Promise<string | null> {
+  for (const candidate of candidates("pwsh", env)) {
+    if (await isExecutable(candidate) && !await sameFile(candidate, fallback)) {
+      return `'pwsh' on PATH (${candidate})`;
+    }
+  }
+  return fallback !== null && await isExecutable(fallback)
+    ? `its own bin/pwsh (${fallback}), which finds or installs PowerShell 7.6.9`
+    : null;
 }
 
 /**

@@ -47,38 +47,25 @@ export const TEXT_OUTPUT_LIMIT = 65_536;
 
 const strings = { type: "array", items: { type: "string" } };
 
-/** `outputSchema` of every PowerShell tool: the shape of `structuredContent` on success. */
+/**
+ * `outputSchema` of every PowerShell tool: the two keys of `structuredContent` a model reads first.
+ * The others (`truncated`, `omitted`, `errors`, `warnings`, `stopped`, ...) are present only when
+ * they apply and `notes` says what they mean in sentences; docs/results.md lists them, and svc's
+ * server instructions (`SERVER_INSTRUCTIONS`) describe them once for the whole list. Described per
+ * tool, they were 1.1 KB of each tool's 2 KB in `tools/list`.
+ */
 export const RESULT_OUTPUT_SCHEMA = {
   type: "object",
-  properties: {
-    output: { type: "array", description: "Pipeline output, one item per object written." },
-    notes: {
-      ...strings,
-      description:
-        "What svc says about this result, as the text blocks say it: the user's answers, output cut and how to ask for less, properties left out, records dropped, why the call stopped.",
-    },
-    truncated: {
-      type: "object",
-      description: "Present when the output exceeded MaxResultBytes: sizes and items kept.",
-    },
-    droppedRecords: {
-      type: "object",
-      description:
-        "Present when the call's error and other records exceeded MaxResultBytes: records left out per stream.",
-    },
-    omitted: {
-      type: "object",
-      description:
-        "Properties left out per type, requested properties that matched nothing, whether _MaxResults cut the output, and how many items' computed columns the time bound left null.",
-    },
-    warnings: strings,
-    verbose: strings,
-    information: { type: "array" },
-    stderr: strings,
-    errors: { type: "array" },
-    stopped: { type: "string", enum: ["timeout", "cancelled", "declined", "unanswered"] },
-  },
+  properties: { output: { type: "array" }, notes: strings },
 } as const;
+
+/**
+ * What every tool shares, said once in the `initialize` result's `instructions` (clients such as
+ * Claude Code put them beside the tool list) rather than in each tool: the shape of a result and
+ * the arguments that shape output.
+ */
+export const SERVER_INSTRUCTIONS =
+  "Each tool runs one PowerShell command. structuredContent.output holds one item per object the command wrote; notes says in sentences what the user answered to a question and what svc cut or left out and how to ask for it. truncated, omitted, errors, warnings, information, verbose, stderr, droppedRecords and stopped appear when they apply. Every tool also takes _RequestedProperties (the output properties to keep, names or wildcards; default: what PowerShell shows), _AllProperties (keep every property) and _MaxResults (stop after that many items).";
 
 /**
  * The `_meta["anthropic/maxResultSizeChars"]` of every tool under a `MaxResultBytes` raised above
@@ -132,6 +119,11 @@ export function toCallToolResult(
     ...shapeLines,
     ...(dropped ? [dropped] : []),
     ...(errors.some(isPromptError) ? [PROMPT_NOTE] : []),
+    ...(errors.length > 0 && !failed(interrupted, errors, result.output.length)
+      ? [
+        `'${tool.command}' wrote ${errors.length} error record(s) and went on: the output is what it wrote besides them (the errors are listed with it)`,
+      ]
+      : []),
   ];
 
   const structured: Record<string, unknown> = { output: fitted.kept };
@@ -167,8 +159,23 @@ export function toCallToolResult(
   ];
   if (lines.length > 0) content.push({ type: "text", text: lines.join("\n") });
   const shaped: CallToolResult = { content, structuredContent: structured };
-  if (interrupted || errors.length > 0) shaped.isError = true;
+  if (failed(interrupted, errors, result.output.length)) shaped.isError = true;
   return shaped;
+}
+
+/**
+ * Whether a call failed, as `isError` says: it was stopped, a terminating error ended it, or it
+ * wrote errors and nothing else. A command that writes an error for one item and goes on with the
+ * others (a non-terminating `Write-Error`) succeeded for those: its result is not an error, and
+ * says what went wrong beside its output.
+ */
+function failed(
+  interrupted: InvokeOutcome["interrupted"],
+  errors: ErrorInfo[],
+  outputCount: number,
+): boolean {
+  if (interrupted) return true;
+  return errors.some((e) => e.terminating) || (errors.length > 0 && outputCount === 0);
 }
 
 /**

@@ -4,11 +4,20 @@
  * the worker starts; if the worker dies, the next call starts a fresh one (state lost, logged).
  * Logging never touches stdout.
  *
+ * With `ReloadOnChange` (on by default here) a change to a file the tools' code comes from starts a
+ * fresh worker with the new code: once it has loaded and the tools are discovered again, new calls
+ * run on it and the client is sent `notifications/tools/list_changed`; a call already running ends
+ * on the old worker, which is closed then. The session state of the old worker (variables,
+ * functions, location) does not carry over, as when a worker dies: a reload is a new session for
+ * the module's code, which is the point of it. A module that no longer loads keeps the old worker
+ * and the tools as they were, and the log says why.
+ *
  * @module
  */
 import type { Server } from "@modelcontextprotocol/server";
 import process from "node:process";
 import { CatalogStore } from "./discovery.ts";
+import { SourceWatch } from "./catalog_watch.ts";
 import type { Settings } from "./config.ts";
 import { StartupError } from "./errors.ts";
 import { logger } from "./log.ts";
@@ -38,6 +47,11 @@ class StdioSession implements AsyncDisposable {
   readonly #catalog: CatalogStore;
   #closed = false;
   #servers = new Set<Server>();
+  /** Calls running on each worker, so that one replaced by a reload is closed once it is idle. */
+  readonly #running = new Map<ReadyWorker["worker"], number>();
+  /** Workers a reload replaced, closed when their last call ends. */
+  readonly #replaced = new Set<ReadyWorker["worker"]>();
+  readonly #watch: SourceWatch | null;
 
   /** Starts the worker at once and the catalog from cache or discovery. */
   constructor(settings: Settings, pwsh: string) {
@@ -57,6 +71,10 @@ class StdioSession implements AsyncDisposable {
         for (const server of this.#servers) server.sendToolListChanged().catch(() => {});
       },
     });
+    this.#watch = settings.shell.reloadOnChange
+      ? new SourceWatch({ onChange: (path) => this.#reload(path) })
+      : null;
+    this.#catalog.catalog().then((catalog) => this.#watch?.watch(catalog.sources), () => {});
   }
 
   /** Resolves when the first worker has started and the catalog is known; rejects on startup errors. */
@@ -74,15 +92,71 @@ class StdioSession implements AsyncDisposable {
   runner(): ToolRunner {
     return {
       tools: () => this.#catalog.tools(),
-      withWorker: async (_call, use) => use((await this.#liveWorker()).worker),
+      withWorker: async (_call, use) => {
+        const { worker } = await this.#liveWorker();
+        this.#running.set(worker, (this.#running.get(worker) ?? 0) + 1);
+        try {
+          return await use(worker);
+        } finally {
+          const left = this.#running.get(worker)! - 1;
+          if (left > 0) this.#running.set(worker, left);
+          else {
+            this.#running.delete(worker);
+            if (this.#replaced.delete(worker)) void worker.close().catch(() => {});
+          }
+        }
+      },
     };
   }
 
-  /** Closes the worker. */
+  /**
+   * After `changed` changed: a worker with the new code, the tools discovered on it, and new calls
+   * on it; the old worker closes once its call ends. Kept as it was when the new one cannot start
+   * or a module no longer loads (said in the log).
+   */
+  async #reload(changed: string): Promise<void> {
+    log.info("{Changed} changed; starting a worker with the new code.", { Changed: changed });
+    let fresh: ReadyWorker | null = null;
+    try {
+      fresh = await this.#startWorker();
+    } catch (error) {
+      log.warning(
+        "{Changed} changed, and a worker with the new code cannot start: {Error}; svc keeps the tools and the worker it had.",
+        { Changed: changed, Error: error instanceof Error ? error.message : String(error) },
+      );
+    }
+    const previous = await this.#current.catch(() => null);
+    const reloaded = fresh !== null && !this.#closed &&
+      await this.#catalog.reload(
+        { worker: fresh.worker, modules: fresh.startup.modules },
+        changed,
+        () => (this.#current = Promise.resolve(fresh)),
+      );
+    if (!reloaded || fresh === null) {
+      await fresh?.worker.close().catch(() => {});
+      return;
+    }
+    if (previous) {
+      if (this.#running.has(previous.worker)) this.#replaced.add(previous.worker);
+      else void previous.worker.close().catch(() => {});
+    }
+    log.info(
+      "New calls run on worker {Pid}, started with the new code; the previous worker's session state (variables, functions, location) is gone.",
+      { Pid: fresh.worker.pid },
+    );
+    this.#watch?.watch((await this.#catalog.catalog()).sources);
+  }
+
+  /** Closes the worker; a call still running fails saying svc is shutting down. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#watch?.[Symbol.dispose]();
     const ready = await this.#current.catch(() => null);
-    await ready?.worker.close();
+    const reason = "svc is shutting down: the call was stopped";
+    await Promise.all([
+      ready?.worker.close(reason),
+      ...[...this.#replaced].map((worker) => worker.close(reason)),
+    ]);
   }
 
   /** Closes the session (see {@linkcode StdioSession.close}). */

@@ -35,6 +35,7 @@ import type {
   InvokeResult,
   PromptAnswer,
   ResetResult,
+  SourcesResult,
   StartupParams,
   StartupResult,
   WorkerInfo,
@@ -56,7 +57,7 @@ export type {
 
 const log = logger("worker");
 /** Requests whose answers are sized by the configured modules, not by a caller (see output_limits.ts). */
-const DISCOVERY_OPS = new Set(["startup", "commands", "describe"]);
+const DISCOVERY_OPS = new Set(["startup", "commands", "describe", "sources"]);
 
 /**
  * Options of {@linkcode RunspaceWorker.start}: those of the process it starts (`pwsh`, timeouts,
@@ -210,6 +211,11 @@ export class RunspaceWorker implements AsyncDisposable {
     return this.#request("describe", { names, help }) as Promise<DescribeResult>;
   }
 
+  /** The files the session's code comes from (protocol §4.3a). */
+  sources(): Promise<SourcesResult> {
+    return this.#request("sources", {}) as Promise<SourcesResult>;
+  }
+
   /**
    * Restores the post-startup snapshot. When the call left state behind that no reset restores, or
    * the process's working set exceeds `maxWorkerMemoryMB`, the process is retired (it takes no new
@@ -307,16 +313,17 @@ export class RunspaceWorker implements AsyncDisposable {
   /**
    * Asks the worker to exit; kills it if it has not gone within the stop timeout. When it was the
    * last worker of its process, waits for the process to end and its directory to be removed too.
+   * `reason` is what a request still running fails with. @default "PowerShell worker was closed
+   * while a request was running"
    */
-  async close(): Promise<void> {
+  async close(reason?: string): Promise<void> {
     if (this.#process.exitCode === null && !this.#closing) {
       this.#closing = true;
       // Closing does not wait for a running call: it is stopped, and fails instead of hanging.
       const running = this.#pending;
       if (running?.op === "invoke") await this.#notify({ op: "stop", params: { id: running.id } });
-      this.#fail(
-        new WorkerError("CLOSED", "PowerShell worker was closed while a request was running"),
-      );
+      const why = reason ?? "PowerShell worker was closed while a request was running";
+      this.#fail(new WorkerError("CLOSED", why));
       try {
         const { response } = this.#send("exit", {});
         await Promise.race([response.catch(() => {}), delay(this.#stopTimeoutMs)]);
@@ -335,9 +342,11 @@ export class RunspaceWorker implements AsyncDisposable {
    * Ends the worker at once. Alone in its process, the whole process tree is killed and reaped. With
    * siblings, they may be mid-call: the process retires instead (no new calls or workers) and is
    * killed when its last worker closes, so a runspace that ignores Stop never costs another call.
+   * `reason`, when given, is what a request still running fails with.
    */
-  async kill(): Promise<void> {
+  async kill(reason?: string): Promise<void> {
     this.#closing = true;
+    if (reason !== undefined) this.#fail(new WorkerError("CLOSED", reason));
     // Already gone from its process: its siblings are none of this worker's business any more.
     if (this.#released) return;
     const process = this.#process;
@@ -448,10 +457,9 @@ export class RunspaceWorker implements AsyncDisposable {
     }
     const pending = this.#pending;
     if (!pending || frame.id !== pending.id) {
-      log.warning("Worker {Pid} sent an unexpected frame with id {Id}.", {
-        Pid: this.pid,
-        Id: frame.id,
-      });
+      // Once closing, the request it answers was failed already (svc stopped it): expected.
+      const id = { Pid: this.pid, Id: frame.id };
+      if (!this.#closing) log.warning("Worker {Pid} sent an unexpected frame with id {Id}.", id);
       return;
     }
     this.#pending = null;

@@ -350,6 +350,11 @@ export interface DescribeResult {
   missing: string[];
 }
 
+/** Result of `sources`: the files the session's code comes from (absolute paths). */
+export interface SourcesResult {
+  files: string[];
+}
+
 /** Facts from the worker's hello frame. */
 export interface WorkerInfo {
   pid: number;

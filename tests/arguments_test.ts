@@ -66,6 +66,11 @@ Deno.test("bindArguments() names the argument of a wrong type, range, set, patte
   );
   assert.match(refused({ Name: "a", Count: 11 }), /'Count'.*greater than the maximum 10/);
   assert.match(refused({ Name: "a", Ids: ["x"] }), /'Ids'.*item 0: expected an integer/);
+  // A single value for a list is one value, not "item 0".
+  assert.match(
+    refused({ Name: "a", Ids: "abc" }),
+    /'Ids' .*: expected an integer, got a string \(or an array of such values\)$/,
+  );
   assert.match(refused({ Name: "a", Ids: [1, 2, 3] }), /'Ids'.*at most 2/);
   assert.match(refused({ Name: "a", Mode: "Medium" }), /'Mode'.*not one of Fast, Slow/);
   assert.match(refused({ Name: "a", Code: "a1" }), /'Code'.*does not match/);

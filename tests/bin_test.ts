@@ -233,6 +233,20 @@ Deno.test({
         text.stdout,
         new RegExp(`from: svc's bin/pwsh \\(PowerShell ${VERSION_PATTERN} from NuGet`),
       );
+      // With bin/ on PATH (README step 1) bin/pwsh is still svc's own, asked for the PowerShell
+      // it runs: the same executable, so the same catalog cache key, as a client without it.
+      const withBin = await runSvc(["doctor", "--format", "json"], {
+        env: { ...env, PATH: `${root}bin:${path}`, McpServer__RunspacePool__EagerWarmCount: "1" },
+      });
+      const again = JSON.parse(withBin.stdout) as typeof report;
+      assert.deepEqual(again.powershell, report.powershell);
+      // An SVC_PWSH that is not there says what svc would use without it.
+      const wrong = await runSvc(["doctor"], { env: { PATH: path, SVC_PWSH: "/no/such/pwsh" } });
+      assert.equal(wrong.code, 3);
+      assert.match(
+        wrong.stdout + wrong.stderr,
+        /'\/no\/such\/pwsh' was configured \(by --pwsh, SVC_PWSH or ShellConfiguration:PwshPath\) but is not an executable file; leave it unset and svc uses its own bin\/pwsh/,
+      );
     } finally {
       await Deno.remove(path, { recursive: true });
     }

@@ -7,7 +7,7 @@ import {
   toolDescription,
 } from "../lib/catalog_description.ts";
 import type { HelpMeta } from "../lib/worker_protocol.ts";
-import { arg, commandMeta, paramMeta } from "./support/descriptors.ts";
+import { commandMeta, paramMeta } from "./support/descriptors.ts";
 
 function help(synopsis: string | null, description: string | null = null): HelpMeta {
   return { synopsis, description, parameters: {} };
@@ -22,7 +22,7 @@ Deno.test("toolDescription() prefers the help synopsis, cleaned", () => {
   const command = commandMeta("Get-Thing", [["__AllParameterSets", []]], {
     help: help("  Gets\tthe\nthing. ", "Long description."),
   });
-  assert.deepEqual(toolDescription(command, null, []), {
+  assert.deepEqual(toolDescription(command, null), {
     description: "Gets the thing.",
     source: "synopsis",
   });
@@ -33,42 +33,26 @@ Deno.test("toolDescription() skips a synopsis that is only the name or a syntax 
     const command = commandMeta("Get-Thing", [["__AllParameterSets", []]], {
       help: help(synopsis, "Gets\r\n\r\nthe thing."),
     });
-    assert.deepEqual(toolDescription(command, null, []), {
+    assert.deepEqual(toolDescription(command, null), {
       description: "Gets\n\nthe thing.",
       source: "description",
     }, String(synopsis));
   }
 });
 
-Deno.test("toolDescription() writes a description from the metadata when there is no help", () => {
-  const set = twoSets.parameterSets[0]!;
-  const parameters = [
-    arg("Path", { type: "array", items: { type: "string" } }, { required: true }),
-    arg("Filter"),
-    arg("Attributes", { type: "string", enum: ["Hidden", "ReadOnly"] }),
-    arg("Mode", { type: "array", items: { type: "string", enum: ["A", "B"] } }),
-    arg("_ParameterSet", { type: "string", enum: ["Items"] }, { kind: "set" }),
-    arg("_MaxResults", { type: "integer" }, { kind: "shaping" }),
-  ];
-  assert.deepEqual(toolDescription(twoSets, set, parameters), {
-    description:
-      "Get child item (PowerShell command Get-ChildItem, from module Microsoft.PowerShell.Management, parameter set Items). Requires Path. Optional: Filter, Attributes, Mode. Attributes is one of Hidden, ReadOnly; Mode is one of A, B. No help is installed for it.",
+Deno.test("toolDescription() writes a short description from the metadata when there is no help", () => {
+  // Verb and noun in words, the command and the set: its arguments are in the schema beside it.
+  assert.deepEqual(toolDescription(twoSets, twoSets.parameterSets[0]!), {
+    description: "Get child item (Get-ChildItem, parameter set Items).",
     source: "generated",
   });
-});
-
-Deno.test("toolDescription() leaves out the set of a command with one set, and lists at most 8 arguments", () => {
+  // A command with one set, and a tool covering every set, name no set.
   const command = commandMeta("Set-Thing", [["__AllParameterSets", []]]);
-  const parameters = Array.from({ length: 11 }, (_, i) => arg(`P${i}`));
   assert.equal(
-    toolDescription(command, command.parameterSets[0]!, parameters).description,
-    "Set thing (PowerShell command Set-Thing). Optional: P0, P1, P2, P3, P4, P5, P6, P7 and 3 more. No help is installed for it.",
+    toolDescription(command, command.parameterSets[0]!).description,
+    "Set thing (Set-Thing).",
   );
-  // A tool covering every set names no set.
-  assert.match(
-    toolDescription(twoSets, null, []).description,
-    /^Get child item \(PowerShell command Get-ChildItem, from module Microsoft\.PowerShell\.Management\)\. No help/,
-  );
+  assert.equal(toolDescription(twoSets, null).description, "Get child item (Get-ChildItem).");
 });
 
 Deno.test("toolDescription() falls back to the syntax line, then the name, for commands without verb and noun", () => {
@@ -77,16 +61,16 @@ Deno.test("toolDescription() falls back to the syntax line, then the name, for c
     noun: null,
   });
   script.parameterSets[0]!.syntax = "[-Target] <string>";
-  assert.deepEqual(toolDescription(script, script.parameterSets[0]!, []), {
+  assert.deepEqual(toolDescription(script, script.parameterSets[0]!), {
     description: "deploy.ps1 [-Target] <string>",
     source: "syntax",
   });
   script.parameterSets[0]!.syntax = "deploy.ps1 [-Target] <string>";
   assert.equal(
-    toolDescription(script, script.parameterSets[0]!, []).description,
+    toolDescription(script, script.parameterSets[0]!).description,
     "deploy.ps1 [-Target] <string>",
   );
-  assert.deepEqual(toolDescription(script, null, []), {
+  assert.deepEqual(toolDescription(script, null), {
     description: "deploy.ps1",
     source: "name",
   });
@@ -96,7 +80,7 @@ Deno.test("toolDescription() caps a long description at 1024 characters", () => 
   const command = commandMeta("Get-Thing", [["__AllParameterSets", []]], {
     help: help("word ".repeat(500)),
   });
-  const { description } = toolDescription(command, null, []);
+  const { description } = toolDescription(command, null);
   assert.equal(TOOL_DESCRIPTION_CAP, 1024);
   assert.ok(description.length <= 1024 && description.endsWith("word…"), description.slice(-20));
 });

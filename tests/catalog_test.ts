@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { bindArguments } from "../lib/arguments.ts";
-import { buildTools, selectCommands, toolName, wildcard } from "../lib/catalog.ts";
+import { buildTools, selectCommands, toolName } from "../lib/catalog.ts";
+import { wildcard } from "../lib/wildcard.ts";
 import { annotationsFor } from "../lib/catalog_annotations.ts";
 import { cap, sanitize } from "../lib/catalog_description.ts";
 import type { JsonSchema } from "../lib/tool_descriptor.ts";
@@ -63,6 +64,7 @@ const shell = (extra: Partial<ShellSettings> = {}): ShellSettings => ({
   hostCacheDirectory: null,
   workerStartTimeoutMs: 120_000,
   keepNativeProcesses: false,
+  reloadOnChange: false,
   workerEnvironment: { pass: [], remove: [] },
   ...extra,
 });
@@ -136,7 +138,11 @@ Deno.test("selectCommands() narrows module commands by include patterns and lets
     found,
   );
   assert.deepEqual(names, ["Get-Date", "Get-FixtureItem"]);
-  assert.deepEqual(warnings, ["Command 'Get-Nothing' was not found in the worker session"]);
+  // A command named in Commands and hidden by an exclude pattern is said, never dropped silently.
+  assert.deepEqual(warnings, [
+    "Command 'Get-Nothing' was not found in the worker session",
+    "Command 'Remove-Item' (ShellConfiguration:Commands) is hidden by the exclude pattern 'Remove-*' and is not offered",
+  ]);
 });
 
 Deno.test("buildTools() makes one tool per parameter set of Get-Process with real metadata", () => {
@@ -236,11 +242,8 @@ Deno.test("buildTools() maps every parameter kind to its JSON Schema keywords", 
   assert.deepEqual(p.Ratio, { type: "number" });
   assert.deepEqual(p.Flag, { type: "boolean" });
   assert.deepEqual(p.Force, { type: "boolean" });
-  assert.deepEqual(p.Color, {
-    type: "string",
-    enum: ["Black", "Red"],
-    description: "One of: Black, Red",
-  });
+  // An enum listing every value needs no "One of" besides it.
+  assert.deepEqual(p.Color, { type: "string", enum: ["Black", "Red"] });
   assert.deepEqual(p.Names, { type: "array", items: { type: "string" }, minItems: 1, maxItems: 3 });
   assert.equal((p.Numbers!.items as Record<string, unknown>).type, "integer");
   assert.deepEqual(p.Options, { type: "object", properties: {}, additionalProperties: true });
@@ -248,11 +251,7 @@ Deno.test("buildTools() maps every parameter kind to its JSON Schema keywords", 
   const branches = (p.Anything!.anyOf as Record<string, unknown>[]).map((b) => b.type);
   assert.deepEqual(branches, ["string", "number", "boolean", "object", "array"]);
   assert.deepEqual(p.Code, { type: "string", minLength: 2, maxLength: 5, pattern: "^[A-Z]+$" });
-  assert.deepEqual(p.Mode, {
-    type: "string",
-    enum: ["Fast", "Slow"],
-    description: "One of: Fast, Slow",
-  });
+  assert.deepEqual(p.Mode, { type: "string", enum: ["Fast", "Slow"] });
   assert.deepEqual((p.Credential!.properties as Record<string, unknown>).UserName, {
     type: "string",
   });
@@ -317,7 +316,7 @@ Deno.test("buildTools() reports collisions and unbindable mandatory sets instead
   assert.ok(catalog.warnings.some((w) => w.includes("'Invoke-Block'")));
 });
 
-Deno.test("buildTools() writes a description from metadata: set, required and optional parameters, values", () => {
+Deno.test("buildTools() writes a short description from metadata: verb, noun, command and set", () => {
   const cmd = command("Get-ChildItem", [
     ["Items", [
       param("Path", "System.String[]", { isMandatory: true }),
@@ -330,7 +329,7 @@ Deno.test("buildTools() writes a description from metadata: set, required and op
   assert.equal(items!.descriptionSource, "generated");
   assert.equal(
     items!.description,
-    "Get child item (PowerShell command Get-ChildItem, from module Microsoft.PowerShell.Management, parameter set Items). Requires Path. Optional: Attributes. Attributes is one of Hidden, ReadOnly. No help is installed for it.",
+    "Get child item (Get-ChildItem, parameter set Items).",
   );
 });
 
@@ -358,7 +357,7 @@ Deno.test("buildTools() takes descriptions from help, then metadata, sanitized a
   assert.equal(b!.descriptionSource, "generated");
   assert.equal(
     b!.description,
-    "Get bare (PowerShell command Get-Bare, from module SvcFixture). Optional: Name. No help is installed for it.",
+    "Get bare (Get-Bare).",
   );
   assert.equal(sanitize("a\n\n\n b  c"), "a\n\nb c");
   const capped = cap("word ".repeat(400), 1024);

@@ -10,6 +10,7 @@ import {
   post,
   runSvc,
   startHttpSvc,
+  startSvc,
   TEST_PWSH,
 } from "./support/harness.ts";
 
@@ -186,16 +187,56 @@ Deno.test("svc doctor on a broken configuration: missing module and failing star
   });
   await withConfig(fixtureConfig({ Modules: [FIXTURE_MODULE, "No.Such.Module"] }), async (path) => {
     const run = await svc(["doctor", "--format", "json", "--config", path, "--pwsh", TEST_PWSH]);
-    assert.equal(run.code, 0, "warnings alone are not a failure");
+    assert.equal(run.code, 5, "a configured module that offers nothing: incomplete");
     const report = JSON.parse(run.stdout);
+    assert.equal(report.unresolved.length, 1, report.unresolved);
     assert.deepEqual(
       report.modules.map((m: { name: string; found: boolean }) => [m.name, m.found]),
       [[FIXTURE_MODULE, true], ["No.Such.Module", false]],
     );
     assert.ok(report.warnings.some((w: string) => w.includes("'No.Such.Module'")));
+    const text = await svc(["doctor", "--config", path, "--pwsh", TEST_PWSH]);
+    assert.equal(text.code, 5);
+    assert.match(text.stdout, /MISSING No\.Such\.Module/);
+    assert.match(
+      text.stdout,
+      /\nIncomplete: svc can serve, but 1 configured command\(s\) or module\(s\) offer no tool \(see Warnings; exit code 5\)\.\n$/,
+    );
     const strict = await svc(["doctor", "--strict", "--config", path, "--pwsh", TEST_PWSH]);
     assert.equal(strict.code, 1, "--strict makes warnings a failure");
   });
+});
+
+Deno.test("nothing configured is dropped silently: serve warns and doctor's verdict is not Healthy", async () => {
+  // A misspelled section: the did-you-mean warning, then nothing is offered.
+  const misspelled = { ShellConfig: { Commands: ["Get-Date"] } };
+  await withConfig(misspelled, async (path) => {
+    const doctor = await svc(["doctor", "--config", path, "--pwsh", TEST_PWSH]);
+    assert.equal(doctor.code, 1, doctor.stdout + doctor.stderr);
+    assert.match(doctor.stdout, /svc offers no tools: no configured command or module resolved/);
+    assert.match(doctor.stdout, /\nProblems found \(exit code 1\)\.\n$/);
+  });
+  {
+    await using server = await startSvc({ config: misspelled });
+    assert.deepEqual((await server.listTools()).tools, []);
+    assert.match(server.stderr(), /WARNING +catalog: svc offers no tools/);
+  }
+  // A command named in Commands and hidden by an exclude pattern is said at every start.
+  await using server = await startSvc({
+    config: {
+      ShellConfiguration: { Commands: ["Get-Date", "Remove-Item"], ExcludePatterns: ["Remove-*"] },
+    },
+  });
+  assert.deepEqual((await server.listTools()).tools.map((t) => t.title), [
+    "Get-Date",
+    "Get-Date",
+    "Get-Date",
+    "Get-Date",
+  ]);
+  assert.match(
+    server.stderr(),
+    /WARNING +catalog: Command 'Remove-Item' \(ShellConfiguration:Commands\) is hidden by the exclude pattern 'Remove-\*' and is not offered/,
+  );
 });
 
 Deno.test("svc doctor exits 2 on a configuration error and 3 without PowerShell", async () => {
@@ -330,10 +371,29 @@ Deno.test("svc create-config and update-config edit the file in the invoking dir
     assert.equal(update.code, 0, update.stderr);
     assert.match(update.stdout, /\+ ShellConfiguration:Commands: Get-Service/);
     assert.match(update.stdout, /- ShellConfiguration:ExcludePatterns: Format-\*/);
+    assert.doesNotMatch(update.stdout, /Warning/, "nothing added is hidden");
     const repeat = await svc(["update-config", "--add-command", "get-service"], {
       env: { SVC_INVOCATION_DIR: dir },
     });
     assert.match(repeat.stdout, /No changes/);
+    // What is added and will not be offered is said: the pattern that hides a command, with the
+    // command that would un-hide it, and a module path where there is nothing.
+    const hidden = await svc(
+      ["update-config", "--add-command", "Remove-Item", "--add-module", "./NoSuch/NoSuch.psm1"],
+      { env: { SVC_INVOCATION_DIR: dir } },
+    );
+    assert.equal(hidden.code, 0, hidden.stderr);
+    assert.match(
+      hidden.stdout,
+      /^Warning: Command 'Remove-Item' is hidden by the exclude pattern 'Remove-\*' \(ShellConfiguration:ExcludePatterns\) and will not be offered: 'svc update-config --remove-exclude-pattern "Remove-\*"' would offer it/m,
+    );
+    assert.match(
+      hidden.stdout,
+      new RegExp(
+        `^Warning: Module '\\./NoSuch/NoSuch\\.psm1' is not there: no file or folder at '${dir}/NoSuch/NoSuch\\.psm1' \\(a relative path is resolved against the configuration file's folder\\)`,
+        "m",
+      ),
+    );
     const after = await Deno.readTextFile(`${dir}/appsettings.json`);
     assert.match(after, /\/\/ /, "comments survive the edit");
     const doctor = await svc(["doctor", "--format", "json", "--pwsh", TEST_PWSH], {
@@ -593,7 +653,13 @@ Deno.test("svc doctor shows values with secrets masked, true sources, deprecated
       undefined,
       "unset v1 keys are not listed",
     );
-    assert.match(text.stdout, /--log-level = \(not set\) {2}\[default\]/);
+    // Text lists only what differs from the defaults, after the rest of the report.
+    assert.doesNotMatch(text.stdout, /--log-level =|McpServer:IdleSessionTimeoutSeconds =/);
+    assert.match(
+      text.stdout,
+      /\nSettings not at their defaults \(\d+ of \d+; --format json lists all\)\n/,
+    );
+    assert.ok(text.stdout.indexOf("Settings not at") > text.stdout.indexOf("Authentication\n"));
     assert.match(
       text.stdout,
       /McpServer:SessionRunspaceCapacity = 4 {2}\[file\] {2}DEPRECATED: use McpServer:RunspacePool:MaxPoolSize/,

@@ -187,6 +187,8 @@ Deno.test("createConfig() writes every setting svc reads, leaving out only depre
         "Authentication:ProtectedResource:ResourceName",
         "Authentication:ProtectedResource:ScopesSupported",
         "McpServer:SubprocessHostMode",
+        // Follows the transport unless set; shown as a commented example.
+        "ShellConfiguration:ReloadOnChange",
         // Derived from the open-files limit unless set; shown as a commented example.
         "McpServer:MaxConnections",
         // Deprecated v1 keys (SPEC §9.4) and PoshMcp's names.
@@ -756,6 +758,7 @@ Deno.test("formatChangeReport() prints one line per value and a summary", () => 
         { key: "ShellConfiguration:Modules", value: "Foo", reason: "already present" },
         { key: "ShellConfiguration:Modules", value: "Bar", reason: "not present" },
       ],
+      warnings: ["Command 'Remove-Item' is hidden"],
     }),
     [
       "+ ShellConfiguration:Commands: Get-Process",
@@ -763,6 +766,7 @@ Deno.test("formatChangeReport() prints one line per value and a summary", () => 
       "= ShellConfiguration:Modules: Foo (already present)",
       "= ShellConfiguration:Modules: Bar (not present)",
       "Updated 'appsettings.json': 1 added, 1 removed",
+      "Warning: Command 'Remove-Item' is hidden",
     ].join("\n"),
   );
   assert.equal(
@@ -772,6 +776,7 @@ Deno.test("formatChangeReport() prints one line per value and a summary", () => 
       added: [],
       removed: [],
       unchanged: [],
+      warnings: [],
     }),
     "No changes to 'appsettings.json'",
   );

@@ -38,6 +38,28 @@ Deno.test("loadSettings() falls back to the embedded default when no file exists
   }
 });
 
+Deno.test("loadSettings() names the flag of a log level it refuses, and ReloadOnChange follows the transport", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await assert.rejects(loadSettings({ logLevel: "verbose" }, { env: {}, cwd: dir }), {
+      name: "ConfigError",
+      message:
+        /^Invalid log level 'verbose': .*\(flag --log-level, env SVC_LOG_LEVEL, .*\); PowerShell's Verbose is Debug here/,
+    });
+    const stdio = await loadSettings({}, { env: {}, cwd: dir });
+    assert.equal(stdio.shell.reloadOnChange, true, "on by default over stdio");
+    const http = await loadSettings({ transport: "http" }, { env: {}, cwd: dir });
+    assert.equal(http.shell.reloadOnChange, false, "off by default over HTTP");
+    const asked = await loadSettings({ transport: "http" }, {
+      env: { ShellConfiguration__ReloadOnChange: "true" },
+      cwd: dir,
+    });
+    assert.equal(asked.shell.reloadOnChange, true);
+  } finally {
+    await Deno.remove(dir);
+  }
+});
+
 Deno.test("loadSettings() reads PoshMcp's PowerShellConfiguration section and CommandNames, with comments", async () => {
   await withConfig(
     `{

@@ -7,6 +7,8 @@
 import assert from "node:assert/strict";
 import { parse as parseYaml, parseAllDocuments } from "yaml";
 import { parseConfigText } from "../lib/config_source.ts";
+import { settingOf } from "../lib/config_schema.ts";
+import { parseTimeSpan } from "../lib/config_reader.ts";
 import { PERMISSIONS } from "../scripts/compile.ts";
 import { BIN_PWSH_VERSION } from "../lib/pwsh_path.ts";
 import { missingSecurityFixes } from "../lib/worker_hello.ts";
@@ -126,7 +128,14 @@ Deno.test("Kubernetes manifests agree with each other and with the image", () =>
   assert.equal(container.readinessProbe.httpGet.path, "/health/ready");
   assert.equal(container.livenessProbe.httpGet.path, "/health");
   assert.equal(pod.spec.securityContext.runAsNonRoot, true);
-  assert.ok(pod.spec.terminationGracePeriodSeconds > 30, "longer than ShutdownDrainTimeout");
+  // svc's whole drain takes ShutdownDrainTimeout at most (tests/pool_test.ts times it): the grace
+  // period covers it and the killing and reaping of what is left, and is not much longer, since a
+  // pod whose svc is stuck waits it out.
+  const drain = parseTimeSpan(
+    String(settingOf("McpServer:RunspacePool:ShutdownDrainTimeout")!.default),
+  )! / 1000;
+  const grace = pod.spec.terminationGracePeriodSeconds;
+  assert.ok(grace >= drain + 5 && grace <= drain + 15, `grace ${grace} s for a ${drain} s drain`);
   const env = Object.fromEntries(container.env.map((e: Manifest) => [e.name, e]));
   const configVolume = pod.spec.volumes.find((v: Manifest) => v.configMap);
   const mount = container.volumeMounts.find((m: Manifest) => m.name === configVolume.name);
@@ -144,8 +153,10 @@ Deno.test("Kubernetes manifests agree with each other and with the image", () =>
   const ingress = kinds.get("Ingress")!;
   assert.equal(
     ingress.metadata.annotations["nginx.ingress.kubernetes.io/upstream-hash-by"],
-    "$http_mcp_session_id$http_authorization$remote_addr",
-    "requests of one session, and a held call's retries, go to one replica",
+    /hash (\S+) consistent;/.exec(
+      Deno.readTextFileSync(`${root}/docs/scaling-out.md`),
+    )![1],
+    "the hash of docs/scaling-out.md: a session's requests, and a held call's retries, go to one replica",
   );
   assert.equal(
     ingress.spec.rules[0].http.paths[0].backend.service.name,

@@ -465,7 +465,7 @@ Deno.test("a tool call's text names the error when the command fails over HTTP",
   await using svc = await startHttpSvc();
   const response = await post(`${svc.url}/call`, {
     tool: "invoke_fixture_error",
-    arguments: { Message: "http boom" },
+    arguments: { Message: "http boom", Terminating: true },
   });
   assert.equal(response.status, 200);
   const result = response.body as { isError: boolean; content: unknown };

@@ -108,6 +108,9 @@ Deno.test("output is shaped for a model: display sets, requested properties, res
     const result = await svc.callTool("get_fixture_record", { _MaxResults: 0 });
     assert.equal(result.isError, true);
     assert.match(result.content[0]?.text ?? "", /'_MaxResults'.*less than the minimum 1/);
+    // The schema states no maximum; a larger number than the worker counts means all.
+    const huge = await svc.callTool("get_fixture_record", { Count: 2, _MaxResults: 1e12 });
+    assert.equal((outputOf(huge) as unknown[]).length, 2);
   });
 
   await t.step(
@@ -535,6 +538,17 @@ Deno.test({
     }
     assert.equal(byName.get("b.txt")!.Directory, `${dir}${sep}sub`);
     assert.equal(byName.get("a.txt")!.Directory, dir);
+    // Every property of a file, the files and folders among them given as paths: a FileInfo's
+    // Directory, its Parent and Root, each whole to SerializationDepth, made 2.1 MB of one file.
+    const everything = await svc.callTool("get_child_item_items", {
+      Path: [`${dir}/a.txt`],
+      _AllProperties: true,
+    });
+    const [file] = outputOf(everything) as Record<string, unknown>[];
+    assert.equal(file?.Directory, dir, JSON.stringify(file).slice(0, 500));
+    assert.equal(file?.Length, 5);
+    assert.equal((everything.structuredContent as { truncated?: unknown }).truncated, undefined);
+    assert.ok(JSON.stringify(file).length < 16_384, `${JSON.stringify(file).length} bytes`);
     assert.ok(!Object.keys(entries[0]!).includes("NameString"));
     assert.ok(!JSON.stringify(entries).includes("\\u001b"), "no ANSI escapes");
     if (Deno.build.os !== "windows") {

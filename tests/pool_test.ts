@@ -51,6 +51,7 @@ const shell: ShellSettings = {
   hostCacheDirectory: null,
   workerStartTimeoutMs: 30_000,
   keepNativeProcesses: false,
+  reloadOnChange: false,
   workerEnvironment: { pass: [], remove: [] },
 };
 
@@ -543,6 +544,83 @@ Deno.test("http: SIGTERM drains in-flight calls, exits 0 and leaves no worker pr
     assert.match(svc.stderr(), /Pool draining: stopping new acquisitions\./);
     assert.match(svc.stderr(), /RunspacePool disposed\./);
     assert.ok(await eventually(() => processesMatching(svc.dir).length === 0));
+  } finally {
+    await svc[Symbol.asyncDispose]();
+  }
+});
+
+Deno.test("http: the whole drain takes at most ShutdownDrainTimeout, a second signal cuts off at once, and the callers cut off are told svc is shutting down", async () => {
+  const drainSeconds = 4;
+  const config = (drain: number) => {
+    const base = fixtureConfig();
+    return {
+      ...base,
+      McpServer: {
+        RunspacePool: {
+          StopTimeout: "00:00:02",
+          ShutdownDrainTimeout: `00:00:${String(drain).padStart(2, "0")}`,
+        },
+      },
+    };
+  };
+  // The catalog first: a cold start's discovery leases a worker too, and a drain cuts it off.
+  const holdsWorker = async (url: string) =>
+    (await fetch(`${url}/tools`)).ok &&
+    await eventually(async () =>
+      ((await (await fetch(`${url}/health`)).json()) as { pool: { leased: number } }).pool
+        .leased === 1
+    );
+  const sleeper = (url: string) =>
+    post(`${url}/call`, { tool: "start_sleep_seconds", arguments: { Seconds: 120 } });
+  const cutOff = (response: Awaited<ReturnType<typeof post>>) => {
+    const body = response.body as { isError?: boolean; content: { text: string }[] };
+    assert.equal(body.isError, true, JSON.stringify(body));
+    assert.match(
+      body.content[0]!.text,
+      /^svc is shutting down: the call did not end within ShutdownDrainTimeout \(\d+ s\)/,
+    );
+  };
+  {
+    // A call that outlasts the drain: svc exits at ShutdownDrainTimeout, not at twice it.
+    const svc = await startHttpSvc({ config: config(drainSeconds) });
+    try {
+      const call = sleeper(svc.url);
+      assert.ok(await holdsWorker(svc.url), "the call holds a worker");
+      const began = performance.now();
+      const code = svc.stop("SIGTERM");
+      cutOff(await call);
+      assert.equal(await code, 0);
+      const seconds = (performance.now() - began) / 1000;
+      // Before, the server and then the pool each waited ShutdownDrainTimeout (2x).
+      assert.ok(seconds / drainSeconds < 1.75, `svc took ${seconds.toFixed(1)} s to exit`);
+      assert.ok(await eventually(() => processesMatching(svc.dir).length === 0));
+    } finally {
+      await svc[Symbol.asyncDispose]();
+    }
+  }
+  // A second signal does not wait for the rest of a long drain.
+  const longDrain = 40;
+  const svc = await startHttpSvc({ config: config(longDrain) });
+  try {
+    const call = sleeper(svc.url);
+    assert.ok(await holdsWorker(svc.url), "the call holds a worker");
+    const code = svc.stop("SIGTERM");
+    assert.ok(await eventually(() => /Shutting down: no new requests/.test(svc.stderr())));
+    const began = performance.now();
+    Deno.kill(svc.pid, "SIGTERM");
+    const response = await call;
+    cutOff(response);
+    assert.match(
+      (response.body as { content: { text: string }[] }).content[0]!.text,
+      /or was stopped by a second signal/,
+    );
+    assert.equal(await code, 0);
+    const seconds = (performance.now() - began) / 1000;
+    assert.ok(
+      seconds / longDrain < 0.25,
+      `svc took ${seconds.toFixed(1)} s after the second signal`,
+    );
+    assert.match(svc.stderr(), /Asked again to stop: cutting off the calls in flight now\./);
   } finally {
     await svc[Symbol.asyncDispose]();
   }

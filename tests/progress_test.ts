@@ -113,6 +113,16 @@ for (const era of ["2025-11-25", "2026-07-28"] as Era[]) {
     // Without a token the call is unchanged.
     const quiet = await svc.callTool("write_fixture_progress", { Steps: 1, DelayMilliseconds: 0 });
     assert.deepEqual(outputOf(quiet), ["done"]);
+    // A burst shorter than the worker's 100 ms look, ending in -Completed, still reports its last
+    // progress, before the result.
+    const quickly: ProgressInfo[] = [];
+    const quick = await client.callTool(
+      { name: "write_fixture_progress", arguments: { Steps: 3, DelayMilliseconds: 0 } },
+      { onprogress: (p: ProgressInfo) => quickly.push(p) },
+    );
+    assert.deepEqual(outputOf(quick as Parameters<typeof outputOf>[0]), ["done"]);
+    assert.ok(quickly.length >= 1, "no progress at all for a burst");
+    assert.match(quickly.at(-1)!.message ?? "", /step 3 of 3/);
     if (era !== "2025-11-25") return;
     // The rate limit: 300 warnings at once; what was left out is counted in one last message.
     const logs = collectLogs(client);

@@ -15,6 +15,7 @@ import {
   type Elicitor,
   eventually,
   fixtureConfig,
+  isAlive,
   outputOf,
   startHttpSvc,
   startSvc,
@@ -239,6 +240,28 @@ Deno.test("stdio 2025-11-25: confirmations and Read-Host reach the user as elici
       assert.deepEqual(outputOf(again), ["blue"], textOf(again));
     },
   );
+});
+
+Deno.test("stdio: a client that goes away while a call waits for its user ends svc quietly", async () => {
+  let asked = false;
+  const svc = await startSvc({
+    config: CONFIG,
+    elicitation: () => {
+      asked = true;
+      return new Promise(() => {}); // the user never answers
+    },
+  });
+  const pending = svc.callTool("read_host_as_string", { Prompt: "Favourite colour" }).catch(() =>
+    null
+  );
+  assert.ok(await eventually(() => asked, 30_000), "the question reached the client");
+  const pid = svc.serverPid()!;
+  await svc.close();
+  await pending;
+  assert.ok(await eventually(() => !isAlive(pid), 20_000), "svc exited");
+  // The answer the worker gives once its call is stopped is expected, not an unknown frame.
+  assert.doesNotMatch(svc.stderr(), /WARNING.*unexpected frame/);
+  await svc[Symbol.asyncDispose]();
 });
 
 Deno.test("http Stateful 2025-11-25: confirmations reach a client that declared elicitation; others are told nobody could be asked", async (t) => {

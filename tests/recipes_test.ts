@@ -12,12 +12,12 @@ import { Client } from "@modelcontextprotocol/client";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { outputWithin, within } from "./support/deadline.ts";
-import { fixtureConfig, startHttpSvc, TEST_PWSH } from "./support/harness.ts";
+import { fixtureConfig, startHttpSvc } from "./support/harness.ts";
 
 const root = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
 
 /** The placeholders docs/clients.md tells the reader to replace, and what this machine has instead. */
-const PLACEHOLDERS: [string, string][] = [["/opt/svc", root], ["/usr/local/bin/pwsh", TEST_PWSH]];
+const PLACEHOLDERS: [string, string][] = [["/opt/svc", root]];
 
 interface Entry {
   command: string;
@@ -48,11 +48,28 @@ function recipe(name: string): Entry {
 const CLIENTS = "docs/clients.md";
 const readme = await Deno.readTextFile(`${root}/${CLIENTS}`);
 
-// The two stdio entries start the same server; one start, from a cold cache, proves both.
-Deno.test("recipes 'claude-desktop' and 'vscode' start from / with only PATH and HOME and list tools", async () => {
+/** The server entry `claude mcp add … <name> -- <command> <args…>` writes, from the recipe's line. */
+function claudeCodeEntry(): Entry {
+  let line = recipeBlock("claude-code", "sh").trim();
+  for (const [placeholder, actual] of PLACEHOLDERS) line = line.replaceAll(placeholder, actual);
+  const split = line.split(" -- ");
+  assert.equal(split.length, 2, `'${line}' has no ' -- ' before the server's command`);
+  const options = split[0]!.split(/\s+/);
+  assert.deepEqual(options.slice(0, 3), ["claude", "mcp", "add"]);
+  // Options before the name, each with its value; no -e: svc needs no environment of its own.
+  assert.ok(!options.includes("-e") && !options.includes("--env"), line);
+  const [command, ...args] = split[1]!.split(/\s+/);
+  return { command: command!, args, env: {} };
+}
+
+// The stdio entries start the same server; one start, from a cold cache, proves them all.
+Deno.test("recipes 'claude-desktop', 'claude-code' and 'vscode' start from / with only PATH and HOME and list tools", async () => {
   const name = "claude-desktop";
   const entry = recipe(name);
   assert.deepEqual(recipe("vscode"), entry, "the stdio entries start the same server");
+  assert.deepEqual(claudeCodeEntry(), entry, "Claude Code's entry starts the same server");
+  // Copied as it is, a recipe works: svc finds its own PowerShell, no SVC_PWSH needed.
+  assert.deepEqual(entry.env, {});
   assert.ok(entry.command.startsWith("/"), `command '${entry.command}' is not absolute`);
   const home = await Deno.makeTempDir({ prefix: "svc-recipe-home-" });
   // The catalog cache lands in $HOME/.cache/svc, so a fresh HOME also proves a cold start works;
@@ -160,9 +177,8 @@ Deno.test("recipe 'inspector': the Inspector CLI commands list and call over std
       const [npx, inspector, ...rest] = words(text);
       assert.equal(`${npx} ${inspector}`, "npx @modelcontextprotocol/inspector@2.12.0");
       assert.equal(rest[0], "--cli", "--cli comes first, where the Inspector's launcher reads it");
-      // The Inspector passes a server only the environment it is given, hence SVC_PWSH.
-      const stdio = rest.includes("--");
-      if (stdio) assert.ok(rest.includes(`SVC_PWSH=${TEST_PWSH}`), `${line}: no -e SVC_PWSH=`);
+      // svc finds its own PowerShell: a copied line names none that a reader may not have.
+      assert.ok(!rest.includes("-e"), `${line}: passes an environment`);
       // The same package through Deno's npm support (this machine need not have Node).
       const args = [
         "run",
@@ -239,4 +255,78 @@ Deno.test("the Sha256 recipe gives the digest svc computes for an API key", asyn
   const run = await outputWithin("bash", { args: ["-c", line!], stdout: "piped" }, line!);
   const digest = new TextDecoder().decode(run.stdout).trim();
   assert.equal(digest, createHash("sha256").update("my-secret-key").digest("hex"));
+});
+
+/** The fenced `language` block of docs/security.md that follows `<!-- recipe: name -->`. */
+async function securityBlock(name: string, language: string): Promise<string> {
+  const text = await Deno.readTextFile(`${root}/docs/security.md`);
+  const match = new RegExp(`<!-- recipe: ${name} -->\\s*\`\`\`${language}\\n([\\s\\S]*?)\`\`\``)
+    .exec(text);
+  assert.ok(match, `docs/security.md has no ${language} block after '<!-- recipe: ${name} -->'`);
+  return match[1]!;
+}
+
+Deno.test("recipe 'who may delete, and what': a role sees and calls the wrapper, which deletes only under its folder", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-recipe-scratch-" });
+  try {
+    const scratch = `${dir}/scratch`;
+    await Deno.mkdir(scratch);
+    await Deno.writeTextFile(`${scratch}/old.log`, "old");
+    await Deno.writeTextFile(`${dir}/keep.txt`, "keep");
+    // The recipe's folder and file, here: /srv/scratch becomes a temp folder.
+    await Deno.writeTextFile(
+      `${dir}/scratch.ps1`,
+      (await securityBlock("scratch-ps1", "powershell")).replaceAll("/srv/scratch", scratch),
+    );
+    const keys = { ops: "ops-key-5d1c9e", ci: "ci-key-71b0aa" };
+    const digest = (key: string) => createHash("sha256").update(key).digest("hex");
+    const config = JSON.parse(
+      (await securityBlock("scratch-config", "json"))
+        .replace("<sha-256 of the ops key>", digest(keys.ops))
+        .replace("<sha-256 of the ci key>", digest(keys.ci))
+        .replace('"scratch.ps1"', JSON.stringify(`${dir}/scratch.ps1`)),
+    );
+    await using svc = await startHttpSvc({ config });
+    const connect = async (key: string) => {
+      const client = new Client({ name: "svc-recipe-scratch", version: "1.0.0" });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${svc.url}/mcp`), {
+          requestInit: { headers: { "X-API-Key": key } },
+        }),
+      );
+      return client;
+    };
+    const ci = await connect(keys.ci);
+    try {
+      const names = (await ci.listTools()).tools.map((t) => t.name);
+      assert.ok(names.some((n) => n.startsWith("get_child_item")), names.join(", "));
+      assert.ok(!names.includes("remove_scratch_item"), "ci does not see the wrapper");
+      assert.ok(!names.some((n) => n.startsWith("remove_item")), "Remove-Item is never offered");
+      await assert.rejects(
+        ci.callTool({ name: "remove_scratch_item", arguments: { Path: "old.log" } }),
+        /Unknown tool 'remove_scratch_item'/,
+      );
+    } finally {
+      await ci.close();
+    }
+    const ops = await connect(keys.ops);
+    try {
+      assert.ok((await ops.listTools()).tools.some((t) => t.name === "remove_scratch_item"));
+      const call = (path: string) =>
+        ops.callTool({ name: "remove_scratch_item", arguments: { Path: path } });
+      for (const outside of [`${dir}/keep.txt`, "../keep.txt"]) {
+        const refused = await call(outside);
+        assert.equal(refused.isError, true, outside);
+        assert.match(JSON.stringify(refused.content), /Only items under .* may be deleted/);
+      }
+      assert.equal(await Deno.readTextFile(`${dir}/keep.txt`), "keep");
+      const deleted = await call("old.log");
+      assert.notEqual(deleted.isError, true, JSON.stringify(deleted));
+      await assert.rejects(Deno.stat(`${scratch}/old.log`), Deno.errors.NotFound);
+    } finally {
+      await ops.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -117,7 +117,7 @@ Deno.test("toCallToolResult() says what MaxResultBytes cut in both halves: the t
   assert.equal((content.output as unknown[]).length, truncated.keptItems);
 });
 
-Deno.test("toCallToolResult() reports error records as an error result naming the command, output still given", () => {
+Deno.test("toCallToolResult() reports error records naming the command; only a failed call is isError", () => {
   const shaped = toCallToolResult(tool, {
     result: result({
       output: [1],
@@ -130,12 +130,23 @@ Deno.test("toCallToolResult() reports error records as an error result naming th
     }),
     interrupted: null,
   }, OPTIONS);
-  assert.equal(shaped.isError, true);
+  // A non-terminating error beside output: reported, and the call is not a failure.
+  assert.equal(shaped.isError, undefined);
   assert.deepEqual(texts(shaped), [
     "Command 'Get-Thing' reported an error:\n- Cannot find path '/nope' [category ObjectNotFound; target /nope; error id PathNotFound,Get-Thing]",
     "[1]",
   ]);
   assert.equal((structured(shaped).errors as ErrorInfo[]).length, 1);
+  assert.match(String(structured(shaped).notes), /wrote 1 error record\(s\) and went on/);
+  // Errors and nothing else, or a terminating one: the call failed.
+  const only = (errors: ErrorInfo[], output: unknown[]) =>
+    toCallToolResult(tool, {
+      result: result({ output, errors, hadErrors: true }),
+      interrupted: null,
+    }, OPTIONS)
+      .isError;
+  assert.equal(only([record("gone")], []), true);
+  assert.equal(only([record("stop", { terminating: true })], [1]), true);
 });
 
 Deno.test("toCallToolResult() turns a native program's stderr lines into stderr, not errors", () => {

@@ -54,6 +54,38 @@ interface Balancer extends AsyncDisposable {
   log(): { upstream: string; status: number; session: string; issued: string }[];
 }
 
+const SCALING_OUT = await Deno.readTextFile(new URL("../docs/scaling-out.md", import.meta.url));
+
+/** The nginx block of docs/scaling-out.md that follows `<!-- recipe: name -->`, as written. */
+function docBlock(name: string): string {
+  const match = new RegExp(`<!-- recipe: ${name} -->\\s*\`\`\`nginx\\n([\\s\\S]*?)\`\`\``)
+    .exec(SCALING_OUT);
+  assert.ok(match, `docs/scaling-out.md has no nginx block after '<!-- recipe: ${name} -->'`);
+  return match[1]!;
+}
+
+/** The doc's upstream hashing on the caller, with this run's replicas for its example servers. */
+function callers(addresses: string[]): string {
+  const block = docBlock("nginx-callers");
+  const servers = addresses.map((a) => `    server ${a};`).join("\n");
+  return block.replace(/( {4}server 10\.0\.0\.\d+:8080;\n)+/, `${servers}\n`);
+}
+
+/**
+ * The doc's routing on the session id's prefix, as written but for the replicas' addresses, the
+ * port, and the default: round robin over every replica, which the Stateless spread test needs
+ * (the doc's default hashes on the caller, and every caller of a test shares one address).
+ */
+function sessions(replicas: { address: string; prefix: string }[], port: number): string {
+  const block = docBlock("nginx-sessions");
+  assert.match(block, /proxy_set_header Host \$http_host;/, "the doc forwards the client's Host");
+  const routes = replicas.map((r) => `    ~^${r.prefix}\\. ${r.address};`).join("\n");
+  return block
+    .replace(/( {4}~\^r\d\\\. 10\.0\.0\.\d+:8080;\n)+/, `${routes}\n`)
+    .replace("default svc_replicas;", "default replicas;")
+    .replace("listen 80;", `listen 127.0.0.1:${port};`);
+}
+
 /** nginx in front of `replicas`: one block for all of them (routing on the session prefix), one for the first. */
 async function startNginx(replicas: { url: string; prefix: string }[]): Promise<Balancer> {
   const dir = await Deno.makeTempDir({ prefix: "svc-nginx-" });
@@ -75,22 +107,26 @@ http {
 ${replicas.map((r) => `    server ${address(r.url)} max_fails=1 fail_timeout=30s;`).join("\n")}
   }
   upstream first { server ${address(replicas[0]!.url)}; }
-  upstream bycaller {
-    hash $http_mcp_session_id$http_authorization$remote_addr consistent;
-${replicas.map((r) => `    server ${address(r.url)};`).join("\n")}
+${callers(replicas.map((r) => address(r.url)))}
+${sessions(replicas.map((r) => ({ address: address(r.url), prefix: r.prefix })), all)}
+  server {
+    listen 127.0.0.1:${one};
+    location / {
+      proxy_pass http://first;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $http_host;
+    }
   }
-  # A session id starts with the name of the replica that issued it.
-  map $http_mcp_session_id $replica {
-${replicas.map((r) => `    ~^${r.prefix}\\. ${address(r.url)};`).join("\n")}
-    default replicas;
+  server {
+    listen 127.0.0.1:${caller};
+    location / {
+      proxy_pass http://svc_replicas;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $http_host;
+    }
   }
-  proxy_http_version 1.1;
-  proxy_set_header Connection "";
-  proxy_set_header Host $http_host;
-  proxy_buffering off;
-  server { listen 127.0.0.1:${all}; location / { proxy_pass http://$replica; } }
-  server { listen 127.0.0.1:${one}; location / { proxy_pass http://first; } }
-  server { listen 127.0.0.1:${caller}; location / { proxy_pass http://bycaller; } }
 }
 `;
   await Deno.writeTextFile(`${dir}/nginx.conf`, conf);

@@ -291,3 +291,37 @@ $DescribeScript = {
     }
     [ordered]@{ commands = $commands; missing = $missing }
 }
+
+$SourcesScript = {
+    Set-StrictMode -Off
+    $ErrorActionPreference = 'Stop'
+
+    # The files whose code the session's commands come from, so that svc can tell when one changes:
+    # each loaded module's own files (its script or binary, its manifest, the files its manifest
+    # lists, its nested modules'), the file of every function in its scope (dot-sourced .ps1 files
+    # included), and the file of every global function (a startup script's). PowerShell's own
+    # modules, under $PSHOME, change only with PowerShell, which svc checks by its version.
+    $psHomeRoot = [System.IO.Path]::GetFullPath($PSHOME).TrimEnd([System.IO.Path]::DirectorySeparatorChar) + [System.IO.Path]::DirectorySeparatorChar
+    $files = [System.Collections.Generic.SortedSet[string]]::new([System.StringComparer]::Ordinal)
+    $add = {
+        param($Path)
+        if ($Path -isnot [string] -or $Path.Length -eq 0) { return }
+        try { $full = [System.IO.Path]::GetFullPath($Path) } catch { return }
+        if ($full.StartsWith($psHomeRoot, [System.StringComparison]::OrdinalIgnoreCase)) { return }
+        if ([System.IO.File]::Exists($full)) { $null = $files.Add($full) }
+    }
+    $addModule = {
+        param($Module, [int]$Depth)
+        if ($null -eq $Module -or $Depth -gt 8) { return }
+        & $add $Module.Path
+        if ($Module.ModuleBase) { & $add ([System.IO.Path]::Combine($Module.ModuleBase, "$($Module.Name).psd1")) }
+        foreach ($listed in $Module.FileList) { & $add $listed }
+        foreach ($nested in $Module.NestedModules) { & $addModule $nested ($Depth + 1) }
+        if ($Module.ModuleType -eq 'Script') {
+            foreach ($function in @(& $Module { Microsoft.PowerShell.Management\Get-ChildItem -Path function: })) { & $add $function.ScriptBlock.File }
+        }
+    }
+    foreach ($module in @(Microsoft.PowerShell.Core\Get-Module)) { & $addModule $module 0 }
+    foreach ($function in @(Microsoft.PowerShell.Management\Get-ChildItem -Path function:)) { & $add $function.ScriptBlock.File }
+    [ordered]@{ files = @($files) }
+}

@@ -170,6 +170,7 @@ function Invoke-HostRequest($Id, [string]$Op, $Params) {
                 if ($Params.ContainsKey('help')) { $withHelp = [bool]$Params['help'] }
                 Send-Response $Id (Invoke-WorkerScript $DescribeScript @($names, $withHelp))
             }
+            'sources' { Send-Response $Id (Invoke-WorkerScript $SourcesScript @()) }
             'invoke' { $script:Loop.StartInvoke($Id, $Params) }
             'reset' { Invoke-Reset $Id }
             'exit' { Send-Response $Id ([ordered]@{}); $script:Loop.Quit = $true }

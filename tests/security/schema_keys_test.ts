@@ -57,6 +57,7 @@ const shell = {
   WorkerStartTimeout: "00:01:00",
   UserInputTimeout: "00:00:30",
   KeepNativeProcesses: true,
+  ReloadOnChange: false,
   CommandOverrides: {
     "Get-Date": {
       ToolCallTimeout: "00:00:10",

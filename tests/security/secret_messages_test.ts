@@ -4,7 +4,7 @@
  * name may be the key, nor a key's value.
  */
 import assert from "node:assert/strict";
-import { runSvc, startHttpSvc, startSvc, TEST_PWSH } from "../support/harness.ts";
+import { logged, runSvc, startHttpSvc, startSvc, TEST_PWSH } from "../support/harness.ts";
 import { SECURITY_FIXTURE, textOf } from "./support.ts";
 
 Deno.test(
@@ -20,6 +20,11 @@ Deno.test(
     assert.match(textOf(result), /'Token'.*longer than 8 character/);
     const wrongType = await svc.callTool("get_plain_value", { Token: 451_973_208 });
     assert.equal(wrongType.isError, true);
+    // The log line may come a moment after the answer on stdout.
+    await logged(
+      () => svc.stderr(),
+      /refused: Invalid argument 'Token'[\s\S]*refused: Invalid argument 'Token'/,
+    );
     for (const text of [textOf(result), textOf(wrongType), svc.stderr()]) {
       assert.ok(!text.includes(secret), text);
       assert.ok(!text.includes("451973208"), text);

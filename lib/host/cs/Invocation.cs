@@ -307,13 +307,19 @@ namespace Svc.Host
         }
 
         /// <summary>
-        /// The frame for the newest progress record written since the last look, or null when none came.
+        /// The frame for the newest progress record written since the last look that says how far the
+        /// command got, or null when none came. A burst ending in <c>Write-Progress -Completed</c> (which
+        /// svc does not send) still reports the progress before it.
         /// </summary>
         public string TakeProgressFrame()
         {
             Collection<ProgressRecord> records = PowerShell.Streams.Progress.ReadAll();
-            if (records.Count == 0) return null;
-            ProgressRecord record = records[records.Count - 1];
+            ProgressRecord record = null;
+            for (int i = records.Count - 1; i >= 0 && record == null; i--)
+            {
+                if (records[i].RecordType != ProgressRecordType.Completed) record = records[i];
+            }
+            if (record == null) return null;
             OrderedDictionary frame = new OrderedDictionary();
             frame["type"] = "progress";
             frame["id"] = Id;

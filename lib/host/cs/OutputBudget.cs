@@ -5,6 +5,8 @@
 // output is full and can stop the command there; an item whose projection needs a format lookup
 // waits for the command's end, since the lookup runs a pipeline in the busy worker runspace.
 using System;
+using System.Collections.Specialized;
+using System.IO;
 using System.Management.Automation;
 using System.Text;
 using Microsoft.PowerShell.Commands;
@@ -66,7 +68,8 @@ namespace Svc.Host
                 return true;
             }
             object projected = item;
-            if (_projection != null && !_projection.TryProject(item, mayLookUp, out projected)) return false;
+            if (_projection == null) projected = WithPaths(item);
+            else if (!_projection.TryProject(item, mayLookUp, out projected)) return false;
             string encoded = Encode(projected, in _context);
             long size = Encoding.UTF8.GetByteCount(encoded) + (_kept > 0 ? 1 : 0);
             if (_limits != null && _bytes + size > _limits.OutputBytes)
@@ -122,6 +125,41 @@ namespace Svc.Host
             if (_kept > 0) return;
             _json.Append(shortened());
             ShortenedFirst = true;
+        }
+
+        /// <summary>
+        /// An item kept whole (<c>_AllProperties</c>) as its properties, with the provider objects among
+        /// their values named rather than encoded: a file or folder by its path, a drive or provider by
+        /// its name. A FileInfo's <c>Directory</c> (whose <c>Parent</c> and <c>Root</c> are folders
+        /// again) and <c>PSDrive</c> (whose provider lists every drive) were each encoded whole to
+        /// SerializationDepth: one FileInfo came to 2.1 MB, kept only as a shortened string. An item
+        /// without such values is unchanged.
+        /// </summary>
+        private static object WithPaths(object item)
+        {
+            if (item == null) return null;
+            PSObject wrapped = PSObject.AsPSObject(item);
+            if (wrapped.BaseObject is string || wrapped.BaseObject.GetType().IsPrimitive) return item;
+            OrderedDictionary all = new OrderedDictionary(StringComparer.OrdinalIgnoreCase);
+            bool named = false;
+            foreach (PSPropertyInfo property in wrapped.Properties)
+            {
+                object value;
+                try { value = property.Value; } catch (Exception) { value = null; }
+                string name = NameOf(value is PSObject inner ? inner.BaseObject : value);
+                named |= name != null;
+                all[property.Name] = name ?? value;
+            }
+            return named ? all : item;
+        }
+
+        /// <summary>The path or name that stands for a provider object, or null for any other value.</summary>
+        private static string NameOf(object value)
+        {
+            if (value is FileSystemInfo file) return file.FullName;
+            if (value is PSDriveInfo drive) return drive.Name;
+            if (value is ProviderInfo provider) return provider.Name;
+            return null;
         }
 
         private static string Encode(object item, in JsonObject.ConvertToJsonContext context)

@@ -115,7 +115,9 @@ namespace Svc.Host
                 {
                     foreach (string frame in posted) Send(frame);
                 }
-                if (running != null && running.Progress && !running.Task.IsCompleted) SendProgress(running);
+                // Also once the call has ended: records written since the last look (a burst shorter
+                // than 100 ms) go before the result, not nowhere.
+                if (running != null && running.Progress) SendProgress(running);
                 if (running != null && running.Task.IsCompleted) Complete(running);
                 if (!haveLine)
                 {
