@@ -538,7 +538,8 @@ async function serve(
         : null;
       if (upFront) delete upFront.answers[key];
       if (given !== null) {
-        call.answer(given);
+        // The caller's, not the user's: the audit and the result say so.
+        call.answer({ ...given, by: "caller" });
         continue;
       }
       call.round++;

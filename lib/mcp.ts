@@ -395,6 +395,7 @@ async function runBound(options: McpServerOptions, call: BoundCall): Promise<Cal
       timeoutSetting: timeoutSettingOf(shell, tool),
       propertiesChosen: requestedProperties(shaping).length > 0,
       ...answers,
+      parameters,
     });
     return finished(result, outcome.interrupted ?? (result.isError ? "error" : "ok"));
   } catch (error) {

@@ -262,7 +262,12 @@ function literal(value: unknown): string {
   if (typeof value === "boolean") return value ? "$true" : "$false";
   if (typeof value === "number") return String(value);
   if (value === null || value === undefined) return "$null";
-  if (Array.isArray(value)) return value.length === 0 ? "@()" : value.map(literal).join(", ");
+  if (Array.isArray(value)) {
+    // An array inside another is one item, as PowerShell writes it.
+    return value.length === 0
+      ? "@()"
+      : value.map((item) => Array.isArray(item) ? `@(${literal(item)})` : literal(item)).join(", ");
+  }
   const entries = Object.entries(value as Record<string, unknown>)
     .map(([key, inner]) => `${literal(key)} = ${isSecretName(key) ? "********" : literal(inner)}`);
   return `@{${entries.join("; ")}}`;
@@ -322,9 +327,11 @@ export function callPrompts(
  * What makes a prompt's text safe to show: PowerShell's questions quote the caller's arguments (a
  * confirmation's target is the caller's `Path`), and a line break, a direction override or an
  * invisible character there could make the question read as something else ("…\nsvc: this one is
- * safe"). Every argument string holding such characters is shown escaped wherever it appears, and
- * invisible and direction-changing characters, which PowerShell's own text never has, everywhere.
- * Field names stay as they are: the answer is keyed by them.
+ * safe"). Every argument string holding such characters is shown escaped wherever it appears;
+ * invisible and direction-changing characters, which PowerShell's own text never has, everywhere;
+ * and a confirmation's line breaks past its first (ShouldProcess's text has one, between its
+ * question and its operation), since a command may change the caller's text before it quotes it
+ * (a path resolved, trimmed). Field names stay as they are: the answer is keyed by them.
  */
 function disarming(parameters: Record<string, unknown>): (prompt: WorkerPrompt) => WorkerPrompt {
   const risky = new Map<string, string>();
@@ -342,10 +349,16 @@ function disarming(parameters: Record<string, unknown>): (prompt: WorkerPrompt) 
     for (const [raw, safe] of risky) out = out.replaceAll(raw, safe);
     return out.replace(INVISIBLE, (c) => `\`u{${c.codePointAt(0)!.toString(16)}}`);
   };
+  const oneBreak = (text: string) => {
+    const first = text.indexOf("\n");
+    return first < 0
+      ? text
+      : text.slice(0, first + 1) + text.slice(first + 1).replace(/[\r\n]/g, (c) => escaped(c));
+  };
   return (prompt) => ({
     ...prompt,
-    caption: shown(prompt.caption),
-    message: shown(prompt.message),
+    caption: escaped(shown(prompt.caption)),
+    message: prompt.kind === "confirm" ? oneBreak(shown(prompt.message)) : shown(prompt.message),
     ...(prompt.choices
       ? { choices: prompt.choices.map((c) => ({ label: shown(c.label), help: shown(c.help) })) }
       : {}),
@@ -355,9 +368,9 @@ function disarming(parameters: Record<string, unknown>): (prompt: WorkerPrompt) 
   });
 }
 
-/** The text a user is shown for `prompt` (for a secret, what was asked for). */
+/** The text a user is shown for `prompt` (for a refused one, what the command asked and why). */
 function questionOf(prompt: WorkerPrompt): string {
-  if (prompt.kind === "secret") return `${prompt.command ?? "The command"}: ${prompt.message}`;
+  if (prompt.kind === "refused") return `${prompt.command ?? "The command"} ${prompt.message}`;
   return toElicitation(prompt).params.message;
 }
 
@@ -367,12 +380,15 @@ const OUTCOMES: Record<PromptRecord["action"], string> = {
   cancel: "cancelled",
   timeout: "timed out",
   unavailable: "not asked (the client cannot ask its user)",
-  secret: "not asked (a secret is never asked)",
+  refused: "not asked, or its answer not usable: the command was stopped",
 };
 
 function outcomeOf(record: PromptRecord): string {
   const chosen = record.chosen?.join(", ");
-  return record.action === "accept" && chosen ? `answered ${chosen}` : OUTCOMES[record.action];
+  const outcome = record.action === "accept" && chosen
+    ? `answered ${chosen}`
+    : OUTCOMES[record.action];
+  return record.by === "caller" ? `${outcome} by the caller, ahead of the question` : outcome;
 }
 
 /** Labels of a confirmation that go ahead; any other answer is said in the result. */
@@ -388,6 +404,8 @@ export interface PromptNoteOptions {
   answeredBySetting: string;
   /** What the command did: "was stopped", or "was not run" for svc's own question. */
   ending?: string;
+  /** The call's bound arguments, to quote each question as its user was shown it. @default none */
+  parameters?: Record<string, unknown>;
 }
 
 /**
@@ -396,6 +414,7 @@ export interface PromptNoteOptions {
  * user declined: …; the command was stopped").
  */
 export function promptNotes(records: PromptRecord[], options: PromptNoteOptions): string[] {
+  const shown = disarming(options.parameters ?? {});
   const notes: string[] = [];
   for (const record of records) {
     const label = record.chosen?.[0];
@@ -403,16 +422,18 @@ export function promptNotes(records: PromptRecord[], options: PromptNoteOptions)
       record.action === "accept" && record.prompt.kind === "confirm" && label !== undefined &&
       !GOING_AHEAD.has(label)
     ) {
-      notes.push(`The user answered ${label} to: ${questionOf(record.prompt)}`);
+      const who = record.by === "caller" ? "The caller" : "The user";
+      notes.push(`${who} answered ${label} to: ${questionOf(shown(record.prompt))}`);
     }
   }
   const last = records.at(-1);
-  if (options.stopped && last && last.action !== "accept") notes.push(stopNote(last, options));
+  if (options.stopped && last && last.action !== "accept") {
+    notes.push(stopNote(last, questionOf(shown(last.prompt)), options));
+  }
   return notes;
 }
 
-function stopNote(record: PromptRecord, options: PromptNoteOptions): string {
-  const question = questionOf(record.prompt);
+function stopNote(record: PromptRecord, question: string, options: PromptNoteOptions): string {
   const ending = `the command ${options.ending ?? "was stopped"}`;
   switch (record.action) {
     case "decline":
@@ -423,8 +444,8 @@ function stopNote(record: PromptRecord, options: PromptNoteOptions): string {
       return `No answer came within ${
         options.userInputTimeoutMs / 1000
       } s (ShellConfiguration:UserInputTimeout) to: ${question}; ${ending}`;
-    case "secret":
-      return `${question} was asked for, which svc never asks a user for (MCP forbids asking for a secret through a form), so ${ending}`;
+    case "refused":
+      return `${question}, so ${ending}`;
     default:
       return `The command asked its user: ${question}; this client cannot ask its user, so ${ending}; only an operator can let callers answer for the user (${options.answeredBySetting})`;
   }
@@ -473,7 +494,12 @@ export async function confirmRun(
       structuredContent: { output: [], notes: [note] },
     };
   }
-  const [note] = promptNotes([record], { ...options, stopped: true, ending: "was not run" });
+  const [note] = promptNotes([record], {
+    ...options,
+    stopped: true,
+    ending: "was not run",
+    parameters: call.parameters,
+  });
   return {
     content: [{ type: "text", text: note! }],
     structuredContent: { output: [], notes: [note!], stopped: stoppedValue([record]) },

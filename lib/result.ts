@@ -35,6 +35,8 @@ export interface ShapeOptions {
    * @default "ShellConfiguration:PromptsAnsweredBy"
    */
   answeredBySetting?: string;
+  /** The call's bound arguments, to quote its questions as the user was shown them. @default none */
+  parameters?: Record<string, unknown>;
 }
 
 /**
@@ -94,6 +96,7 @@ export function toCallToolResult(
     stopped: byPrompt,
     userInputTimeoutMs: options.userInputTimeoutMs ?? DEFAULT_USER_INPUT_TIMEOUT_MS,
     answeredBySetting: options.answeredBySetting ?? "ShellConfiguration:PromptsAnsweredBy",
+    ...(options.parameters ? { parameters: options.parameters } : {}),
   });
   const { errors, stderr } = splitNativeStderr(result.errors);
   const fitted = fitOutput(result.output, options.maxResultBytes, result.outputCut ?? null);

@@ -19,7 +19,7 @@ const log = logger("worker");
  */
 export const DEFAULT_USER_INPUT_TIMEOUT_MS = 120_000;
 
-const KINDS = new Set(["confirm", "choice", "text", "fields", "secret"]);
+const KINDS = new Set(["confirm", "choice", "text", "fields", "refused"]);
 const ACTIONS = new Set(["accept", "decline", "cancel", "timeout", "unavailable"]);
 
 /**
@@ -38,7 +38,7 @@ export interface CallClock {
 export interface PromptRelay {
   /** Handles a `prompt` frame. */
   take: (frame: Record<string, unknown>) => void;
-  /** Whether a prompt's answer, or a secret asked for, stopped the call. */
+  /** Whether a prompt's answer, or a question or answer refused, stopped the call. */
   stopped: () => boolean;
   /** The call's prompts so far, each with how it ended (settled ones only). */
   records: () => PromptRecord[];
@@ -49,7 +49,7 @@ export interface PromptRelay {
 /**
  * A relay for one call's `prompt` frames to `options.onPrompt`, each answered through `answer` (the
  * `answer` notification's params less the call's id), or undefined when the call is not interactive.
- * `take` handles a frame (a malformed one is answered `cancel`, which stops the call; a `secret` one
+ * `take` handles a frame (a malformed one is answered `cancel`, which stops the call; a `refused` one
  * wants no answer and is never passed on); `dispose` ends every wait still open, once the call has
  * ended. `options.onPromptEnd` hears how each prompt ended.
  */
@@ -95,7 +95,7 @@ export function promptRelay(
         return;
       }
       // Never asked: the worker has stopped the call already and waits for nothing.
-      if (prompt.kind === "secret") return record({ prompt, action: "secret" });
+      if (prompt.kind === "refused") return record({ prompt, action: "refused" });
       const controller = new AbortController();
       clock.pause();
       let settled = false;
@@ -108,7 +108,12 @@ export function promptRelay(
         clock.resume();
         if (ended) return;
         const sent = answerOf(given);
-        record({ prompt, action: sent.action, ...chosenOf(prompt, sent) });
+        record({
+          prompt,
+          action: sent.action,
+          ...chosenOf(prompt, sent),
+          ...(given.by === "caller" ? { by: "caller" as const } : {}),
+        });
         answer({ ...sent, seq });
       };
       const timer = setTimeout(() => settle({ action: "timeout" }, TIMED_OUT), timeoutMs);
@@ -165,7 +170,7 @@ function promptOf(frame: Record<string, unknown>): WorkerPrompt | null {
   const { type: _type, id: _id, ...rest } = frame;
   if (kind === "confirm" || kind === "choice") {
     if (!Array.isArray(frame.choices) || frame.choices.length === 0) return null;
-  } else if (kind !== "secret" && (!Array.isArray(frame.fields) || frame.fields.length === 0)) {
+  } else if (kind !== "refused" && (!Array.isArray(frame.fields) || frame.fields.length === 0)) {
     return null;
   }
   return { ...rest, seq } as unknown as WorkerPrompt;

@@ -233,13 +233,15 @@ export interface WorkerProgress {
  * A `prompt` frame less its `type` and `id`: a question the running command asks its user, on an
  * interactive invoke (protocol §4.4). `confirm` is PowerShell's own confirmation (ShouldProcess,
  * ShouldContinue), `choice` any other PromptForChoice, `text` a Read-Host, `fields` $Host.UI.Prompt;
- * `secret` says the command asked for a secret (`message`: "a credential"), which is never asked:
- * it wants no answer, and the command has stopped. Strings are cut to the call's `limits.textBytes`.
+ * `refused` says what the command asked could not be answered, and why (`message`, after the
+ * command's name: "asked for a credential, which svc never asks…"): a secret, a question too large
+ * to send, an answer it could not use. It wants no answer, and the command has stopped. Strings are
+ * cut to the call's `limits.textBytes`.
  */
 export interface WorkerPrompt {
   /** The prompt's number within its call, from 1; the answer names it. */
   seq: number;
-  kind: "confirm" | "choice" | "text" | "fields" | "secret";
+  kind: "confirm" | "choice" | "text" | "fields" | "refused";
   /**
    * The command the call runs (the invoke's `command`), whichever command inside it asks: the user
    * learns what wants an answer. Absent from a worker of an older host.
@@ -288,6 +290,11 @@ export interface PromptField {
  */
 export interface PromptAnswer {
   action: "accept" | "decline" | "cancel" | "timeout" | "unavailable";
+  /**
+   * svc's own, never sent to the worker: the caller answered, ahead of the question, where it may
+   * (`PromptsAnsweredBy: Caller`). @default the user answered
+   */
+  by?: "caller";
   choices?: number[];
   values?: Record<string, string | number | boolean>;
 }
@@ -376,13 +383,16 @@ export type Interruption = "timeout" | "cancelled" | "prompt";
 
 /**
  * One prompt of a call and how it ended: the answer svc gave the worker (`accept` with the chosen
- * choices; for a confirmation "No" is an accepted choice), or `secret` for a secret svc never asks.
+ * choices; for a confirmation "No" is an accepted choice), or `refused` for what could not be
+ * answered (the prompt's `message` says why).
  */
 export interface PromptRecord {
   prompt: WorkerPrompt;
-  action: PromptAnswer["action"] | "secret";
+  action: PromptAnswer["action"] | "refused";
   /** `accept` of a confirm or choice: the labels chosen. */
   chosen?: string[];
+  /** The caller answered, ahead of the question. @default the user answered */
+  by?: "caller";
 }
 
 /** The outcome of `RunspaceWorker.invoke`: the result, and whether it was stopped and why. */

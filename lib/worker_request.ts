@@ -101,11 +101,11 @@ export interface InvokeOptions {
    * $Host.UI.Prompt); present, the call is interactive, and any answer but an accepted one stops
    * it. `signal` aborts when the answer is no longer wanted: the time for user input ran out (its
    * reason is `TIMED_OUT`, `lib/worker_prompts.ts`), or the call ended. Time spent waiting does not
-   * count against `timeoutMs`. Never given a `secret` prompt. @default none: every prompt fails at
+   * count against `timeoutMs`. Never given a `refused` prompt. @default none: every prompt fails at
    * once
    */
   onPrompt?: (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer>;
-  /** Hears how each prompt of an interactive call ended, `secret` ones included. @default none */
+  /** Hears how each prompt of an interactive call ended, `refused` ones included. @default none */
   onPromptEnd?: (record: PromptRecord) => void;
   /**
    * How long one prompt waits for `onPrompt`'s answer in ms (`ShellConfiguration:UserInputTimeout`);

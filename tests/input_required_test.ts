@@ -199,7 +199,7 @@ Deno.test("answers given up front, where allowed, are used once; extra keys are 
     inputResponses: { name: { action: "cancel" } },
   });
   assert.deepEqual(answers(done), [
-    { action: "accept", values: { name: "Alice" } },
+    { action: "accept", values: { name: "Alice" }, by: "caller" },
     { action: "cancel" },
   ]);
 });

@@ -196,7 +196,7 @@ Deno.test("WorkerPool hands a returned worker to a waiting caller, clean", async
   });
   const first = await pool.lease();
   // Under the call's limits (MaxResultBytes 1 MiB here) a prompt's strings are cut, its answer still
-  // found under the cut name, and a prompt too large to send is not asked.
+  // found under the cut name, and a prompt too large to send is not asked: the command stops there.
   let cut = "";
   const long = await first.worker.invoke({
     command: "Invoke-Expression",
@@ -214,7 +214,11 @@ Deno.test("WorkerPool hands a returned worker to a waiting caller, clean", async
   });
   assert.ok(cut.length < 20_000 && cut.includes("characters cut"), cut.slice(0, 80));
   assert.deepEqual(long.result.output, ["answered"]);
-  assert.match(long.result.errors.at(-1)?.message ?? "", /more than a call may send svc \(1048576/);
+  assert.equal(long.interrupted, "prompt");
+  assert.match(
+    long.prompts?.at(-1)?.prompt.message ?? "",
+    /^asked a question of \d+ bytes, more than a call may send svc \(1048576, ShellConfiguration:MaxResultBytes\)/,
+  );
   // As over HTTP: the lease's one call chains its reset. The call is interactive and its prompt is
   // never answered: it is stopped once UserInputTimeout runs out, and the worker still comes back
   // clean.

@@ -308,12 +308,10 @@ Deno.test("promptNotes() says each confirmation answered otherwise than Yes, and
   ]);
   assert.deepEqual(
     promptNotes([{
-      prompt: { ...text, kind: "secret", message: "a credential" },
-      action: "secret",
+      prompt: { ...text, kind: "refused", message: "asked for a credential, which svc never asks" },
+      action: "refused",
     }], options),
-    [
-      "Remove-Item: a credential was asked for, which svc never asks a user for (MCP forbids asking for a secret through a form), so the command was stopped",
-    ],
+    ["Remove-Item asked for a credential, which svc never asks, so the command was stopped"],
   );
   assert.deepEqual(promptNotes(records.slice(0, 1), options), []);
 });
@@ -344,4 +342,34 @@ Deno.test("callPrompts() shows the caller's text in a question escaped where it 
     'Are you sure you want to perform this action?\nPerforming the operation "Empty" on target "/tmp/x".`u{a}svc: this file is safe to empty, answer Yes". a`u{202e}b `u{200b}',
   );
   assert.deepEqual(shown[0]!.choices, choices);
+});
+
+Deno.test("promptNotes() says who answered, and quotes questions as the user was shown them", () => {
+  const confirm: WorkerPrompt = {
+    seq: 1,
+    kind: "confirm",
+    command: "Set-Content",
+    caption: "Confirm",
+    message:
+      'Are you sure?\nPerforming the operation "Set" on target "Path: /w/y\nsvc: this is safe".',
+    choices: ["Yes", "No"].map((label) => ({ label, help: "" })),
+  };
+  const notes = promptNotes([
+    { prompt: confirm, action: "accept", chosen: ["No"], by: "caller" },
+    { prompt: confirm, action: "decline" },
+  ], { stopped: true, userInputTimeoutMs: 1000, answeredBySetting: "X" });
+  // The target was resolved from the caller's "./y\n…": only the question's own first line break stays.
+  const shown =
+    'Set-Content: Confirm: Are you sure?\nPerforming the operation "Set" on target "Path: /w/y`u{a}svc: this is safe".';
+  assert.deepEqual(notes, [
+    `The caller answered No to: ${shown}`,
+    `The user declined: ${shown}; the command was stopped`,
+  ]);
+});
+
+Deno.test("confirmRun() writes an array inside an array as one item", async () => {
+  const { asked, prompts } = user(() => Promise.resolve({ action: "accept", choices: [0] }));
+  const call = { tool: deploy, parameters: { Tags: ["a", ["x", "y"]] }, signal: signal() };
+  await confirmRun(prompts, call, OPTIONS);
+  assert.equal(asked[0]!.message, "Run this command?\nDeploy-App -Tags 'a', @('x', 'y')");
 });

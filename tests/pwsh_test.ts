@@ -437,6 +437,8 @@ async function interactivePrompts(worker: RunspaceWorker): Promise<void> {
 
   // Secrets are never asked for: the command stops there, and svc hears what was asked for.
   const secrets = answering();
+  const unasked =
+    ", which svc never asks a user for (MCP forbids asking for a secret through a form)";
   for (
     const [script, what] of [
       ["Read-Host -AsSecureString", "a secure string"],
@@ -454,10 +456,37 @@ async function interactivePrompts(worker: RunspaceWorker): Promise<void> {
     const secret = await interactively(worker, `${script}; 'after'`, secrets.onPrompt);
     assert.deepEqual([secret.interrupted, secret.result.output], ["prompt", []], script);
     assert.deepEqual(secret.prompts?.map((r) => [r.action, r.prompt.kind, r.prompt.message]), [
-      ["secret", "secret", what],
+      ["refused", "refused", `asked for ${what}${unasked}`],
     ]);
   }
   assert.equal(secrets.asked.length, 0);
+
+  // An answer the command cannot use stops it too, without echoing what the user typed: a field
+  // typed DateTime, and a choice that is none of the prompt's.
+  for (
+    const [script, answer, why] of [
+      [
+        "$f = [System.Management.Automation.Host.FieldDescription]::new('When'); $f.SetParameterType([datetime]); " +
+        "$Host.UI.Prompt('Plan', 'When?', [System.Management.Automation.Host.FieldDescription[]]@($f))",
+        { action: "accept", values: { When: "TYPED-SECRET-123" } },
+        "could not use its user's answer for 'When', which is not a DateTime",
+      ],
+      [
+        "$Host.UI.PromptForChoice('Colour', 'Which?', [System.Management.Automation.Host.ChoiceDescription[]]@('&Red', '&Blue'), 0)",
+        { action: "accept", choices: [7] },
+        "got an answer that picks no single one of its choices",
+      ],
+    ] as const
+  ) {
+    const unusable = await interactively(
+      worker,
+      `${script}; 'after'`,
+      answering(answer as PromptAnswer).onPrompt,
+    );
+    assert.deepEqual([unusable.interrupted, unusable.result.output], ["prompt", []]);
+    assert.equal(unusable.prompts?.at(-1)?.prompt.message, why);
+    assert.doesNotMatch(JSON.stringify(unusable), /TYPED-SECRET/);
+  }
 
   // Any answer but an accepted one stops the call, as Ctrl+C at a console prompt: nothing after
   // the prompt runs. A decline, a cancel, and an onPrompt that says nobody can be asked.

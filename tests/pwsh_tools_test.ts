@@ -394,7 +394,7 @@ Deno.test({
         assert.equal(credential.isError, true);
         assert.match(
           textOf(credential),
-          /^Get-Credential: a credential was asked for, which svc never asks/,
+          /^Get-Credential asked for a credential, which svc never asks a user for \(MCP forbids asking for a secret through a form\), so the command was stopped/,
         );
         const victim = `${work}/keep.txt`;
         await Deno.writeTextFile(victim, "keep");

@@ -408,6 +408,11 @@ async function answerBelongsToItsCall(t: Deno.TestContext, svc: HttpSvc) {
         })).body as RpcBody;
         assert.equal(caller.result?.["resultType"], "complete", JSON.stringify(caller));
         assert.equal(await exists(other), false);
+        // The audit says who answered: the caller, not its user.
+        assert.match(
+          svc.stderr(),
+          /remove_item_path \(Remove-Item\) by \S+, question Remove-Item: Confirm: .*: answered Yes by the caller, ahead of the question\./,
+        );
       },
     );
   } finally {

@@ -104,20 +104,20 @@ Deno.test("promptRelay: no answer within the time limit answers timeout and abor
   prompts.dispose();
 });
 
-Deno.test("promptRelay: a secret frame is never passed on, wants no answer, and is recorded", () => {
+Deno.test("promptRelay: a refused frame is never passed on, wants no answer, and is recorded", () => {
   let asked = 0;
   const { prompts, answers, ended } = relay(() => (asked++, Promise.resolve({ action: "accept" })));
   prompts.take({
     type: "prompt",
     id: 7,
     seq: 2,
-    kind: "secret",
+    kind: "refused",
     caption: "",
-    message: "a credential",
+    message: "asked for a credential, which svc never asks a user for",
   });
   assert.equal(asked, 0);
   assert.deepEqual(answers, []);
-  assert.deepEqual(ended.map((record) => record.action), ["secret"]);
+  assert.deepEqual(ended.map((record) => record.action), ["refused"]);
   assert.equal(prompts.stopped(), true);
 });
 

@@ -2,8 +2,9 @@
 // interactive call (protocol §4.4, `interactive`). Each prompt the command makes on its pipeline
 // thread becomes a `prompt` frame, which the slot's loop sends; the thread then waits for svc's
 // `answer` notification (or the call's stop). Any answer but an accepted one stops the command,
-// as Ctrl+C at a console prompt does, and so does a prompt for a secret, which svc never asks:
-// MCP forbids asking for one through a form.
+// as Ctrl+C at a console prompt does, and so does a question svc does not ask (a secret, which MCP
+// forbids asking for through a form, or a question too large to send) and an answer the command
+// cannot use: nobody answered what it asked.
 using System;
 using System.Collections;
 using System.Collections.Generic;
@@ -81,20 +82,24 @@ namespace Svc.Host
             }
         }
 
-        /// <summary>
-        /// A prompt for a secret (<paramref name="what"/>: "a credential"): svc is told what was asked
-        /// (a <c>secret</c> frame, which wants no answer) and the command stops, since nobody will
-        /// answer it.
-        /// </summary>
+        /// <summary>A prompt for a secret (<paramref name="what"/>: "a credential"), which is never asked.</summary>
         public Exception Secret(string what)
         {
-            OrderedDictionary frame = Frame("secret", "", Cut(what), null, null, false, null);
+            return Refuse("asked for " + what + ", which svc never asks a user for (MCP forbids asking for a secret through a form)");
+        }
+
+        // What the command asked cannot be answered (<paramref name="why"/> says so, after the command's
+        // name: "asked for a credential, which …"): svc is told by a `refused` frame, which wants no
+        // answer, and the command stops, since nobody answered it.
+        private Exception Refuse(string why)
+        {
+            OrderedDictionary frame = Frame("refused", "", why, null, null, false, null);
             lock (_gate) frame["seq"] = ++_seq;
             _send(JsonValue.Serialize(frame));
             return StopCall();
         }
 
-        /// <summary>Whether a prompt's answer (or a secret asked for) stopped the call.</summary>
+        /// <summary>Whether a prompt's answer, or a question or answer refused, stopped the call.</summary>
         public bool StoppedCall { get { return _stoppedCall; } }
 
         // Stops the whole call, as Ctrl+C at a console prompt would: later prompts stop at once and
@@ -134,8 +139,8 @@ namespace Svc.Host
             bool confirm = IsConfirmation();
             List<int> shown = Shown(choices, confirm);
             Hashtable answer = Ask(ChoiceFrame(confirm ? "confirm" : "choice", caption, message, choices, shown, defaultChoice < 0 ? new int[0] : new[] { defaultChoice }, false));
-            List<int> picked = Picked(answer, shown, Question(caption, message));
-            if (picked.Count != 1) throw new ArgumentException("svc's answer to '" + Question(caption, message) + "' picks " + picked.Count + " choices where one was asked for.");
+            List<int> picked = Picked(answer, shown);
+            if (picked == null || picked.Count != 1) throw Refuse("got an answer that picks no single one of its choices");
             return picked[0];
         }
 
@@ -154,7 +159,9 @@ namespace Svc.Host
             }
             List<int> shown = Shown(choices, false);
             Hashtable answer = Ask(ChoiceFrame("choice", caption, message, choices, shown, defaults.ToArray(), true));
-            return new Collection<int>(Picked(answer, shown, Question(caption, message)));
+            List<int> picked = Picked(answer, shown);
+            if (picked == null) throw Refuse("got an answer that picks none of its choices");
+            return new Collection<int>(picked);
         }
 
         /// <summary>$Host.UI.Prompt, and Read-Host -Prompt (one string field): the values of the fields.</summary>
@@ -181,7 +188,6 @@ namespace Svc.Host
                 fields.Add(field);
             }
             bool text = descriptions.Count == 1 && string.IsNullOrEmpty(caption) && string.IsNullOrEmpty(message) && types[0] == typeof(string);
-            string question = !string.IsNullOrEmpty(message) ? message : !string.IsNullOrEmpty(caption) ? caption : descriptions.Count == 1 ? descriptions[0].Name : null;
             Hashtable answer = Ask(Frame(text ? "text" : "fields", caption, message, null, null, false, fields));
             Dictionary<string, PSObject> result = new Dictionary<string, PSObject>();
             for (int i = 0; i < descriptions.Count; i++)
@@ -190,7 +196,7 @@ namespace Svc.Host
                 if (value == null)
                 {
                     PSObject initial = descriptions[i].DefaultValue;
-                    if (initial == null) throw new ArgumentException("svc's answer to '" + (question ?? names[i]) + "' has no value for '" + names[i] + "'.");
+                    if (initial == null) throw Refuse("got no answer for '" + names[i] + "' from its user");
                     result[descriptions[i].Name] = initial;
                     continue;
                 }
@@ -201,7 +207,8 @@ namespace Svc.Host
                 }
                 catch (Exception)
                 {
-                    throw new ArgumentException("The answer '" + Cut(Convert.ToString(value, CultureInfo.InvariantCulture)) + "' to '" + names[i] + "' is not a " + types[i].Name + ".");
+                    // What the user typed is theirs: it is not echoed to the caller.
+                    throw Refuse("could not use its user's answer for '" + names[i] + "', which is not a " + types[i].Name);
                 }
                 result[descriptions[i].Name] = PSObject.AsPSObject(converted);
             }
@@ -229,7 +236,7 @@ namespace Svc.Host
                 if (_frameBytes > 0 && bytes > _frameBytes)
                 {
                     lock (_gate) _waiting = 0;
-                    throw new ArgumentException("The prompt takes " + bytes + " bytes, more than a call may send svc (" + _frameBytes + ", ShellConfiguration:MaxResultBytes), so it is not asked.");
+                    throw Refuse("asked a question of " + bytes + " bytes, more than a call may send svc (" + _frameBytes + ", ShellConfiguration:MaxResultBytes), so it could not be put to its user");
                 }
                 _send(json);
                 Hashtable answer;
@@ -298,20 +305,18 @@ namespace Svc.Host
             return shown;
         }
 
-        // The choices an accepted answer picks, as indexes of the prompt's own choices.
-        private static List<int> Picked(Hashtable answer, List<int> shown, string question)
+        // The choices an accepted answer picks, as indexes of the prompt's own choices; null when it
+        // picks none or one that is not among them.
+        private static List<int> Picked(Hashtable answer, List<int> shown)
         {
             object given = answer["choices"];
             object[] list = given as object[];
             if (list == null && (given is int || given is long)) list = new[] { given };
-            if (list == null) throw new ArgumentException("svc's answer to '" + question + "' picks no choice.");
+            if (list == null) return null;
             List<int> picked = new List<int>();
             foreach (object item in list)
             {
-                if (!(item is int || item is long) || Convert.ToInt64(item) < 0 || Convert.ToInt64(item) >= shown.Count)
-                {
-                    throw new ArgumentException("svc's answer to '" + question + "' picks " + Convert.ToString(item, CultureInfo.InvariantCulture) + ", which is not one of its " + shown.Count + " choices.");
-                }
+                if (!(item is int || item is long) || Convert.ToInt64(item) < 0 || Convert.ToInt64(item) >= shown.Count) return null;
                 int index = shown[Convert.ToInt32(item)];
                 if (!picked.Contains(index)) picked.Add(index);
             }
@@ -329,10 +334,6 @@ namespace Svc.Host
             return values == null ? null : values[name];
         }
 
-        private static string Question(string caption, string message)
-        {
-            return !string.IsNullOrEmpty(message) ? message : !string.IsNullOrEmpty(caption) ? caption : "the choice";
-        }
 
         // True when PowerShell's own confirmation asks (ShouldProcess and ShouldContinue, and the
         // Inquire preferences, all through MshCommandRuntime.InquireHelper; Write-Debug's Inquire
