@@ -466,13 +466,15 @@ export class Connection {
     } catch {
       return;
     }
-    // A read started before (by a body stream) finishes first; then bytes are read into the one
-    // scratch buffer and dropped, so draining allocates nothing however much the client sends.
-    await this.#reading;
-    this.#buffered = EMPTY;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), LINGER_MS));
     try {
+      // A read started before (by a body stream) finishes first, within the same second: a client
+      // that stopped sending mid-body and keeps its socket open would otherwise hold the connection
+      // (and its MaxConnections slot) for good. Then bytes are read into the one scratch buffer and
+      // dropped, so draining allocates nothing however much the client sends.
+      if (this.#reading !== null && await Promise.race([this.#reading, late]) === null) return;
+      this.#buffered = EMPTY;
       for (let dropped = 0; dropped < LINGER_BYTES;) {
         const n = await Promise.race([this.#conn.read(this.#chunk).catch(() => null), late]);
         if (n === null) return;
