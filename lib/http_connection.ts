@@ -186,7 +186,14 @@ export class Connection {
     try {
       for (;;) {
         this.#skipLeadingBlankLines();
-        const end = headEnd(this.#buffered, scanned);
+        const found = headEnd(this.#buffered, scanned);
+        if ("bareLf" in found) {
+          return {
+            status: 400,
+            message: "Bad request: the request head has a line not ended by CRLF.",
+          };
+        }
+        const { end } = found;
         // A head that arrived whole in one read is measured too, not only one still arriving.
         if (end > MAX_HEAD_BYTES || (end < 0 && this.#buffered.length > MAX_HEAD_BYTES)) {
           return {
@@ -234,12 +241,17 @@ export class Connection {
     head: RequestHead,
     signal: AbortSignal,
   ): { request: Request; bodyRead: () => boolean } | null {
+    // At most MAX_HEADER_FIELDS: building Headers costs the square of the distinct names.
     const headers = new Headers();
     for (const [name, value] of head.fields) headers.append(name, value);
-    const host = headers.get("host") ?? "localhost";
+    // An absolute-form target names the host, before the Host field (RFC 9112 §3.2.2).
+    if (head.authority !== "") headers.set("host", head.authority);
+    const host = head.authority || "localhost";
     if (!HOST.test(host)) return null;
     let url: string;
     try {
+      // The target is origin form with no dot segment or `\` (http_wire.ts): the URL's path is the
+      // target's path, byte for byte, as a proxy in front of svc saw it.
       url = new URL(`http://${host}${head.target}`).href;
     } catch {
       return null;

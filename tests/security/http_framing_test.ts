@@ -257,3 +257,97 @@ Deno.test("framing: a body sent as two million one-byte chunks is held as its by
   // Before, each chunk was kept as its own array: the peak grew about 1 GB for these two million.
   assert.ok(grown < 200, `svc's peak memory grew ${grown.toFixed(0)} MB for a 2 MB body`);
 });
+
+/** A POST of `body` to `target` with the headers given, closing after it. */
+function postHead(target: string, host: string, body: string, more = ""): string {
+  return `POST ${target} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\n` +
+    `Content-Length: ${body.length}\r\n${more}Connection: close\r\n\r\n${body}`;
+}
+
+Deno.test("framing: the target is routed as sent; what readers could resolve differently is refused", async () => {
+  await using svc = await startHttpSvc({
+    config: { ...fixtureConfig(), McpServer: { RunspacePool: LIGHT_POOL } },
+  });
+  assert.ok(await eventually(() => answersOk(`${svc.url}/health`), 60_000), svc.stderr());
+  const host = new URL(svc.url).host;
+  const call = JSON.stringify({ tool: "get_fixture_greeting", arguments: { Name: "slash" } });
+  // Before, the URL parser read `\` as `/` and removed the dot segment: `/call` ran, where nginx
+  // (which reads `\` as a plain character) had matched a location under /health.
+  for (
+    const target of [
+      "/health/..\\call",
+      "/health\\..\\call",
+      "/health/../call",
+      "/health/%2e%2e/call",
+    ]
+  ) {
+    const reply = await exchange(svc.url, postHead(target, host, call));
+    assert.match(reply, /^HTTP\/1\.1 400 /, `${target}: ${reply}`);
+    assert.ok(!reply.includes("slash"), reply);
+  }
+  // A trailing slash is another path, as it is for a proxy's exact match.
+  const slash = await exchange(svc.url, postHead("/call/", host, call));
+  assert.match(slash, /^HTTP\/1\.1 404 /, slash);
+  // Absolute form (RFC 9112 §3.2.2): the target's host is the one checked, not the Host field.
+  const absolute = await exchange(
+    svc.url,
+    postHead(`http://${host}/call`, "evil.example", call),
+  );
+  assert.match(absolute, /^HTTP\/1\.1 200 /, absolute);
+  assert.match(absolute, /slash/);
+  const foreign = await exchange(svc.url, postHead("http://evil.example/call", host, call));
+  assert.match(foreign, /^HTTP\/1\.1 403 /, foreign);
+  assert.match(foreign, /Host 'evil\.example' is not served here/);
+});
+
+Deno.test("framing: Transfer-Encoding ignores empty list elements and 0xA0 is no whitespace", async () => {
+  await using svc = await startHttpSvc({
+    config: { ...fixtureConfig(), McpServer: { RunspacePool: LIGHT_POOL } },
+  });
+  assert.ok(await eventually(() => answersOk(`${svc.url}/health`), 60_000), svc.stderr());
+  const host = new URL(svc.url).host;
+  const json = JSON.stringify({ tool: "get_fixture_greeting", arguments: { Name: "listed" } });
+  const chunked = (coding: string) =>
+    `POST /call HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\n` +
+    `Transfer-Encoding: ${coding}\r\nConnection: close\r\n\r\n` +
+    `${json.length.toString(16)}\r\n${json}\r\n0\r\n\r\n`;
+  // Before: 501, though RFC 9110 §5.6.1 has a recipient ignore empty elements.
+  const listed = await exchange(svc.url, chunked("chunked,"));
+  assert.match(listed, /^HTTP\/1\.1 200 /, listed);
+  assert.match(listed, /listed/);
+  // Before: accepted as chunked, as JavaScript's trim() removes U+00A0.
+  const nbsp = await exchange(svc.url, chunked("chunked\xa0"));
+  assert.match(nbsp, /^HTTP\/1\.1 501 /, nbsp);
+  const length = await exchange(
+    svc.url,
+    postHead("/call", host, json, "").replace(/Content-Length: (\d+)/, "Content-Length: $1\xa0"),
+  );
+  assert.match(length, /^HTTP\/1\.1 400 /, length);
+});
+
+Deno.test("framing: a head of bare LF line ends gets 400 at once, more than 100 fields 431", async () => {
+  await using svc = await startHttpSvc({
+    config: {
+      ...fixtureConfig(),
+      McpServer: { RunspacePool: LIGHT_POOL, HeaderReadTimeout: "00:02:00" },
+    },
+  });
+  assert.ok(await eventually(() => answersOk(`${svc.url}/health`), 60_000), svc.stderr());
+  const host = new URL(svc.url).host;
+  // Before, svc waited for a CRLF CRLF until HeaderReadTimeout (two minutes here) and sent 408.
+  const started = Date.now();
+  const lf = await exchange(svc.url, `GET /health HTTP/1.1\nHost: ${host}\n\n`);
+  assert.match(lf, /^HTTP\/1\.1 400 /, lf);
+  assert.match(lf, /not ended by CRLF/);
+  assert.ok(Date.now() - started < 60_000, `answered after ${Date.now() - started} ms`);
+  const fields = Array.from({ length: 100 }, (_, i) => `X-F${i}: ${i}\r\n`).join("");
+  const many = await exchange(svc.url, `GET /health HTTP/1.1\r\nHost: ${host}\r\n${fields}\r\n`);
+  assert.match(many, /^HTTP\/1\.1 431 /, many);
+  assert.match(many, /more than 100 header fields/);
+  const fewer = fields.split("\r\n").slice(0, 98).join("\r\n");
+  const fits = await exchange(
+    svc.url,
+    `GET /health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n${fewer}\r\n\r\n`,
+  );
+  assert.match(fits, /^HTTP\/1\.1 200 /, fits.slice(0, 200));
+});
