@@ -3,8 +3,9 @@
  * `Request` and writes its `Response` back. It is where the connection's time and memory are
  * bounded, which `Deno.serve` (Deno 2.9.6) does not allow: a head must arrive within
  * `HeaderReadTimeout`, an idle kept-alive connection is closed after `KeepAliveTimeout`, a write
- * that makes no progress for `SendTimeout` closes the connection, and an event stream whose client
- * falls more than `MaxStreamQueueBytes` behind is closed instead of queuing without bound.
+ * that makes no progress for `SendTimeout` closes the connection, an event stream whose client
+ * falls more than `MaxStreamQueueBytes` behind is closed instead of queuing without bound, and a
+ * connection closing on a client still sending is drained for a second at most.
  *
  * @module
  */
@@ -36,6 +37,21 @@ const LINGER_BYTES = 4 * 1024 * 1024;
 const EMPTY = new Uint8Array(0);
 const encoder = new TextEncoder();
 const CONTINUE = encoder.encode("HTTP/1.1 100 Continue\r\n\r\n");
+/**
+ * How often, once an HTTP/1.1 client has ended its side of the connection after a complete request,
+ * svc sends it an interim `100 Continue` while the answer is being worked out. A client that only
+ * half-closed reads (and ignores) it and then gets its answer; the kernel of one that closed its
+ * socket altogether answers the bytes with a reset, the next write fails, and the request is
+ * aborted as for any client that went away. The two cannot be told apart otherwise: both send FIN.
+ */
+const PROBE_MS = 1000;
+/**
+ * Methods fetch's `Request` upper-cases. Methods are case-sensitive (RFC 9110 §9.1), so `post` is
+ * not POST: a request naming one in another case gets 501 instead of being served as another.
+ */
+const FETCH_NORMALISED = /^(?:DELETE|GET|HEAD|OPTIONS|POST|PUT)$/i;
+/** Methods fetch's `Request` refuses in any case (it would throw, and the client get no answer). */
+const FETCH_FORBIDDEN = /^(?:CONNECT|TRACE|TRACK)$/i;
 /** A host, optionally with a port: no `/`, `@`, `?`, `#` or `\` that would change the URL's shape. */
 const HOST = /^[A-Za-z0-9.\-_~%!$&'()*+,;=:\[\]]+$/;
 
@@ -73,6 +89,13 @@ export class Connection {
   #inFlight: AbortController | null = null;
   /** Cancels the event stream being sent, so that its producer learns the client is gone. */
   #cancelStream: (() => void) | null = null;
+  /** The client ended its side of the connection (FIN) while its request was served. */
+  #peerEnded = false;
+  /** The answer to the request in flight has started: no interim response may follow. */
+  #answering = false;
+  /** Sends `100 Continue` while a client that ended its side waits (see {@linkcode PROBE_MS}). */
+  #probeTimer: ReturnType<typeof setInterval> | undefined;
+  #probing: Promise<void> | null = null;
 
   constructor(conn: Deno.Conn, options: ConnectionOptions) {
     this.#conn = conn;
@@ -105,6 +128,7 @@ export class Connection {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    clearInterval(this.#probeTimer);
     this.#inFlight?.abort(new DOMException("The client connection closed.", "AbortError"));
     this.#cancelStream?.();
     try {
@@ -126,8 +150,10 @@ export class Connection {
     const controller = new AbortController();
     this.#inFlight = controller;
     try {
-      // Fetch's Request refuses these methods (it would throw, and the client get no answer).
-      if (/^(CONNECT|TRACE|TRACK)$/i.test(head.method)) {
+      if (
+        FETCH_FORBIDDEN.test(head.method) ||
+        (FETCH_NORMALISED.test(head.method) && head.method !== head.method.toUpperCase())
+      ) {
         await this.#sendPlain(501, `The request method ${head.method} is not supported.`);
         return false;
       }
@@ -151,11 +177,16 @@ export class Connection {
         response = new Response("Internal error.", { status: 500 });
       }
       const bodyRead = request.bodyRead();
-      const reusable = head.keepAlive && !this.#options.healthOnly && bodyRead;
+      // A client that ended its side may have sent a next request before it did; else none can come.
+      const more = !this.#peerEnded || this.#buffered.length > 0;
+      const reusable = head.keepAlive && !this.#options.healthOnly && bodyRead && more;
       const again = await this.#send(head, response, reusable);
       if (!bodyRead) await this.#linger();
       return again && !this.#stopping;
     } finally {
+      clearInterval(this.#probeTimer);
+      this.#probeTimer = undefined;
+      this.#answering = false;
       this.#inFlight = null;
       this.#idle = true;
     }
@@ -256,12 +287,10 @@ export class Connection {
     } catch {
       return null;
     }
-    // Request reads `get` and `head` as GET and HEAD (and refuses them a body), so must this.
-    const method = head.method.toUpperCase();
-    if (head.body.kind === "none" || method === "GET" || method === "HEAD") {
+    if (head.body.kind === "none" || head.method === "GET" || head.method === "HEAD") {
       // A GET or HEAD with a body is answered without reading it, then the connection is closed.
       const read = head.body.kind === "none";
-      if (read) this.#watchForClose(signal);
+      if (read) this.#watchForClose(signal, head);
       return {
         request: new Request(url, { method: head.method, headers, signal }),
         bodyRead: () => read,
@@ -286,7 +315,7 @@ export class Connection {
     const finish = (controller: ReadableStreamDefaultController<Uint8Array>) => {
       done = true;
       controller.close();
-      this.#watchForClose(signal);
+      this.#watchForClose(signal, head);
     };
     const stream = new ReadableStream<Uint8Array>({
       pull: async (controller) => {
@@ -351,15 +380,23 @@ export class Connection {
   }
 
   /**
-   * Reads on while a request is served so that a client that goes away aborts it (as `Deno.serve`'s
-   * `request.signal` does). Bytes of a next, pipelined request are kept for it, up to a head's size.
+   * Reads on while a complete request is served so that a client that goes away aborts it (as
+   * `Deno.serve`'s `request.signal` does). Bytes of a next, pipelined request are kept for it, up to
+   * a head's size. The end of the client's stream is not yet its departure: a client may half-close
+   * after its request and wait for the answer (see {@linkcode PROBE_MS}). Once an event stream has
+   * started, it is, as before: the stream has no end for such a client to wait for, and a slot
+   * held by a client that is gone would never be given back.
    */
-  #watchForClose(signal: AbortSignal): void {
+  #watchForClose(signal: AbortSignal, head: RequestHead): void {
     const watch = async () => {
       while (!signal.aborted && this.#inFlight?.signal === signal && !this.#closed) {
         if (this.#buffered.length > MAX_HEAD_BYTES) return;
         if (!await this.#readMore()) {
-          if (this.#inFlight?.signal === signal) this.close();
+          if (this.#inFlight?.signal !== signal) return;
+          if (this.#answering) return this.close();
+          this.#peerEnded = true;
+          // 1xx responses may not be sent to an HTTP/1.0 client (RFC 9110 §15.2).
+          if (head.minor === 1) this.#probeTimer = setInterval(() => this.#probe(), PROBE_MS);
           return;
         }
       }
@@ -367,8 +404,19 @@ export class Connection {
     void watch();
   }
 
+  /** Sends one interim `100 Continue` unless the answer has started; a failed write closes. */
+  #probe(): void {
+    if (this.#closed || this.#answering || this.#probing !== null) return;
+    this.#probing = this.#write(CONTINUE).catch(() => this.close()).finally(() => {
+      this.#probing = null;
+    });
+  }
+
   /** Writes the response; true when the connection may serve another request. */
   async #send(head: RequestHead, response: Response, reusable: boolean): Promise<boolean> {
+    this.#answering = true;
+    clearInterval(this.#probeTimer);
+    await this.#probing;
     const { status } = response;
     const bodiless = head.method === "HEAD" || status === 204 || status === 304;
     const streamed = (response.headers.get("content-type") ?? "").startsWith("text/event-stream");

@@ -147,21 +147,38 @@ Deno.test("framing: a head larger than 32 KiB gets 431 however it arrives", asyn
   assert.match(fits, /^HTTP\/1\.1 200 /, fits.slice(0, 200));
 });
 
-Deno.test("framing: a method fetch's Request refuses, or a lowercase get with a body, is answered", async () => {
+Deno.test("framing: methods are case-sensitive, and one fetch's Request refuses or a GET with a body is answered", async () => {
   await using svc = await startHttpSvc({
     config: { ...fixtureConfig(), McpServer: { RunspacePool: LIGHT_POOL } },
   });
   assert.ok(await eventually(() => answersOk(`${svc.url}/health`), 60_000), svc.stderr());
   const host = new URL(svc.url).host;
-  for (const method of ["TRACE", "CONNECT", "track"]) {
-    const reply = await exchange(svc.url, `${method} /health HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+  const call = JSON.stringify({ tool: "get_fixture_greeting", arguments: { Name: "lower" } });
+  // `post` is not POST (RFC 9110 §9.1): before, fetch's Request upper-cased it and the call ran;
+  // `head` was answered as HEAD but with a body.
+  for (
+    const [method, rest] of [
+      ["TRACE", ""],
+      ["CONNECT", ""],
+      ["track", ""],
+      ["post", `Content-Type: application/json\r\nContent-Length: ${call.length}\r\n\r\n${call}`],
+      ["head", "\r\n"],
+      ["Get", "\r\n"],
+    ]
+  ) {
+    const path = method === "post" ? "/call" : "/health";
+    const reply = await exchange(
+      svc.url,
+      `${method} ${path} HTTP/1.1\r\nHost: ${host}\r\n${rest || "\r\n"}`,
+    );
     assert.match(reply, /^HTTP\/1\.1 501 /, `${method}: ${JSON.stringify(reply)}`);
     assert.ok(reply.includes(`The request method ${method} is not supported.`), reply);
+    assert.ok(!reply.includes("lower"), reply);
   }
   // Answered without reading the body, then closed: nothing after it is read as a request.
   const get = await exchange(
     svc.url,
-    `get /health HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 5\r\n\r\nhello`,
+    `GET /health HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 5\r\n\r\nhello`,
   );
   assert.match(get, /^HTTP\/1\.1 200 /, JSON.stringify(get));
   assert.match(get, /\r\nconnection: close\r\n/);
@@ -350,4 +367,64 @@ Deno.test("framing: a head of bare LF line ends gets 400 at once, more than 100 
     `GET /health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n${fewer}\r\n\r\n`,
   );
   assert.match(fits, /^HTTP\/1\.1 200 /, fits.slice(0, 200));
+});
+
+/** Sends `request`, ends the sending side (half-close) and reads, as Latin-1, until svc closes. */
+async function halfClosed(url: string, request: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  const conn = await Deno.connect({ hostname, port: Number(port) });
+  await writeAll(conn, bytesOf(request));
+  await conn.closeWrite();
+  let text = "";
+  const buffer = new Uint8Array(65_536);
+  await within(
+    (async () => {
+      for (;;) {
+        const n = await conn.read(buffer);
+        if (n === null) break;
+        text += String.fromCharCode(...buffer.subarray(0, n));
+      }
+    })(),
+    "svc to answer a client that half-closed",
+    30_000,
+  );
+  conn.close();
+  return text;
+}
+
+Deno.test("framing: a client that half-closes after a complete request gets its answer", async () => {
+  await using svc = await startHttpSvc({
+    config: { ...fixtureConfig(), McpServer: { RunspacePool: LIGHT_POOL } },
+  });
+  assert.ok(await eventually(() => answersOk(`${svc.url}/health`), 60_000), svc.stderr());
+  const host = new URL(svc.url).host;
+  // Before, the end of the client's stream aborted the request and the client read nothing.
+  const health = await halfClosed(svc.url, `GET /health HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+  assert.match(health, /^HTTP\/1\.1 200 /, health);
+  // A call that outlasts a probe: the client reads `100 Continue`, then the answer.
+  const call = JSON.stringify({
+    tool: "start_sleep_milliseconds",
+    arguments: { Milliseconds: 2500 },
+  });
+  const slow = await halfClosed(
+    svc.url,
+    `POST /call HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${call.length}\r\n\r\n${call}`,
+  );
+  assert.match(
+    slow,
+    /^HTTP\/1\.1 100 Continue\r\n\r\n(HTTP\/1\.1 100 Continue\r\n\r\n)*HTTP\/1\.1 200 /,
+    slow,
+  );
+  assert.match(slow, /"structuredContent":\{"output":\[\]\}/);
+  assert.ok(!slow.includes('"isError":true'), slow);
+  // Two requests sent before the half-close are both answered.
+  const both = await halfClosed(
+    svc.url,
+    `GET /health HTTP/1.1\r\nHost: ${host}\r\n\r\nGET /health/ready HTTP/1.1\r\nHost: ${host}\r\n\r\n`,
+  );
+  const [first, second, ...more] = responses(both);
+  assert.equal(more.length, 0, both);
+  assert.match(first!.head, /^HTTP\/1\.1 200 /);
+  assert.match(second!.head, /^HTTP\/1\.1 200 /);
 });
