@@ -10,7 +10,7 @@
 import { type AuthSettings, readAuth } from "./config_auth.ts";
 import { type HttpLimits, readHttpLimits } from "./config_http_limits.ts";
 import { type PoolSettings, readPool } from "./config_pool.ts";
-import { dirname, isAbsolute } from "node:path";
+import { dirname, isAbsolute, resolve } from "node:path";
 import { hintFor, Reader, type SettingSource } from "./config_reader.ts";
 import { type CommandOverride, readOverrides } from "./config_overrides.ts";
 import { FLAGS, flagVariable } from "./config_flags.ts";
@@ -142,6 +142,26 @@ export interface HttpSettings {
    * @default false (flag `--allow-anonymous`, env `SVC_ALLOW_ANONYMOUS`, `McpServer:AllowAnonymous`)
    */
   allowAnonymous: boolean;
+  /**
+   * HTTPS on svc's own port: absolute paths of the PEM certificate chain and private key, or null
+   * for plain HTTP. @default null (flags `--tls-certificate`, `--tls-key`; env `SVC_TLS_CERTIFICATE`,
+   * `SVC_TLS_KEY`; `McpServer:TlsCertificatePath`, `McpServer:TlsKeyPath`)
+   */
+  tls: TlsFiles | null;
+  /**
+   * svc is reached only through a proxy that terminates TLS and sets `X-Forwarded-Proto`: a request
+   * whose one `X-Forwarded-Proto` is `http` or `https` is taken to have come with that scheme.
+   * @default false (`McpServer:TrustForwardedProto`)
+   */
+  trustForwardedProto: boolean;
+}
+
+/** The files of HTTPS on svc's own port (`McpServer:TlsCertificatePath`, `McpServer:TlsKeyPath`). */
+export interface TlsFiles {
+  /** The certificate chain, PEM, the server's certificate first. */
+  certificatePath: string;
+  /** Its private key, PEM. */
+  keyPath: string;
 }
 
 /** All settings svc runs with. */
@@ -192,6 +212,10 @@ export interface SettingsOverrides {
   port?: string | undefined;
   /** `--mcp-path` */
   mcpPath?: string | undefined;
+  /** `--tls-certificate` */
+  tlsCertificate?: string | undefined;
+  /** `--tls-key` */
+  tlsKey?: string | undefined;
   /** `--allow-anonymous` ("true" when given) */
   allowAnonymous?: string | undefined;
 }
@@ -343,7 +367,7 @@ function resolveSettings(
   return {
     configPath,
     pool,
-    http: later(() => readHttp(read, given)),
+    http: later(() => readHttp(read, given, cwd)),
     auth: later(() => readAuth(read)),
     transport: later(() => parseTransport(given("transport") ?? FLAGS.transport.default)),
     shell,
@@ -388,7 +412,7 @@ function flagSettings(
   return { sources, values };
 }
 
-function readHttp(read: Reader, given: Given): HttpSettings {
+function readHttp(read: Reader, given: Given, cwd: string): HttpSettings {
   const portText = given("port") ?? FLAGS.port.default;
   const port = Number(portText);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -415,7 +439,35 @@ function readHttp(read: Reader, given: Given): HttpSettings {
     allowedOrigins: read.strings("Authentication:Cors:AllowedOrigins"),
     allowedHosts: read.strings("McpServer:AllowedHosts"),
     allowAnonymous: readAllowAnonymous(read, given),
+    tls: readTlsFiles(read, given, cwd),
+    trustForwardedProto: read.boolean("McpServer:TrustForwardedProto"),
   };
+}
+
+/**
+ * The TLS files: each from its flag, else its `SVC_*` variable (relative to the current directory),
+ * else its key (relative by the rule of `Reader.path`). Both or neither: one alone is refused, since
+ * svc would otherwise serve plain HTTP where HTTPS was meant.
+ */
+function readTlsFiles(read: Reader, given: Given, cwd: string): TlsFiles | null {
+  const path = (name: "tlsCertificate" | "tlsKey", key: string) => {
+    const value = given(name);
+    if (value !== undefined && value.trim() !== "") return resolve(cwd, value);
+    return read.path(key, cwd);
+  };
+  const certificatePath = path("tlsCertificate", "McpServer:TlsCertificatePath");
+  const keyPath = path("tlsKey", "McpServer:TlsKeyPath");
+  if (certificatePath !== null && keyPath !== null) return { certificatePath, keyPath };
+  if (certificatePath === null && keyPath === null) return null;
+  const [set, unset] = certificatePath === null
+    ? ["tlsKey", "tlsCertificate"] as const
+    : ["tlsCertificate", "tlsKey"] as const;
+  throw new ConfigError(
+    "INVALID_VALUE",
+    `HTTPS needs both a certificate and its key: ${FLAGS[set].key} is set but ${
+      FLAGS[unset].key
+    } is not (${flagWords(unset)})`,
+  );
 }
 
 function readAllowAnonymous(read: Reader, given: Given): boolean {

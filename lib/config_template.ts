@@ -140,6 +140,13 @@ const DEFAULT_CONFIG_TEXT =
     "SendTimeout": "00:00:30",
     // Bytes of an event stream waiting for a slow client; past it the stream is closed (8 MiB).
     "MaxStreamQueueBytes": 8388608,
+    // HTTPS on svc's own port: PEM files of the certificate chain and of its private key, both or
+    // neither (then plain HTTP). Re-read when they change, so a renewed pair needs no restart.
+    "TlsCertificatePath": "",
+    "TlsKeyPath": "",
+    // Behind a proxy that terminates TLS and sets X-Forwarded-Proto on every request (and only
+    // then): the URLs svc builds (OAuth metadata, challenges) and its same-origin check use it.
+    "TrustForwardedProto": false,
     // Host header values accepted besides the loopback names and the addresses svc listens on
     // (bound to 0.0.0.0: every address of this machine); "*.example.com" allows subdomains.
     "AllowedHosts": [],

@@ -5,7 +5,8 @@
  * `HeaderReadTimeout`, an idle kept-alive connection is closed after `KeepAliveTimeout`, a write
  * that makes no progress for `SendTimeout` closes the connection, an event stream whose client
  * falls more than `MaxStreamQueueBytes` behind is closed instead of queuing without bound, and a
- * connection closing on a client still sending is drained for a second at most.
+ * connection closing on a client still sending is drained for a second at most. The socket is TCP
+ * or TLS over it (`lib/http_tls.ts`); which one only changes the scheme of the request's URL.
  *
  * @module
  */
@@ -18,23 +19,16 @@ import {
   type RequestHead,
   responseHead,
 } from "./http_wire.ts";
+import { ConnectionInput } from "./http_input.ts";
 import { logger } from "./log.ts";
 
 const log = logger("http");
 
 /** Largest request head (request line and header fields) accepted, in bytes; past it: 431. */
 const MAX_HEAD_BYTES = 32 * 1024;
-/**
- * A connection reads into a buffer of 8 KiB, grown to 64 KiB once a read fills it: an idle
- * connection holds little (1,500 idle connections cost 92 MB with 64 KiB each from the start),
- * while a large body still arrives in few reads.
- */
-const FIRST_READ_BYTES = 8 * 1024;
-const READ_CHUNK = 64 * 1024;
 /** How long, and how much, an unread body is drained before its connection is closed. */
 const LINGER_MS = 1000;
 const LINGER_BYTES = 4 * 1024 * 1024;
-const EMPTY = new Uint8Array(0);
 const encoder = new TextEncoder();
 const CONTINUE = encoder.encode("HTTP/1.1 100 Continue\r\n\r\n");
 /**
@@ -55,9 +49,28 @@ const FETCH_FORBIDDEN = /^(?:CONNECT|TRACE|TRACK)$/i;
 /** A host, optionally with a port: no `/`, `@`, `?`, `#` or `\` that would change the URL's shape. */
 const HOST = /^[A-Za-z0-9.\-_~%!$&'()*+,;=:\[\]]+$/;
 
+/** What a connection reads and writes: a TCP connection (a `Deno.Conn`), or TLS over one. */
+export interface ConnectionSocket {
+  /** Reads into `buffer`; the count read, or null at the end of the stream. */
+  read(buffer: Uint8Array): Promise<number | null>;
+  /** Writes some of `bytes`, resolving with how many. */
+  write(bytes: Uint8Array): Promise<number>;
+  /** Ends the sending side; reading goes on. */
+  closeWrite(): Promise<void>;
+  /** Closes both sides at once. */
+  close(): void;
+}
+
 /** How a connection is bounded and what it serves. */
 export interface ConnectionOptions {
   handler: (req: Request) => Response | Promise<Response>;
+  /** The connection is TLS: request URLs, and every URL svc builds from them, say `https`. */
+  secure: boolean;
+  /**
+   * A request's one `X-Forwarded-Proto` of `http` or `https` names its URL's scheme, as a proxy
+   * terminating TLS in front of svc says (`McpServer:TrustForwardedProto`).
+   */
+  trustForwardedProto: boolean;
   /** Time for a request head to arrive, in ms (`McpServer:HeaderReadTimeout`). */
   headerReadTimeoutMs: number;
   /** Time an idle connection is kept open between requests, in ms (`McpServer:KeepAliveTimeout`). */
@@ -75,12 +88,9 @@ export interface ConnectionOptions {
 
 /** Serves one accepted connection until it closes; see the module documentation. */
 export class Connection {
-  readonly #conn: Deno.Conn;
+  readonly #conn: ConnectionSocket;
   readonly #options: ConnectionOptions;
-  #chunk = new Uint8Array(FIRST_READ_BYTES);
-  /** Bytes read and not consumed yet. */
-  #buffered: Uint8Array = EMPTY;
-  #reading: Promise<boolean> | null = null;
+  readonly #input: ConnectionInput;
   #closed = false;
   /** Waiting for the next request: {@linkcode closeIfIdle} may close at once. */
   #idle = true;
@@ -97,8 +107,9 @@ export class Connection {
   #probeTimer: ReturnType<typeof setInterval> | undefined;
   #probing: Promise<void> | null = null;
 
-  constructor(conn: Deno.Conn, options: ConnectionOptions) {
+  constructor(conn: ConnectionSocket, options: ConnectionOptions) {
     this.#conn = conn;
+    this.#input = new ConnectionInput(conn);
     this.#options = options;
   }
 
@@ -178,7 +189,7 @@ export class Connection {
       }
       const bodyRead = request.bodyRead();
       // A client that ended its side may have sent a next request before it did; else none can come.
-      const more = !this.#peerEnded || this.#buffered.length > 0;
+      const more = !this.#peerEnded || this.#input.buffered.length > 0;
       const reusable = head.keepAlive && !this.#options.healthOnly && bodyRead && more;
       const again = await this.#send(head, response, reusable);
       if (!bodyRead) await this.#linger();
@@ -205,7 +216,7 @@ export class Connection {
       timer = setTimeout(() => wake?.(), ms);
     };
     // On the keep-alive clock until the first byte of the next request, then on the head's: once.
-    let idleClock = !this.#options.healthOnly && !first && this.#buffered.length === 0;
+    let idleClock = !this.#options.healthOnly && !first && this.#input.buffered.length === 0;
     arm(
       this.#options.healthOnly
         ? Math.min(1000, headerReadTimeoutMs)
@@ -216,8 +227,8 @@ export class Connection {
     let scanned = 0;
     try {
       for (;;) {
-        this.#skipLeadingBlankLines();
-        const found = headEnd(this.#buffered, scanned);
+        this.#input.skipLeadingBlankLines();
+        const found = headEnd(this.#input.buffered, scanned);
         if ("bareLf" in found) {
           return {
             status: 400,
@@ -226,19 +237,19 @@ export class Connection {
         }
         const { end } = found;
         // A head that arrived whole in one read is measured too, not only one still arriving.
-        if (end > MAX_HEAD_BYTES || (end < 0 && this.#buffered.length > MAX_HEAD_BYTES)) {
+        if (end > MAX_HEAD_BYTES || (end < 0 && this.#input.buffered.length > MAX_HEAD_BYTES)) {
           return {
             status: 431,
             message: `The request head is larger than ${MAX_HEAD_BYTES} bytes.`,
           };
         }
         if (end >= 0) {
-          const text = latin1(this.#buffered.subarray(0, end));
-          this.#consume(end + 4);
+          const text = latin1(this.#input.buffered.subarray(0, end));
+          this.#input.consume(end + 4);
           return parseHead(text);
         }
-        scanned = this.#buffered.length;
-        const more = await Promise.race([this.#readMore(), late]);
+        scanned = this.#input.buffered.length;
+        const more = await Promise.race([this.#input.readMore(), late]);
         if (more === "late") {
           return idleClock ? null : {
             status: 408,
@@ -249,7 +260,7 @@ export class Connection {
         // The first byte of a request starts its head's own clock. Blank lines before a request
         // line count as its first bytes: were they to re-arm the clock, a client sending CRLF now
         // and then would hold the connection past both timeouts.
-        if (idleClock && this.#buffered.length > 0) {
+        if (idleClock && this.#input.buffered.length > 0) {
           idleClock = false;
           arm(headerReadTimeoutMs);
         }
@@ -259,20 +270,12 @@ export class Connection {
     }
   }
 
-  #skipLeadingBlankLines(): void {
-    let i = 0;
-    while (
-      i + 1 < this.#buffered.length && this.#buffered[i] === 13 && this.#buffered[i + 1] === 10
-    ) i += 2;
-    if (i > 0) this.#consume(i);
-  }
-
   /** The fetch `Request` for a head, with a body that reads from the connection; null for a bad Host. */
   #request(
     head: RequestHead,
     signal: AbortSignal,
   ): { request: Request; bodyRead: () => boolean } | null {
-    // At most MAX_HEADER_FIELDS: building Headers costs the square of the distinct names.
+    // At most 100 fields (http_wire.ts): building Headers costs the square of the distinct names.
     const headers = new Headers();
     for (const [name, value] of head.fields) headers.append(name, value);
     // An absolute-form target names the host, before the Host field (RFC 9112 §3.2.2).
@@ -283,7 +286,7 @@ export class Connection {
     try {
       // The target is origin form with no dot segment or `\` (http_wire.ts): the URL's path is the
       // target's path, byte for byte, as a proxy in front of svc saw it.
-      url = new URL(`http://${host}${head.target}`).href;
+      url = new URL(`${this.#scheme(head)}://${host}${head.target}`).href;
     } catch {
       return null;
     }
@@ -301,6 +304,16 @@ export class Connection {
       request: new Request(url, { method: head.method, headers, body: body.stream, signal }),
       bodyRead: () => body.done(),
     };
+  }
+
+  /** The scheme the client used: TLS or not, or what a trusted proxy says it was. */
+  #scheme(head: RequestHead): "http" | "https" {
+    const own = this.#options.secure ? "https" : "http";
+    if (!this.#options.trustForwardedProto) return own;
+    const given = head.fields.filter(([name]) => name === "x-forwarded-proto");
+    // Anything but one plain value (a list from proxies in a row, a typo) is not taken.
+    const value = given.length === 1 ? given[0]![1].toLowerCase() : "";
+    return value === "https" || value === "http" ? value : own;
   }
 
   /** A body stream that reads the framed body from the connection as it is pulled. */
@@ -325,11 +338,11 @@ export class Connection {
         }
         for (;;) {
           if (decoder === null) {
-            if (this.#buffered.length > 0) {
-              const take = Math.min(left, this.#buffered.length);
+            if (this.#input.buffered.length > 0) {
+              const take = Math.min(left, this.#input.buffered.length);
               // Buffered arrays are never written to once read, so a view is safe to hand out.
-              controller.enqueue(this.#buffered.subarray(0, take));
-              this.#consume(take);
+              controller.enqueue(this.#input.buffered.subarray(0, take));
+              this.#input.consume(take);
               left -= take;
               if (left === 0) finish(controller);
               return;
@@ -337,7 +350,7 @@ export class Connection {
           } else {
             // Every chunk buffered goes out as one piece: a body of one-byte chunks handed on a
             // chunk a pull cost a second of CPU per million chunks.
-            const decoded = this.#decodeBuffered(decoder);
+            const decoded = this.#input.decodeChunks(decoder);
             if ("error" in decoded) {
               controller.error(new Error(decoded.error));
               return;
@@ -346,7 +359,7 @@ export class Connection {
             if (decoded.ended) return finish(controller);
             if (decoded.data.length > 0) return;
           }
-          if (!await this.#readMore()) {
+          if (!await this.#input.readMore()) {
             controller.error(new Error("The client closed the connection before the body ended."));
             return;
           }
@@ -354,29 +367,6 @@ export class Connection {
       },
     }, { highWaterMark: 0 });
     return { stream, done: () => done };
-  }
-
-  /**
-   * Decodes every chunk (and the end) that the buffer holds, consuming it, into one array. The
-   * pieces are views of the buffer until joined: nothing is written over consumed bytes meanwhile.
-   */
-  #decodeBuffered(decoder: ChunkedDecoder): { data: Uint8Array; ended: boolean } | {
-    error: string;
-  } {
-    const parts: Uint8Array[] = [];
-    let size = 0;
-    for (;;) {
-      const step = decoder.step(this.#buffered);
-      if (step.kind === "error") return { error: step.message };
-      if (step.kind === "more") break;
-      this.#consume(step.consumed);
-      if (step.kind === "end") return { data: join(parts, size), ended: true };
-      if (step.data.length > 0) {
-        parts.push(step.data);
-        size += step.data.length;
-      }
-    }
-    return { data: join(parts, size), ended: false };
   }
 
   /**
@@ -390,8 +380,8 @@ export class Connection {
   #watchForClose(signal: AbortSignal, head: RequestHead): void {
     const watch = async () => {
       while (!signal.aborted && this.#inFlight?.signal === signal && !this.#closed) {
-        if (this.#buffered.length > MAX_HEAD_BYTES) return;
-        if (!await this.#readMore()) {
+        if (this.#input.buffered.length > MAX_HEAD_BYTES) return;
+        if (!await this.#input.readMore()) {
           if (this.#inFlight?.signal !== signal) return;
           if (this.#answering) return this.close();
           this.#peerEnded = true;
@@ -533,10 +523,11 @@ export class Connection {
       // that stopped sending mid-body and keeps its socket open would otherwise hold the connection
       // (and its MaxConnections slot) for good. Then bytes are read into the one scratch buffer and
       // dropped, so draining allocates nothing however much the client sends.
-      if (this.#reading !== null && await Promise.race([this.#reading, late]) === null) return;
-      this.#buffered = EMPTY;
+      const reading = this.#input.reading;
+      if (reading !== null && await Promise.race([reading, late]) === null) return;
+      this.#input.clear();
       for (let dropped = 0; dropped < LINGER_BYTES;) {
-        const n = await Promise.race([this.#conn.read(this.#chunk).catch(() => null), late]);
+        const n = await Promise.race([this.#input.readAndDrop(), late]);
         if (n === null) return;
         dropped += n;
       }
@@ -576,58 +567,6 @@ export class Connection {
       }
     }
   }
-
-  /** Reads once more into the buffer; false at the end of the stream. One read at a time. */
-  #readMore(): Promise<boolean> {
-    this.#reading ??= this.#conn.read(this.#chunk).then((n) => {
-      this.#reading = null;
-      if (n === null) return false;
-      this.#append(this.#chunk.subarray(0, n));
-      if (n === this.#chunk.length && n < READ_CHUNK) this.#chunk = new Uint8Array(READ_CHUNK);
-      return true;
-    }, () => {
-      this.#reading = null;
-      return false;
-    });
-    return this.#reading;
-  }
-
-  /**
-   * Adds `bytes` after what is buffered, into the buffer's spare room when it has some, else into
-   * one twice as large. Copying everything buffered on every read would cost a client sending its
-   * head a byte at a time 32 KiB of copying per byte (measured: 0.6 s of CPU per connection); with
-   * room to spare each byte is copied a few times at most. Only bytes past the buffered ones are
-   * written: every view handed out of the buffer was copied or used before it is consumed.
-   */
-  #append(bytes: Uint8Array): void {
-    const held = this.#buffered;
-    const end = held.byteOffset + held.length;
-    if (held.length > 0 && end + bytes.length <= held.buffer.byteLength) {
-      new Uint8Array(held.buffer).set(bytes, end);
-      this.#buffered = new Uint8Array(held.buffer, held.byteOffset, held.length + bytes.length);
-      return;
-    }
-    const size = held.length + bytes.length;
-    const grown = new Uint8Array(held.length === 0 ? size : Math.max(2 * size, 4096));
-    grown.set(held);
-    grown.set(bytes, held.length);
-    this.#buffered = grown.subarray(0, size);
-  }
-
-  #consume(count: number): void {
-    this.#buffered = count >= this.#buffered.length ? EMPTY : this.#buffered.subarray(count);
-  }
-}
-
-/** `parts` (`size` bytes in all) copied into one new array. */
-function join(parts: Uint8Array[], size: number): Uint8Array {
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
 }
 
 function frameChunk(data: Uint8Array): Uint8Array {

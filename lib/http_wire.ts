@@ -51,7 +51,7 @@ export interface HeadError {
  * those before it): 5,900 of them in a 32 KiB head took 4 to 8 seconds of svc's one thread. A client
  * of svc sends about 15 and a proxy adds about 10; 100 is also where `Deno.serve` and Apache stop.
  */
-export const MAX_HEADER_FIELDS = 100;
+const MAX_HEADER_FIELDS = 100;
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Field values: visible ASCII, spaces, tabs and obs-text; never CR, LF or NUL. */

@@ -268,7 +268,7 @@ function spawnLogged(
   return { child, tail };
 }
 
-/** Spawns a server that logs `listening on http://host:port` to stderr and waits for that line. */
+/** Spawns a server that logs `listening on http(s)://host:port` to stderr and waits for that line. */
 export async function spawnHttp(
   argv: string[],
   options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {},
@@ -281,7 +281,7 @@ export async function spawnHttp(
   const { child, tail } = spawnLogged(argv, options, tracker, (text) => {
     if (seen === null) return;
     seen += text;
-    const match = /listening on (http:\/\/[^\s:]+|http:\/\/\[[^\]]+\]):(\d+)/.exec(seen);
+    const match = /listening on (https?:\/\/[^\s:]+|https?:\/\/\[[^\]]+\]):(\d+)/.exec(seen);
     if (match) {
       resolveUrl(`${match[1]}:${match[2]}`);
       seen = null;
