@@ -1,0 +1,213 @@
+/**
+ * svc behind nginx on loopback (Debian's nginx-light): the HTTPS recipe of docs/scaling-out.md run
+ * as written (TLS at nginx, `Host` passed on, the scheme trusted from `X-Forwarded-Proto`) with the
+ * SDK client and `curl`; and a front that exposes only `/health`, which a target with `\` no longer
+ * gets past.
+ */
+import assert from "node:assert/strict";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { within } from "./support/deadline.ts";
+import { answersOk, eventually, fixtureConfig, startHttpSvc } from "./support/harness.ts";
+import { freePort, NGINX, startNginx } from "./support/nginx.ts";
+import { makeAuthority, makeServerPair, trustingFetch } from "./support/tls.ts";
+
+const LIGHT_POOL = { MinPoolSize: 1, EagerWarmCount: 1, StopTimeout: "00:00:02" };
+const skip = NGINX ? "" : " [skipped: no nginx binary; apt install nginx-light]";
+const root = new URL("../", import.meta.url).pathname;
+const SCALING_OUT = "docs/scaling-out.md";
+
+/** The text of the fenced `language` block after `<!-- recipe: name -->` in docs/scaling-out.md. */
+function recipe(name: string, language: string): string {
+  const text = Deno.readTextFileSync(`${root}${SCALING_OUT}`);
+  const match = new RegExp(`<!-- recipe: ${name} -->\\s*\`\`\`${language}\\n([\\s\\S]*?)\`\`\``)
+    .exec(text);
+  assert.ok(match, `${SCALING_OUT} has no ${language} block after '<!-- recipe: ${name} -->'`);
+  return match[1]!;
+}
+
+async function curl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const output = await new Deno.Command("curl", {
+    args: ["--silent", "--show-error", "--max-time", "60", ...args],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
+}
+
+Deno.test({
+  name: `proxy: the nginx TLS recipe of docs/scaling-out.md works as written${skip}`,
+  ignore: !NGINX,
+  fn: async () => {
+    const authority = await makeAuthority();
+    const pair = await makeServerPair(authority, "nginx-tls", ["svc.example.com", "other.example"]);
+    using trusting = trustingFetch(authority);
+    const settings = JSON.parse(recipe("nginx-tls-svc", "json")) as {
+      McpServer: Record<string, unknown>;
+    };
+    await using svc = await startHttpSvc({
+      config: {
+        ...fixtureConfig(),
+        McpServer: { ...settings.McpServer, RunspacePool: LIGHT_POOL },
+      },
+    });
+    const port = freePort();
+    // Only what the reader replaces: the port, the certificate's files and svc's address.
+    const server = recipe("nginx-tls", "nginx")
+      .replace("listen 443 ssl;", `listen 127.0.0.1:${port} ssl;`)
+      .replace("/etc/nginx/tls/svc.example.com.crt", pair.certificatePath)
+      .replace("/etc/nginx/tls/svc.example.com.key", pair.keyPath)
+      .replace("http://127.0.0.1:8080", `http://${new URL(svc.url).host}`);
+    const base = `https://svc.example.com:${port}`;
+    const resolve = ["--resolve", `svc.example.com:${port}:127.0.0.1`];
+    const resolveOther = ["--resolve", `other.example:${port}:127.0.0.1`];
+    await using nginx = await startNginx(server, async () => {
+      try {
+        const response = await trusting(`https://localhost:${port}/health`);
+        await response.body?.cancel();
+        return response.status === 200;
+      } catch {
+        return false;
+      }
+    });
+    try {
+      // curl as a user would: the public name, over TLS, a tool called.
+      const call = await curl([
+        ...resolve,
+        "--cacert",
+        authority.caPath,
+        "-H",
+        "content-type: application/json",
+        "--data",
+        JSON.stringify({ tool: "get_fixture_greeting", arguments: { Name: "proxied" } }),
+        `${base}/call`,
+      ]);
+      assert.equal(call.code, 0, call.stderr + nginx.errors());
+      assert.match(call.stdout, /Hello, proxied!/);
+      // Host is passed on: a name svc does not serve is refused by svc, not let through.
+      const other = await curl([
+        ...resolveOther,
+        "--cacert",
+        authority.caPath,
+        "--write-out",
+        "%{http_code}",
+        `https://other.example:${port}/tools`,
+      ]);
+      assert.match(other.stdout, /Host 'other\.example:\d+' is not served here/);
+      assert.match(other.stdout, /403$/);
+      // The scheme is the client's: its https origin is svc's own, the http one is not.
+      const origin = (value: string) =>
+        curl([
+          ...resolve,
+          "--cacert",
+          authority.caPath,
+          "-H",
+          `Origin: ${value}`,
+          "--output",
+          "/dev/null",
+          "--write-out",
+          "%{http_code}",
+          `${base}/tools`,
+        ]);
+      assert.equal((await origin(base)).stdout, "200");
+      assert.equal((await origin(`http://svc.example.com:${port}`)).stdout, "403");
+      // The SDK client, both eras (2025-11-25 answers stream through as SSE).
+      for (const era of ["2026-07-28", "2025-11-25"] as const) {
+        const client = new Client(
+          { name: "proxied", version: "1" },
+          era === "2026-07-28" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {},
+        );
+        await client.connect(
+          new StreamableHTTPClientTransport(new URL(`https://localhost:${port}/mcp`), {
+            fetch: trusting,
+          }),
+        );
+        try {
+          const result = await client.callTool({
+            name: "get_fixture_greeting",
+            arguments: { Name: era },
+          });
+          assert.match(JSON.stringify(result.content), new RegExp(`Hello, ${era}!`));
+        } finally {
+          await client.close();
+        }
+      }
+    } finally {
+      await Deno.remove(authority.dir, { recursive: true });
+    }
+  },
+});
+
+/** Sends `request` to `port` on loopback and reads, as Latin-1, until the connection closes. */
+async function exchange(port: number, request: string): Promise<string> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const bytes = Uint8Array.from(request, (c) => c.charCodeAt(0));
+  for (let offset = 0; offset < bytes.length;) offset += await conn.write(bytes.subarray(offset));
+  let text = "";
+  const buffer = new Uint8Array(65_536);
+  await within(
+    (async () => {
+      try {
+        for (;;) {
+          const n = await conn.read(buffer);
+          if (n === null) break;
+          text += String.fromCharCode(...buffer.subarray(0, n));
+        }
+      } catch {
+        // A reset ends the answer too.
+      }
+    })(),
+    "the answer through nginx",
+    30_000,
+  );
+  conn.close();
+  return text;
+}
+
+Deno.test({
+  name:
+    `proxy: behind a front that exposes only /health, a target with \\ reaches no other route${skip}`,
+  ignore: !NGINX,
+  fn: async () => {
+    await using svc = await startHttpSvc({
+      config: { ...fixtureConfig(), McpServer: { RunspacePool: LIGHT_POOL } },
+    });
+    assert.ok(await eventually(() => answersOk(`${svc.url}/health`), 60_000), svc.stderr());
+    const port = freePort();
+    await using _nginx = await startNginx(
+      `
+  upstream svc { server ${new URL(svc.url).host}; keepalive 4; }
+  server {
+    listen 127.0.0.1:${port};
+    location /health {
+      proxy_pass http://svc;
+      proxy_set_header Host $http_host;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+    }
+    location / { return 403; }
+  }`,
+      `http://127.0.0.1:${port}/health`,
+    );
+    const call = JSON.stringify({ tool: "get_fixture_greeting", arguments: { Name: "bypass" } });
+    const post = (target: string) =>
+      exchange(
+        port,
+        `POST ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${call.length}\r\nConnection: close\r\n\r\n${call}`,
+      );
+    // nginx reads `\` as a plain character and matches /health; before, svc read it as `/`,
+    // removed the dot segment and ran /call.
+    for (const target of ["/health/..\\call", "/health\\..\\call"]) {
+      const answer = await post(target);
+      assert.match(answer, /^HTTP\/1\.1 400 /, `${target}: ${answer}`);
+      assert.match(answer, /request target has the character '\\'/);
+      assert.ok(!answer.includes("bypass"), answer);
+    }
+    // What nginx resolves itself never reaches svc's /call either.
+    for (const target of ["/call", "/health/../call", "/health/%2e%2e/call"]) {
+      assert.match(await post(target), /^HTTP\/1\.1 403 /, target);
+    }
+  },
+});
