@@ -12,7 +12,9 @@
  */
 import {
   ChunkedDecoder,
+  frameChunk,
   headEnd,
+  httpDate,
   latin1,
   latin1Bytes,
   parseHead,
@@ -103,6 +105,8 @@ export class Connection {
   #peerEnded = false;
   /** The answer to the request in flight has started: no interim response may follow. */
   #answering = false;
+  /** The answer is an event stream, sent as it is produced. */
+  #streaming = false;
   /** Sends `100 Continue` while a client that ended its side waits (see {@linkcode PROBE_MS}). */
   #probeTimer: ReturnType<typeof setInterval> | undefined;
   #probing: Promise<void> | null = null;
@@ -198,6 +202,7 @@ export class Connection {
       clearInterval(this.#probeTimer);
       this.#probeTimer = undefined;
       this.#answering = false;
+      this.#streaming = false;
       this.#inFlight = null;
       this.#idle = true;
     }
@@ -374,8 +379,8 @@ export class Connection {
    * `Deno.serve`'s `request.signal` does). Bytes of a next, pipelined request are kept for it, up to
    * a head's size. The end of the client's stream is not yet its departure: a client may half-close
    * after its request and wait for the answer (see {@linkcode PROBE_MS}). Once an event stream has
-   * started, it is, as before: the stream has no end for such a client to wait for, and a slot
-   * held by a client that is gone would never be given back.
+   * started, it is: the stream has no end for such a client to wait for, and a slot held by a
+   * client that is gone would never be given back.
    */
   #watchForClose(signal: AbortSignal, head: RequestHead): void {
     const watch = async () => {
@@ -383,10 +388,12 @@ export class Connection {
         if (this.#input.buffered.length > MAX_HEAD_BYTES) return;
         if (!await this.#input.readMore()) {
           if (this.#inFlight?.signal !== signal) return;
-          if (this.#answering) return this.close();
+          if (this.#streaming) return this.close();
           this.#peerEnded = true;
           // 1xx responses may not be sent to an HTTP/1.0 client (RFC 9110 §15.2).
-          if (head.minor === 1) this.#probeTimer = setInterval(() => this.#probe(), PROBE_MS);
+          if (head.minor === 1 && !this.#answering) {
+            this.#probeTimer = setInterval(() => this.#probe(), PROBE_MS);
+          }
           return;
         }
       }
@@ -433,6 +440,8 @@ export class Connection {
       return reusable;
     }
     const chunked = head.minor === 1;
+    // Once a stream is under way, the client's end of its stream is its departure (#watchForClose).
+    this.#streaming = true;
     await this.#write(latin1Bytes(responseHead(status, response.headers, {
       length: chunked ? "chunked" : "close",
       keepAlive: reusable && chunked,
@@ -567,29 +576,6 @@ export class Connection {
       }
     }
   }
-}
-
-function frameChunk(data: Uint8Array): Uint8Array {
-  const size = encoder.encode(`${data.length.toString(16)}\r\n`);
-  const out = new Uint8Array(size.length + data.length + 2);
-  out.set(size);
-  out.set(data, size.length);
-  out[out.length - 2] = 13;
-  out[out.length - 1] = 10;
-  return out;
-}
-
-let dateSecond = -1;
-let dateText = "";
-
-/** The `Date` header's value, formatted once a second. */
-function httpDate(): string {
-  const now = Math.floor(Date.now() / 1000);
-  if (now !== dateSecond) {
-    dateSecond = now;
-    dateText = new Date(now * 1000).toUTCString();
-  }
-  return dateText;
 }
 
 function describe(error: unknown): string {

@@ -302,6 +302,32 @@ export function responseHead(
   return `${head}\r\n`;
 }
 
+const encoder = new TextEncoder();
+
+/** `data` as one chunk of a chunked body: its size in hexadecimal, the data, CRLF. */
+export function frameChunk(data: Uint8Array): Uint8Array {
+  const size = encoder.encode(`${data.length.toString(16)}\r\n`);
+  const out = new Uint8Array(size.length + data.length + 2);
+  out.set(size);
+  out.set(data, size.length);
+  out[out.length - 2] = 13;
+  out[out.length - 1] = 10;
+  return out;
+}
+
+let dateSecond = -1;
+let dateText = "";
+
+/** The `Date` header's value, formatted once a second. */
+export function httpDate(): string {
+  const now = Math.floor(Date.now() / 1000);
+  if (now !== dateSecond) {
+    dateSecond = now;
+    dateText = new Date(now * 1000).toUTCString();
+  }
+  return dateText;
+}
+
 /** One step of decoding a chunked body: data, the end, or a need for more bytes. */
 export type ChunkStep =
   | { kind: "data"; data: Uint8Array; consumed: number }
