@@ -208,3 +208,21 @@ export function readConnection(bytes: Uint8Array): Reading {
     if (!keepAlive) return { served, refused: null };
   }
 }
+
+/**
+ * A reading in the terms a fetch handler of svc sees it: the fields as a Request's Headers give
+ * them (joined per name, sorted), the query as the URL has it, the host lower-cased.
+ */
+export function handlerView(reading: Reading): Reading {
+  return {
+    refused: reading.refused,
+    served: reading.served.map((r) => {
+      const appended = new Headers();
+      for (const [name, value] of r.fields) appended.append(name, value);
+      // A Request copies its Headers as they iterate, joined and trimmed.
+      const { headers } = new Request("http://localhost/", { headers: appended });
+      const url = new URL(`http://${r.authority || "localhost"}${r.path}${r.query}`);
+      return { ...r, query: url.search, authority: url.host, fields: [...headers] };
+    }),
+  };
+}
