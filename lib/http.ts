@@ -14,7 +14,7 @@ import { logger } from "./log.ts";
 import type { HttpFront } from "./http_front.ts";
 import { checkAnonymousExposure } from "./http_guard.ts";
 import { RequestLimiter } from "./http_admission.ts";
-import { listen } from "./http_listen.ts";
+import { listen as listenHttp } from "./http_listen.ts";
 import type { McpServerOptions, ToolRunner } from "./mcp.ts";
 import { WorkerPool } from "./pool.ts";
 import { tenantOf } from "./pool_tenancy.ts";
@@ -31,11 +31,16 @@ export interface HttpOptions {
   version: string;
   /** Resolves when the process is asked to stop (SIGINT/SIGTERM). */
   shutdown: Promise<void>;
+  /**
+   * The HTTP server the front is served by. A seam for `bench/serve_front.ts`, which measures the
+   * front on `Deno.serve` against svc's own server. @default svc's HTTP/1.1 server (`http_listen.ts`)
+   */
+  listen?: typeof listenHttp;
 }
 
 /** Serves MCP over HTTP until shutdown, then drains in-flight calls and closes every worker. */
 export async function serveHttp(options: HttpOptions): Promise<void> {
-  const { settings, pwsh, version, shutdown } = options;
+  const { settings, pwsh, version, shutdown, listen = listenHttp } = options;
   checkAnonymousExposure(settings.http, settings.auth);
   const auth = new Authenticator({ auth: settings.auth, shell: settings.shell });
   const http = settings.http;

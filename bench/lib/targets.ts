@@ -110,18 +110,23 @@ function wrap(client: Client, pid: () => number | null, era: Era): McpClient {
 }
 
 /**
- * Connects an SDK v2 client over Streamable HTTP; `headers` go with every request (P7's API keys).
- * @default headers none
+ * Connects an SDK v2 client over Streamable HTTP; `headers` go with every request (P7's API keys),
+ * and `fetchWith` makes them (one that trusts a test certificate, for HTTPS).
+ * @default headers none; fetchWith the global fetch
  */
 export async function connectHttp(
   mcpUrl: string,
   era: Era,
   pid: number | null = null,
   headers: Record<string, string> = {},
+  fetchWith?: typeof fetch,
 ): Promise<McpClient> {
   const client = newClient(era);
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers } }),
+    new StreamableHTTPClientTransport(new URL(mcpUrl), {
+      requestInit: { headers },
+      ...(fetchWith ? { fetch: fetchWith } : {}),
+    }),
   );
   return wrap(client, () => pid, era);
 }
