@@ -20,6 +20,7 @@ import {
   startSvcHttp,
 } from "./lib/targets.ts";
 import { summarize } from "./lib/stats.ts";
+import { exchange } from "../tests/security/raw_http.ts";
 
 const { values } = parseArgs({
   options: {
@@ -71,27 +72,12 @@ function cases(host: string): { name: string; request: string }[] {
 
 /** Sends `request` on a new connection; the ms to the end of the answer, and its status. */
 async function timed(base: string, request: string): Promise<{ ms: number; status: string }> {
-  const { hostname, port } = new URL(base);
-  const bytes = Uint8Array.from(request, (c) => c.charCodeAt(0));
   const started = performance.now();
-  const conn = await Deno.connect({ hostname, port: Number(port) });
-  for (let offset = 0; offset < bytes.length;) offset += await conn.write(bytes.subarray(offset));
-  let text = "";
-  const buffer = new Uint8Array(65_536);
-  try {
-    for (;;) {
-      const n = await conn.read(buffer);
-      if (n === null) break;
-      text += String.fromCharCode(...buffer.subarray(0, n));
-    }
-  } catch {
-    // A reset ends the answer too.
-  }
-  const ms = performance.now() - started;
-  try {
-    conn.close();
-  } catch { /* closed */ }
-  return { ms, status: /^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? "none" };
+  const text = await exchange(base, request, { ms: 120_000 });
+  return {
+    ms: performance.now() - started,
+    status: /^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? "none",
+  };
 }
 
 function print(line: string): void {

@@ -12,7 +12,12 @@ import assert from "node:assert/strict";
 import { loadSettings } from "../lib/config.ts";
 import { listen } from "../lib/http_listen.ts";
 import { generator, latin1, mutated, validRequest } from "./support/http_generate.ts";
-import { handlerView, readConnection, type ReadRequest } from "./support/http_reference.ts";
+import {
+  handedRequest,
+  handlerView,
+  readConnection,
+  type ReadRequest,
+} from "./support/http_reference.ts";
 import { freePort, NGINX, startNginx } from "./support/nginx.ts";
 
 const SEED = Number(Deno.env.get("SVC_PROPERTY_SEED") ?? "20261208");
@@ -126,21 +131,9 @@ Deno.test({
       cwd: dir,
     });
     const server = listen(settings.http, async (req) => {
-      const url = new URL(req.url);
-      let body: string;
-      try {
-        body = String.fromCharCode(...new Uint8Array(await req.arrayBuffer()));
-      } catch {
-        body = "broken";
-      }
-      const echo = {
-        method: req.method,
-        path: url.pathname,
-        query: url.search,
-        authority: url.host,
-        fields: [...req.headers],
-        body,
-      };
+      const handed = await handedRequest(req);
+      const body = handed.body === "broken" ? "broken" : String.fromCharCode(...handed.body);
+      const echo = { ...handed, body };
       return new Response(JSON.stringify(echo), { headers: { "x-served": "1" } });
     });
     const relayPort = freePort();

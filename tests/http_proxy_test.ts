@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { within } from "./support/deadline.ts";
 import { answersOk, eventually, fixtureConfig, startHttpSvc } from "./support/harness.ts";
 import { freePort, NGINX, startNginx } from "./support/nginx.ts";
-import { makeAuthority, makeServerPair, trustingFetch } from "./support/tls.ts";
+import { curl, makeAuthority, makeServerPair, trustingFetch } from "./support/tls.ts";
+import { exchange } from "./security/raw_http.ts";
 
 const LIGHT_POOL = { MinPoolSize: 1, EagerWarmCount: 1, StopTimeout: "00:00:02" };
 const skip = NGINX ? "" : " [skipped: no nginx binary; apt install nginx-light]";
@@ -23,17 +23,6 @@ function recipe(name: string, language: string): string {
     .exec(text);
   assert.ok(match, `${SCALING_OUT} has no ${language} block after '<!-- recipe: ${name} -->'`);
   return match[1]!;
-}
-
-async function curl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const output = await new Deno.Command("curl", {
-    args: ["--silent", "--show-error", "--max-time", "60", ...args],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-  return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
 }
 
 Deno.test({
@@ -139,32 +128,6 @@ Deno.test({
   },
 });
 
-/** Sends `request` to `port` on loopback and reads, as Latin-1, until the connection closes. */
-async function exchange(port: number, request: string): Promise<string> {
-  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-  const bytes = Uint8Array.from(request, (c) => c.charCodeAt(0));
-  for (let offset = 0; offset < bytes.length;) offset += await conn.write(bytes.subarray(offset));
-  let text = "";
-  const buffer = new Uint8Array(65_536);
-  await within(
-    (async () => {
-      try {
-        for (;;) {
-          const n = await conn.read(buffer);
-          if (n === null) break;
-          text += String.fromCharCode(...buffer.subarray(0, n));
-        }
-      } catch {
-        // A reset ends the answer too.
-      }
-    })(),
-    "the answer through nginx",
-    30_000,
-  );
-  conn.close();
-  return text;
-}
-
 Deno.test({
   name:
     `proxy: behind a front that exposes only /health, a target with \\ reaches no other route${skip}`,
@@ -193,7 +156,7 @@ Deno.test({
     const call = JSON.stringify({ tool: "get_fixture_greeting", arguments: { Name: "bypass" } });
     const post = (target: string) =>
       exchange(
-        port,
+        `http://127.0.0.1:${port}`,
         `POST ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
           `Content-Length: ${call.length}\r\nConnection: close\r\n\r\n${call}`,
       );

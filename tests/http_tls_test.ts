@@ -21,6 +21,7 @@ import {
 } from "./support/harness.ts";
 import { startIssuer } from "./support/issuer.ts";
 import {
+  curl,
   makeAuthority,
   makeServerPair,
   servedSubject,
@@ -32,17 +33,6 @@ const LIGHT_POOL = { MinPoolSize: 1, EagerWarmCount: 1, StopTimeout: "00:00:02" 
 
 function tlsArgs(pair: ServerPair): string[] {
   return ["--tls-certificate", pair.certificatePath, "--tls-key", pair.keyPath];
-}
-
-async function curl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const output = await new Deno.Command("curl", {
-    args: ["--silent", "--show-error", "--max-time", "60", ...args],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-  return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
 }
 
 Deno.test("HTTPS: the SDK client and curl call tools over svc's own TLS port", async () => {

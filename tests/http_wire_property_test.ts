@@ -10,7 +10,12 @@
  */
 import assert from "node:assert/strict";
 import { Connection, type ConnectionSocket } from "../lib/http_connection.ts";
-import { handlerView, readConnection, type ReadRequest } from "./support/http_reference.ts";
+import {
+  handedRequest,
+  handlerView,
+  readConnection,
+  type ReadRequest,
+} from "./support/http_reference.ts";
 import { generator, latin1, mutated, validRequest } from "./support/http_generate.ts";
 
 const SEED = Number(Deno.env.get("SVC_PROPERTY_SEED") ?? "20261207");
@@ -49,21 +54,7 @@ async function svcReading(pieces: Uint8Array[]): Promise<{
   const socket = new ScriptedSocket(pieces);
   const connection = new Connection(socket, {
     handler: async (req) => {
-      const url = new URL(req.url);
-      let body: Uint8Array | "broken";
-      try {
-        body = new Uint8Array(await req.arrayBuffer());
-      } catch {
-        body = "broken";
-      }
-      served.push({
-        method: req.method,
-        path: url.pathname,
-        query: url.search,
-        authority: url.host,
-        fields: [...req.headers],
-        body,
-      });
+      served.push(await handedRequest(req));
       return new Response("served", { headers: { "x-served": "1" } });
     },
     secure: false,

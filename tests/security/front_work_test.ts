@@ -6,39 +6,15 @@
  */
 import assert from "node:assert/strict";
 import { answersOk, eventually, fixtureConfig, startHttpSvc } from "../support/harness.ts";
-import { within } from "../support/deadline.ts";
+import { exchange } from "./raw_http.ts";
 
 const LIGHT_POOL = { MinPoolSize: 1, EagerWarmCount: 1, StopTimeout: "00:00:02" };
 
 /** Sends `request` on a new connection; the ms to the end of the answer, and its status line. */
 async function timed(url: string, request: string): Promise<{ ms: number; status: string }> {
-  const { hostname, port } = new URL(url);
-  const bytes = Uint8Array.from(request, (c) => c.charCodeAt(0));
   const started = performance.now();
-  const conn = await Deno.connect({ hostname, port: Number(port) });
-  let text = "";
-  await within(
-    (async () => {
-      for (let offset = 0; offset < bytes.length;) {
-        offset += await conn.write(bytes.subarray(offset));
-      }
-      const buffer = new Uint8Array(65_536);
-      try {
-        for (;;) {
-          const n = await conn.read(buffer);
-          if (n === null) break;
-          text += String.fromCharCode(...buffer.subarray(0, n));
-        }
-      } catch {
-        // A reset ends the answer too.
-      }
-    })(),
-    "svc's answer",
-    60_000,
-  );
-  const ms = performance.now() - started;
-  conn.close();
-  return { ms, status: text.slice(0, text.indexOf("\r\n")) };
+  const text = await exchange(url, request, { ms: 60_000 });
+  return { ms: performance.now() - started, status: text.slice(0, text.indexOf("\r\n")) };
 }
 
 async function median(url: string, request: string, rounds: number) {

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { answersOk, eventually, fixtureConfig, startHttpSvc } from "../support/harness.ts";
 import { within } from "../support/deadline.ts";
+import { exchange, readToEnd } from "./raw_http.ts";
 
 const LIGHT_POOL = { MinPoolSize: 1, EagerWarmCount: 1, StopTimeout: "00:00:02" };
 
@@ -17,34 +18,6 @@ function bytesOf(text: string): Uint8Array {
 /** Writes all of `bytes` (a single write may take only part of them). */
 async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
   for (let offset = 0; offset < bytes.length;) offset += await conn.write(bytes.subarray(offset));
-}
-
-/** Sends `request` on a new connection and reads, as Latin-1, until svc closes it. */
-async function exchange(url: string, request: string): Promise<string> {
-  const { hostname, port } = new URL(url);
-  const conn = await Deno.connect({ hostname, port: Number(port) });
-  await writeAll(conn, bytesOf(request));
-  let text = "";
-  const buffer = new Uint8Array(65_536);
-  await within(
-    (async () => {
-      try {
-        for (;;) {
-          const n = await conn.read(buffer);
-          if (n === null) break;
-          text += String.fromCharCode(...buffer.subarray(0, n));
-        }
-      } catch {
-        // A reset ends the reply too.
-      }
-    })(),
-    "svc to answer and close the connection",
-    20_000,
-  );
-  try {
-    conn.close();
-  } catch { /* already closed */ }
-  return text;
 }
 
 /** Splits pipelined responses by their own framing (Content-Length); throws where it does not hold. */
@@ -196,25 +169,13 @@ Deno.test("framing: requests sent a byte at a time, pipelined, with a chunked bo
     `GET /health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`;
   const conn = await Deno.connect({ hostname, port: Number(port) });
   conn.setNoDelay(true);
-  let text = "";
-  const reading = (async () => {
-    const buffer = new Uint8Array(65_536);
-    try {
-      for (;;) {
-        const n = await conn.read(buffer);
-        if (n === null) break;
-        text += String.fromCharCode(...buffer.subarray(0, n));
-      }
-    } catch {
-      // A reset ends the reply too.
-    }
-  })();
+  const reading = readToEnd(conn);
   // One byte a write, a pause now and then so that svc reads most of them on their own.
   for (const [i, byte] of bytesOf(request).entries()) {
     await conn.write(Uint8Array.of(byte));
     if (i % 8 === 0) await new Promise((resolve) => setTimeout(resolve, 1));
   }
-  await within(reading, "the answers to the requests sent a byte at a time", 30_000);
+  const text = await within(reading, "the answers to the requests sent a byte at a time", 30_000);
   conn.close();
   const [call, health, ...more] = responses(text);
   assert.equal(more.length, 0, text);
@@ -369,28 +330,8 @@ Deno.test("framing: a head of bare LF line ends gets 400 at once, more than 100 
   assert.match(fits, /^HTTP\/1\.1 200 /, fits.slice(0, 200));
 });
 
-/** Sends `request`, ends the sending side (half-close) and reads, as Latin-1, until svc closes. */
-async function halfClosed(url: string, request: string): Promise<string> {
-  const { hostname, port } = new URL(url);
-  const conn = await Deno.connect({ hostname, port: Number(port) });
-  await writeAll(conn, bytesOf(request));
-  await conn.closeWrite();
-  let text = "";
-  const buffer = new Uint8Array(65_536);
-  await within(
-    (async () => {
-      for (;;) {
-        const n = await conn.read(buffer);
-        if (n === null) break;
-        text += String.fromCharCode(...buffer.subarray(0, n));
-      }
-    })(),
-    "svc to answer a client that half-closed",
-    30_000,
-  );
-  conn.close();
-  return text;
-}
+/** Ends the client's sending side after its request (a half-close). */
+const HALF = { halfClose: true };
 
 Deno.test("framing: a client that half-closes after a complete request gets its answer", async () => {
   await using svc = await startHttpSvc({
@@ -399,17 +340,18 @@ Deno.test("framing: a client that half-closes after a complete request gets its 
   assert.ok(await eventually(() => answersOk(`${svc.url}/health`), 60_000), svc.stderr());
   const host = new URL(svc.url).host;
   // Before, the end of the client's stream aborted the request and the client read nothing.
-  const health = await halfClosed(svc.url, `GET /health HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+  const health = await exchange(svc.url, `GET /health HTTP/1.1\r\nHost: ${host}\r\n\r\n`, HALF);
   assert.match(health, /^HTTP\/1\.1 200 /, health);
   // A call that outlasts a probe: the client reads `100 Continue`, then the answer.
   const call = JSON.stringify({
     tool: "start_sleep_milliseconds",
     arguments: { Milliseconds: 2500 },
   });
-  const slow = await halfClosed(
+  const slow = await exchange(
     svc.url,
     `POST /call HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\n` +
       `Content-Length: ${call.length}\r\n\r\n${call}`,
+    HALF,
   );
   assert.match(
     slow,
@@ -419,9 +361,10 @@ Deno.test("framing: a client that half-closes after a complete request gets its 
   assert.match(slow, /"structuredContent":\{"output":\[\]\}/);
   assert.ok(!slow.includes('"isError":true'), slow);
   // Two requests sent before the half-close are both answered.
-  const both = await halfClosed(
+  const both = await exchange(
     svc.url,
     `GET /health HTTP/1.1\r\nHost: ${host}\r\n\r\nGET /health/ready HTTP/1.1\r\nHost: ${host}\r\n\r\n`,
+    HALF,
   );
   const [first, second, ...more] = responses(both);
   assert.equal(more.length, 0, both);

@@ -226,3 +226,22 @@ export function handlerView(reading: Reading): Reading {
     }),
   };
 }
+
+/** What a fetch handler of svc was handed, in the reference's terms (a body that fails: "broken"). */
+export async function handedRequest(req: Request): Promise<ReadRequest> {
+  const url = new URL(req.url);
+  let body: Uint8Array | "broken";
+  try {
+    body = new Uint8Array(await req.arrayBuffer());
+  } catch {
+    body = "broken";
+  }
+  return {
+    method: req.method,
+    path: url.pathname,
+    query: url.search,
+    authority: url.host,
+    fields: [...req.headers],
+    body,
+  };
+}

@@ -35,9 +35,9 @@ export interface Nginx extends AsyncDisposable {
 }
 
 /**
- * Starts nginx with `http` as the contents of its `http` block, and waits until `ready` (a URL
- * through it that answers 200, or a check) says it serves. `{dir}` in `http` stands for nginx's
- * temporary directory.
+ * Starts nginx with `http` as the contents of its `http` block (no access log unless it names one),
+ * and waits until `ready` (a URL through it that answers 200, or a check) says it serves. `{dir}` in
+ * `http` stands for nginx's temporary directory.
  */
 export async function startNginx(
   http: string,
@@ -55,7 +55,7 @@ events { worker_connections 1024; }
 http {
   client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy; fastcgi_temp_path ${dir}/fastcgi;
   uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;
-  access_log off;
+${/\baccess_log\b/.test(http) ? "" : "  access_log off;"}
 ${http.replaceAll("{dir}", dir)}
 }
 `;

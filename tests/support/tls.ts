@@ -1,7 +1,8 @@
 /**
  * Certificates for the HTTPS tests, made with the `openssl` command line (CI installs it): a test
  * certificate authority, and server certificates it signs for `localhost` and `127.0.0.1`, written
- * as PEM files into a directory, with a fetch that trusts that authority.
+ * as PEM files into a directory, with a fetch that trusts that authority; and `curl`, which CI
+ * installs too.
  *
  * @module
  */
@@ -132,4 +133,18 @@ export async function servedSubject(host: string, port: number): Promise<string>
   }).output();
   const text = new TextDecoder().decode(connect.stdout);
   return /subject=([^\n]*)/.exec(text)?.[1]?.trim() ?? `(none: ${text.slice(0, 300)})`;
+}
+
+/** Runs `curl` (silent, errors shown, at most 60 s) with `args`; its exit code and output. */
+export async function curl(
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const output = await new Deno.Command("curl", {
+    args: ["--silent", "--show-error", "--max-time", "60", ...args],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
 }
