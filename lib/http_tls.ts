@@ -29,9 +29,10 @@ const CHECK_MS = 1000;
 const READ_HIGH_WATER = 64 * 1024;
 /** The first byte of a TLS record carrying a handshake: what a client's first bytes start with. */
 const TLS_HANDSHAKE = 0x16;
+const PLAIN_HTTP_SAYS = "svc serves HTTPS on this port: use an https:// URL.\r\n";
 const PLAIN_HTTP_REFUSAL = new TextEncoder().encode(
   "HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n" +
-    "content-length: 53\r\n\r\nsvc serves HTTPS on this port: use an https:// URL.\r\n",
+    `content-length: ${PLAIN_HTTP_SAYS.length}\r\n\r\n${PLAIN_HTTP_SAYS}`,
 );
 
 /** A pair that was read and checked: what a connection's TLS is set up with. */
