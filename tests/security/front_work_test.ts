@@ -35,7 +35,7 @@ Deno.test("front work: heads built to be slow cost about what a plain request do
   for (let i = 0; names.length < 32_000 - 64; i++) names += `${i.toString(36)}:\r\n`;
   // Warm: the first requests load the front.
   await median(svc.url, `GET /health HTTP/1.1\r\n${start}\r\n`, 10);
-  const plain = await median(svc.url, `GET /health HTTP/1.1\r\n${start}\r\n`, 7);
+  const plain = await median(svc.url, `GET /health HTTP/1.1\r\n${start}\r\n`, 11);
   const cases: [string, string, RegExp][] = [
     // Before: 8.5 s (fetch's Headers is quadratic in distinct names; there was no cap).
     ["5,500 distinct field names", `GET /health HTTP/1.1\r\n${start}${names}\r\n`, / 431 /],
@@ -52,9 +52,10 @@ Deno.test("front work: heads built to be slow cost about what a plain request do
   for (const [name, request, status] of cases) {
     const result = await median(svc.url, request, 3);
     const ratio = result.ms / plain.ms;
-    // A few times a plain request's cost (it reads 32 KB more); before, a thousand times and more.
+    // A few times a plain request's cost (it reads 32 KB more), up to 60 times on two busy cores;
+    // before, 760 to 4,800 times on the same busy cores, and seconds each.
     assert.ok(
-      ratio < 50,
+      ratio < 200,
       `${name}: ${result.ms.toFixed(1)} ms, ${ratio.toFixed(0)} × a plain request's ${
         plain.ms.toFixed(1)
       } ms`,
