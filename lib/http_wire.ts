@@ -407,13 +407,16 @@ function lineAt(bytes: Uint8Array): string | null | "error" {
   return null;
 }
 
-/** Bytes as Latin-1 text: every byte one character, so lengths match and nothing is replaced. */
+const UTF16 = new TextDecoder("utf-16le");
+
+/**
+ * Bytes as Latin-1 text: every byte one character, so lengths match and nothing is replaced. Each
+ * byte is widened to a code unit below 256 (never a surrogate or a byte-order mark) and the units are
+ * decoded as UTF-16 (little-endian, as every platform Deno runs on): five times as fast as building
+ * the text from character codes (0.17 against 0.88 ms for a 32 KiB head).
+ */
 export function latin1(bytes: Uint8Array): string {
-  let text = "";
-  for (let i = 0; i < bytes.length; i += 8192) {
-    text += String.fromCharCode(...bytes.subarray(i, i + 8192));
-  }
-  return text;
+  return UTF16.decode(new Uint16Array(bytes));
 }
 
 /**
