@@ -1,7 +1,8 @@
 /**
- * svc behind nginx on loopback (Debian's nginx-light): the HTTPS recipe of docs/scaling-out.md run
- * as written (TLS at nginx, `Host` passed on, the scheme trusted from `X-Forwarded-Proto`) with the
- * SDK client and `curl`; and a front that exposes only `/health`, which a target with `\` no longer
+ * svc behind nginx on loopback (Debian's nginx-light): the nginx recipes of docs/scaling-out.md run
+ * as written, the HTTPS one (TLS at nginx, `Host` passed on, the scheme trusted from
+ * `X-Forwarded-Proto`) with the SDK client and `curl`, and the replica routing one in front of two
+ * Stateful replicas; and a front that exposes only `/health`, which a target with `\` no longer
  * gets past.
  */
 import assert from "node:assert/strict";
@@ -171,6 +172,63 @@ Deno.test({
     // What nginx resolves itself never reaches svc's /call either.
     for (const target of ["/call", "/health/../call", "/health/%2e%2e/call"]) {
       assert.match(await post(target), /^HTTP\/1\.1 403 /, target);
+    }
+  },
+});
+
+Deno.test({
+  name: `proxy: the replica routing lines of docs/scaling-out.md work as written${skip}`,
+  ignore: !NGINX,
+  fn: async () => {
+    const replicas = await Promise.all(["r1", "r2"].map((prefix) =>
+      startHttpSvc({
+        config: {
+          ...fixtureConfig(),
+          McpServer: {
+            RunspacePool: LIGHT_POOL,
+            HttpTransportMode: "Stateful",
+            SessionIdPrefix: prefix,
+          },
+        },
+      })
+    ));
+    try {
+      const port = freePort();
+      const [first, second] = replicas.map((r) => new URL(r.url).host) as [string, string];
+      // Only what the reader replaces: the replicas' addresses and the port.
+      const conf = [recipe("nginx-replicas-upstream", "nginx"), recipe("nginx-replicas", "nginx")]
+        .join("\n")
+        .replaceAll("10.0.0.11:8080", first)
+        .replaceAll("10.0.0.12:8080", second)
+        .replace("listen 80;", `listen 127.0.0.1:${port};`);
+      const base = `http://127.0.0.1:${port}`;
+      await using _nginx = await startNginx(conf, `${base}/health`);
+      // A request without a session goes to the upstream of all replicas: Host passed on, svc
+      // serves it (without the Host line nginx sent "svc_replicas", and svc answered 403).
+      const tools = await fetch(`${base}/tools`);
+      const listed = await tools.text();
+      assert.equal(tools.status, 200, listed);
+      for (let i = 0; i < 4; i++) {
+        const client = new Client({ name: `replicas-${i}`, version: "1" }, {
+          versionNegotiation: { mode: "legacy" },
+        });
+        const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`));
+        await client.connect(transport);
+        try {
+          assert.match(transport.sessionId ?? "", /^r[12]\./);
+          for (let call = 0; call < 2; call++) {
+            const result = await client.callTool({
+              name: "get_fixture_greeting",
+              arguments: { Name: `session ${i}` },
+            });
+            assert.match(JSON.stringify(result.content), new RegExp(`Hello, session ${i}!`));
+          }
+        } finally {
+          await client.close();
+        }
+      }
+    } finally {
+      for (const replica of replicas) await replica[Symbol.asyncDispose]();
     }
   },
 });
