@@ -76,6 +76,8 @@ ${option("transport")}
 ${option("host")}
 ${option("port")}
 ${option("mcpPath")}
+${option("tlsCertificate")}
+${option("tlsKey")}
 ${option("allowAnonymous")}
 ${COMMON_HELP}
 
@@ -134,6 +136,8 @@ const OPTIONS = {
     host: { type: "string" },
     port: { type: "string" },
     "mcp-path": { type: "string" },
+    "tls-certificate": { type: "string" },
+    "tls-key": { type: "string" },
     "allow-anonymous": { type: "boolean" },
   },
   "create-config": {
@@ -218,6 +222,8 @@ function overridesOf(values: Record<string, unknown>): SettingsOverrides {
     host: text("host"),
     port: text("port"),
     mcpPath: text("mcp-path"),
+    tlsCertificate: text("tls-certificate"),
+    tlsKey: text("tls-key"),
     allowAnonymous: values["allow-anonymous"] === true ? "true" : undefined,
   };
 }

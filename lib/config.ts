@@ -8,16 +8,15 @@
  * @module
  */
 import { type AuthSettings, readAuth } from "./config_auth.ts";
-import { type HttpLimits, readHttpLimits } from "./config_http_limits.ts";
 import { type PoolSettings, readPool } from "./config_pool.ts";
 import { dirname, isAbsolute } from "node:path";
 import { hintFor, Reader, type SettingSource } from "./config_reader.ts";
 import { type CommandOverride, type PromptsAnsweredBy, readOverrides } from "./config_overrides.ts";
-import { FLAGS, flagVariable } from "./config_flags.ts";
+import { FLAGS, flagVariable, flagWords, type GivenFlag } from "./config_flags.ts";
+import { type HttpSettings, readHttp } from "./config_http.ts";
 import {
   CONFIRM_LEVELS,
   type ConfirmLevel,
-  HTTP_MODES,
   PROMPT_ANSWERERS,
   settingOf,
   TOOL_GRANULARITIES,
@@ -133,49 +132,6 @@ export interface ShellSettings {
 /** How commands become tools (`ShellConfiguration:ToolGranularity`). */
 export type ToolGranularity = (typeof TOOL_GRANULARITIES)[number];
 
-/** HTTP session mode (`McpServer:HttpTransportMode`). */
-export type HttpTransportMode = (typeof HTTP_MODES)[number];
-
-/** Settings of the HTTP transport. */
-export interface HttpSettings {
-  /** Interface to bind; `0.0.0.0` binds all (containers). @default "127.0.0.1" (flag `--host`, env `SVC_HOST`) */
-  host: string;
-  /** TCP port; 0 picks a free one. @default 8080 (flag `--port`, env `SVC_PORT`) */
-  port: number;
-  /** Dedicated MCP path; null serves `/` and `/mcp`. @default null (flag `--mcp-path`, env `SVC_MCP_PATH`) */
-  mcpPath: string | null;
-  /** Session mode. @default "Stateless" (`McpServer:HttpTransportMode`) */
-  mode: HttpTransportMode;
-  /** Idle time after which a Stateful session expires, in ms. @default 600000 (`McpServer:IdleSessionTimeoutSeconds`, 600) */
-  idleSessionTimeoutMs: number;
-  /**
-   * Start of every Stateful session id (`<prefix>.<uuid>`), naming this replica so that a load
-   * balancer can send a session's requests to the replica that holds it. @default null (`McpServer:SessionIdPrefix`)
-   */
-  sessionIdPrefix: string | null;
-  /** Serve the deprecated HTTP+SSE transport at `/sse` and `/messages`. @default false (`McpServer:EnableLegacySse`) */
-  enableLegacySse: boolean;
-  /** Largest request body accepted, in bytes; larger ones get 413. @default 4194304 (`McpServer:MaxRequestBodyBytes`) */
-  maxRequestBodyBytes: number;
-  /** Bounds on streams and connections (`McpServer:Max…`; docs/security.md, "Resource limits"). */
-  limits: HttpLimits;
-  /** Exact origins accepted besides same-origin. @default [] (`Authentication:Cors:AllowedOrigins`) */
-  allowedOrigins: string[];
-  /**
-   * Host header values accepted besides the loopback names and the addresses svc listens on (all of
-   * this machine's when bound to a wildcard address); `*` accepts any Host, `*.example.com` any
-   * subdomain. @default [] (`McpServer:AllowedHosts`)
-   */
-  allowedHosts: string[];
-  /**
-   * Serve callers without credentials on an address other than loopback (authentication off, or
-   * `RequireAuthentication` false): anyone who can reach the port can then call every tool the
-   * default policy allows. Without it, such a configuration is refused at start.
-   * @default false (flag `--allow-anonymous`, env `SVC_ALLOW_ANONYMOUS`, `McpServer:AllowAnonymous`)
-   */
-  allowAnonymous: boolean;
-}
-
 /** All settings svc runs with. */
 export interface Settings {
   /** The configuration file read, or null for the embedded default. */
@@ -224,6 +180,10 @@ export interface SettingsOverrides {
   port?: string | undefined;
   /** `--mcp-path` */
   mcpPath?: string | undefined;
+  /** `--tls-certificate` */
+  tlsCertificate?: string | undefined;
+  /** `--tls-key` */
+  tlsKey?: string | undefined;
   /** `--allow-anonymous` ("true" when given) */
   allowAnonymous?: string | undefined;
 }
@@ -321,7 +281,7 @@ function resolveSettings(
   // A section whose checks across keys fail is kept as a problem and the others are still read;
   // its stand-in is never used, since loadSettings throws when there is any problem.
   const later = <T>(section: () => T): T => read.attempt(section, undefined as T);
-  const given: Given = (name) => overrides[name] ?? env[flagVariable(FLAGS[name])];
+  const given: GivenFlag = (name) => overrides[name] ?? env[flagVariable(FLAGS[name])];
   // The variable named in lib/config_schema.ts that comes before a key.
   const variable = (key: string) => env[settingOf(key)!.env!];
   const named = [
@@ -381,7 +341,7 @@ function resolveSettings(
   return {
     configPath,
     pool,
-    http: later(() => readHttp(read, given)),
+    http: later(() => readHttp(read, given, cwd)),
     auth: later(() => readAuth(read)),
     transport: later(() => parseTransport(given("transport") ?? FLAGS.transport.default)),
     shell,
@@ -393,14 +353,6 @@ function resolveSettings(
     sources: { ...read.sources, ...flags.sources },
     values: { ...read.values, ...flags.values },
   };
-}
-
-/** A flag's value, else its variable's (lib/config_flags.ts names both); undefined when neither. */
-type Given = (name: keyof typeof FLAGS) => string | undefined;
-
-/** "flag --port, env SVC_PORT", for messages. */
-function flagWords(name: keyof typeof FLAGS): string {
-  return `flag ${FLAGS[name].flag}, env ${flagVariable(FLAGS[name])}`;
 }
 
 /**
@@ -424,47 +376,6 @@ function flagSettings(
     values[flag] = overrides[name] ?? env[variable];
   }
   return { sources, values };
-}
-
-function readHttp(read: Reader, given: Given): HttpSettings {
-  const portText = given("port") ?? FLAGS.port.default;
-  const port = Number(portText);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new ConfigError(
-      "INVALID_VALUE",
-      `Invalid port '${portText}': expected an integer from 0 to 65535 (${flagWords("port")})`,
-    );
-  }
-  const mode = read.choice("McpServer:HttpTransportMode", HTTP_MODES);
-  let mcpPath = given("mcpPath") ?? null;
-  if (mcpPath !== null) {
-    mcpPath = `/${mcpPath.replace(/^\/+/, "")}`.replace(/\/+$/, "") || "/";
-  }
-  return {
-    host: given("host") ?? FLAGS.host.default,
-    port,
-    mcpPath,
-    mode,
-    idleSessionTimeoutMs: read.integer("McpServer:IdleSessionTimeoutSeconds") * 1000,
-    sessionIdPrefix: readSessionIdPrefix(read),
-    enableLegacySse: read.boolean("McpServer:EnableLegacySse"),
-    maxRequestBodyBytes: read.integer("McpServer:MaxRequestBodyBytes"),
-    limits: readHttpLimits(read),
-    allowedOrigins: read.strings("Authentication:Cors:AllowedOrigins"),
-    allowedHosts: read.strings("McpServer:AllowedHosts"),
-    allowAnonymous: readAllowAnonymous(read, given),
-  };
-}
-
-function readAllowAnonymous(read: Reader, given: Given): boolean {
-  const value = given("allowAnonymous");
-  if (value === undefined || value === "") return read.boolean("McpServer:AllowAnonymous");
-  if (/^(true|1)$/i.test(value)) return true;
-  if (/^(false|0)$/i.test(value)) return false;
-  throw new ConfigError(
-    "INVALID_VALUE",
-    `Invalid value '${value}' of ${flagVariable(FLAGS.allowAnonymous)}: expected true or false`,
-  );
 }
 
 /**
@@ -522,17 +433,6 @@ function readFunctionNames(read: Reader, commands: string[]): string[] {
     }`,
   );
   return commands.length > 0 ? [] : names;
-}
-
-function readSessionIdPrefix(read: Reader): string | null {
-  const prefix = read.optionalString("McpServer:SessionIdPrefix");
-  if (prefix !== null && !/^[A-Za-z0-9-]{1,40}$/.test(prefix)) {
-    throw read.invalid(
-      "McpServer:SessionIdPrefix",
-      `expected 1 to 40 letters, digits or '-', got "${prefix}"`,
-    );
-  }
-  return prefix;
 }
 
 /** Parses a transport name; anything but `stdio` or `http` is a configuration error. */

@@ -52,6 +52,20 @@ export const FLAGS = {
     help: "(http; 0 picks a free port)",
   },
   mcpPath: { flag: "--mcp-path", arg: "<path>", env: "SVC_MCP_PATH", help: "/ and /mcp (http)" },
+  tlsCertificate: {
+    flag: "--tls-certificate",
+    arg: "<path>",
+    key: "McpServer:TlsCertificatePath",
+    help: "(http; with --tls-key, HTTPS)",
+    note:
+      "PEM file of the certificate chain, the server's certificate first. With --tls-key (its private key) svc serves HTTPS only, TLS 1.2 and 1.3, and takes a renewed pair without a restart.",
+  },
+  tlsKey: {
+    flag: "--tls-key",
+    arg: "<path>",
+    key: "McpServer:TlsKeyPath",
+    help: "(http)",
+  },
   allowAnonymous: {
     flag: "--allow-anonymous",
     key: "McpServer:AllowAnonymous",
@@ -96,9 +110,19 @@ export function flagVariable(flag: Flag): string {
   return env;
 }
 
-/** A flag's default for help and docs: `key, else default (where)`, or `default (where)`. */
+/** A flag's default for help and docs: `key, else default (where)` (— for none), or `default (where)`. */
 export function flagDefault(flag: Flag): string {
   const setting = flag.key === undefined ? undefined : settingOf(flag.key);
-  const value = setting === undefined ? flag.default : `${flag.key}, else ${shownDefault(setting)}`;
+  const value = setting === undefined
+    ? flag.default
+    : `${flag.key}, else ${shownDefault(setting) ?? "—"}`;
   return [value, flag.help].filter(Boolean).join(" ");
+}
+
+/** A flag's value, else its variable's; undefined when neither. */
+export type GivenFlag = (name: keyof typeof FLAGS) => string | undefined;
+
+/** "flag --port, env SVC_PORT", for messages. */
+export function flagWords(name: keyof typeof FLAGS): string {
+  return `flag ${FLAGS[name].flag}, env ${flagVariable(FLAGS[name])}`;
 }

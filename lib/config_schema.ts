@@ -448,6 +448,21 @@ export const appSettingsSchema = z.object({
       default: 8 * 1024 * 1024,
       min: 65_536,
     }),
+    TlsCertificatePath: setting("text", {
+      text:
+        "PEM file of the certificate chain (the server's first) for HTTPS on svc's own port; with TlsKeyPath, svc serves https only. Re-read when it changes. A relative path is relative to this file's folder.",
+      env: "SVC_TLS_CERTIFICATE",
+    }),
+    TlsKeyPath: setting("text", {
+      text:
+        "PEM file of the certificate's private key (unencrypted PKCS#8, PKCS#1 or SEC1). Re-read when it changes.",
+      env: "SVC_TLS_KEY",
+    }),
+    TrustForwardedProto: setting("boolean", {
+      text:
+        "svc is reached only through a proxy that sets X-Forwarded-Proto (TLS at the proxy): the URLs svc builds and its same-origin check use the scheme it names.",
+      default: false,
+    }),
     AllowedHosts: setting("strings", {
       text:
         "Host header values accepted besides loopback and the addresses svc listens on; '*' accepts any, '*.example.com' subdomains.",

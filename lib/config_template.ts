@@ -176,6 +176,14 @@ const DEFAULT_CONFIG_TEXT =
     "SendTimeout": "00:00:30",
     // Bytes of an event stream waiting for a slow client; past it the stream is closed (8 MiB).
     "MaxStreamQueueBytes": 8388608,
+    // HTTPS on svc's own port: the PEM file of the certificate chain, with TlsKeyPath, or neither
+    // (then plain HTTP). Both are re-read when they change, so a renewed pair needs no restart.
+    "TlsCertificatePath": "",
+    // The PEM file of the certificate's private key (not encrypted), readable only by svc's user.
+    "TlsKeyPath": "",
+    // Behind a proxy that terminates TLS and sets X-Forwarded-Proto on every request (and only
+    // then): the URLs svc builds (OAuth metadata, challenges) and its same-origin check use it.
+    "TrustForwardedProto": false,
     // Host header values accepted besides the loopback names and the addresses svc listens on
     // (bound to 0.0.0.0: every address of this machine); "*.example.com" allows subdomains.
     "AllowedHosts": [],

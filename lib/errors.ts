@@ -52,7 +52,8 @@ export type StartupErrorCode =
   | "NOT_POWERSHELL"
   | "WORKER_START"
   | "STARTUP_SCRIPT"
-  | "CANNOT_LISTEN";
+  | "CANNOT_LISTEN"
+  | "TLS_PAIR";
 
 /** svc cannot start serving: PowerShell missing or too old, or the startup script failed. Exit 3. */
 export class StartupError extends Error {

@@ -16,8 +16,9 @@ import { logger } from "./log.ts";
 import type { HttpFront } from "./http_front.ts";
 import { checkAnonymousExposure } from "./http_guard.ts";
 import { RequestLimiter } from "./http_admission.ts";
-import { listen } from "./http_listen.ts";
-import type { McpServerOptions, ToolRunner } from "./mcp.ts";
+import { listen as listenHttp } from "./http_listen.ts";
+import type { McpServerOptions } from "./mcp.ts";
+import type { ToolRunner } from "./call.ts";
 import { WorkerPool } from "./pool.ts";
 import { tenantOf } from "./pool_tenancy.ts";
 import { SourceWatch } from "./catalog_watch.ts";
@@ -37,11 +38,16 @@ export interface HttpOptions {
   shutdown: Promise<void>;
   /** Aborted when asked again (a second SIGINT/SIGTERM): calls in flight are cut off at once. */
   force?: AbortSignal;
+  /**
+   * The HTTP server the front is served by. A seam for `bench/serve_front.ts`, which measures the
+   * front on `Deno.serve` against svc's own server. @default svc's HTTP/1.1 server (`http_listen.ts`)
+   */
+  listen?: typeof listenHttp;
 }
 
 /** Serves MCP over HTTP until shutdown, then drains in-flight calls and closes every worker. */
 export async function serveHttp(options: HttpOptions): Promise<void> {
-  const { settings, pwsh, version, shutdown, force } = options;
+  const { settings, pwsh, version, shutdown, force, listen = listenHttp } = options;
   checkAnonymousExposure(settings.http, settings.auth);
   const auth = new Authenticator({ auth: settings.auth, shell: settings.shell });
   const http = settings.http;

@@ -15,7 +15,7 @@
  */
 import { withContext } from "@logtape/logtape";
 import type { Authenticator, Principal } from "./auth.ts";
-import type { HttpSettings } from "./config.ts";
+import type { HttpSettings } from "./config_http.ts";
 import { correlationIdFor } from "./correlation.ts";
 import { asCaller, authenticateRequest } from "./http_authenticate.ts";
 import { type BodyBounds, BodyBudget } from "./http_body.ts";
@@ -30,7 +30,8 @@ import { withHeader } from "./http_responses.ts";
 import { listTools, postCall, type RestOptions } from "./http_rest.ts";
 import { StatefulSessions } from "./http_sessions.ts";
 import { StreamLimiter } from "./http_streams.ts";
-import { type McpServerOptions, withRequestSignal } from "./mcp.ts";
+import type { McpServerOptions } from "./mcp.ts";
+import { withRequestSignal } from "./call.ts";
 
 /** A route behind authentication: answers `req` for the authenticated `principal`. */
 type Route = (req: Request, principal: Principal) => Promise<Response> | Response;

@@ -8,7 +8,7 @@
  * @module
  */
 import type { AuthSettings } from "./config_auth.ts";
-import type { HttpSettings } from "./config.ts";
+import type { HttpSettings } from "./config_http.ts";
 import { ConfigError } from "./errors.ts";
 import { HttpError } from "./http_errors.ts";
 import { logger } from "./log.ts";

@@ -20,7 +20,7 @@ export interface PoolHealth {
   status(stats: PoolStats): PoolStatus;
 }
 
-/** True when `url` is `/health` or `/health/ready` (trailing slashes ignored, as routing does). */
+/** True when `url`'s path is `/health` or `/health/ready`, exactly, as routing matches paths. */
 export function isHealthCheck(url: URL): boolean {
   const path = routePath(url);
   return path === "/health" || path === "/health/ready";

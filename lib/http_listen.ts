@@ -6,12 +6,15 @@
  * loop on the first failure (EMFILE once svc runs out of file descriptors). Here the loop never
  * ends before shutdown: a failed accept is logged once per episode and retried after a back-off
  * (100 ms doubling to 2 s), and past `MaxConnections` a connection may only ask for `/health`.
+ * With `McpServer:TlsCertificatePath` and `TlsKeyPath` each connection gets TLS (`http_tls.ts`)
+ * and svc serves HTTPS only: one port, one scheme.
  *
  * @module
  */
-import type { HttpSettings } from "./config.ts";
+import type { HttpSettings } from "./config_http.ts";
 import { StartupError } from "./errors.ts";
 import { Connection, type ConnectionOptions } from "./http_connection.ts";
+import { TlsPair } from "./http_tls.ts";
 import { logger } from "./log.ts";
 import { tracedHttp } from "./telemetry.ts";
 
@@ -34,34 +37,51 @@ export interface Listener {
 }
 
 /**
- * Serves `handler` on the configured address and logs where once listening.
+ * Serves `handler` on the configured address, over TLS when the settings name a pair, and logs
+ * where once listening.
  *
- * @throws {StartupError} `CANNOT_LISTEN` naming the address and what to change.
+ * @throws {StartupError} `TLS_PAIR` naming a TLS file that is missing, unreadable or wrong, or the
+ * two that do not belong together; `CANNOT_LISTEN` naming the address and what to change.
  */
 export function listen(
   http: HttpSettings,
   handler: (req: Request) => Response | Promise<Response>,
 ): Listener {
+  const tls = http.tls === null ? null : TlsPair.open(http.tls);
   let listener: Deno.TcpListener;
   try {
     listener = Deno.listen({ hostname: http.host, port: http.port });
   } catch (error) {
+    tls?.[Symbol.dispose]();
     throw cannotListen(http.host, http.port, error);
   }
   const addr = listener.addr;
-  log.info("svc listening on http://{Address}:{Port} (MCP at {Paths}, mode {Mode}).", {
+  log.info("svc listening on {Scheme}://{Address}:{Port} (MCP at {Paths}, mode {Mode}).", {
+    Scheme: tls === null ? "http" : "https",
     Address: addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname,
     Port: addr.port,
     Paths: http.mcpPath ?? "/ and /mcp",
     Mode: http.mode,
   });
+  if (tls !== null) {
+    log.info("Serving HTTPS with the certificate from {Path} ({Certificate}).", {
+      Path: http.tls!.certificatePath,
+      Certificate: tls.describe(),
+    });
+  }
   const { limits } = http;
-  const server = new Server(listener, http.limits.maxConnections, {
-    handler: tracedHttp(handler),
-    headerReadTimeoutMs: limits.headerReadTimeoutMs,
-    keepAliveTimeoutMs: limits.keepAliveTimeoutMs,
-    sendTimeoutMs: limits.sendTimeoutMs,
-    maxStreamQueueBytes: limits.maxStreamQueueBytes,
+  const server = new Server(listener, {
+    maxConnections: limits.maxConnections,
+    tls,
+    connection: {
+      handler: tracedHttp(handler),
+      secure: tls !== null,
+      trustForwardedProto: http.trustForwardedProto,
+      headerReadTimeoutMs: limits.headerReadTimeoutMs,
+      keepAliveTimeoutMs: limits.keepAliveTimeoutMs,
+      sendTimeoutMs: limits.sendTimeoutMs,
+      maxStreamQueueBytes: limits.maxStreamQueueBytes,
+    },
   });
   server.run();
   return server;
@@ -71,6 +91,7 @@ export function listen(
 class Server implements Listener {
   readonly #listener: Deno.TcpListener;
   readonly #max: number;
+  readonly #tls: TlsPair | null;
   readonly #options: Omit<ConnectionOptions, "healthOnly">;
   readonly #open = new Set<Connection>();
   readonly #healthOnly = new Set<Connection>();
@@ -81,12 +102,17 @@ class Server implements Listener {
 
   constructor(
     listener: Deno.TcpListener,
-    max: number,
-    options: Omit<ConnectionOptions, "healthOnly">,
+    options: {
+      maxConnections: number;
+      /** The TLS pair of HTTPS, or null for HTTP. */
+      tls: TlsPair | null;
+      connection: Omit<ConnectionOptions, "healthOnly">;
+    },
   ) {
     this.#listener = listener;
-    this.#max = max;
-    this.#options = options;
+    this.#max = options.maxConnections;
+    this.#tls = options.tls;
+    this.#options = options.connection;
   }
 
   async run(): Promise<void> {
@@ -142,7 +168,8 @@ class Server implements Listener {
       // The peer already went away; serving finds out.
     }
     const set = regular ? this.#open : this.#healthOnly;
-    const connection = new Connection(conn, { ...this.#options, healthOnly: !regular });
+    const socket = this.#tls === null ? conn : this.#tls.wrap(conn);
+    const connection = new Connection(socket, { ...this.#options, healthOnly: !regular });
     set.add(connection);
     const served = connection.serve().finally(() => {
       set.delete(connection);
@@ -172,6 +199,7 @@ class Server implements Listener {
 
   async shutdown(): Promise<void> {
     this.#stopping = true;
+    this.#tls?.[Symbol.dispose]();
     try {
       this.#listener.close();
     } catch {

@@ -16,7 +16,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import type { Principal } from "./auth.ts";
-import type { HttpTransportMode } from "./config.ts";
+import type { HttpTransportMode } from "./config_http.ts";
 import type { BodyBounds } from "./http_body.ts";
 import { HttpError } from "./http_errors.ts";
 import { readJsonBody, requireJsonContent } from "./http_json_body.ts";

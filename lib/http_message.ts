@@ -50,7 +50,11 @@ export function withBothAccepts(req: Request): Request {
   return withoutBody(req, headers);
 }
 
-/** The path a request is routed by: its pathname without trailing slashes (`/` stays `/`). */
+/**
+ * The path a request is routed by: its pathname as sent, nothing removed or decoded, so that svc
+ * serves the path a proxy in front of it matched (`/call/` is not `/call`; `lib/http_wire.ts`
+ * refuses targets that readers could resolve differently).
+ */
 export function routePath(url: URL): string {
-  return url.pathname.length > 1 ? url.pathname.replace(/\/+$/, "") : url.pathname;
+  return url.pathname;
 }

@@ -14,7 +14,7 @@ import { jsonResponse } from "./http_responses.ts";
 /** RFC 9728 §3: where protected resource metadata is served (plus the resource's path). */
 const WELL_KNOWN_RESOURCE = "/.well-known/oauth-protected-resource";
 
-/** True when `path` (trailing slashes removed) asks for protected resource metadata. */
+/** True when `path` (as routed: `routePath`) asks for protected resource metadata. */
 export function isResourceMetadataPath(path: string): boolean {
   return path === WELL_KNOWN_RESOURCE || path.startsWith(`${WELL_KNOWN_RESOURCE}/`);
 }

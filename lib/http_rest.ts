@@ -13,7 +13,8 @@ import type { BodyBounds } from "./http_body.ts";
 import { HttpError, RpcCode } from "./http_errors.ts";
 import { readJsonBody, requireJsonContent } from "./http_json_body.ts";
 import { jsonResponse } from "./http_responses.ts";
-import { callTool, type McpServerOptions, toMcpTool, toolsFor } from "./mcp.ts";
+import { callTool, toolsFor } from "./call.ts";
+import { type McpServerOptions, toMcpTool } from "./mcp.ts";
 
 /** What the REST routes need: the MCP options (tools, runner, authorization) and body limits. */
 export interface RestOptions {

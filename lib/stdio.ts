@@ -21,7 +21,7 @@ import { SourceWatch } from "./catalog_watch.ts";
 import type { Settings } from "./config.ts";
 import { StartupError } from "./errors.ts";
 import { logger } from "./log.ts";
-import type { ToolRunner } from "./mcp.ts";
+import type { ToolRunner } from "./call.ts";
 import { type ReadyWorker, startWorker } from "./worker_start.ts";
 import { jsonRpcLineFilter } from "./stdio_lines.ts";
 

@@ -30,6 +30,12 @@ export const LONG_MODULE_LINES = 600;
  * it whole: a reviewer reads the reason, and a module that is no longer long leaves the list.
  */
 export const LONG_MODULES: Readonly<Record<string, string>> = {
+  "config_schema.ts":
+    "every setting of svc once (key, type, default, minimum, description, variable): the one table " +
+    "the JSON Schema, --help, doctor and docs/configuration.md are generated from",
+  "worker.ts":
+    "one worker: its connection to its slot, its requests one at a time, and how each ends " +
+    "(answer, stop, kill, exit); the frames, prompts, requests and process are modules of their own",
   "pool.ts":
     "one state machine of the pool's workers (creating, warm, leased, resetting, evicted): lease, " +
     "grow, reset, evict, replenish and sweep change the same private entries and waiting line; " +

@@ -103,6 +103,9 @@ Deno.test("defaultConfigText() holds every setting svc has", () => {
     "McpServer:RunspacePool:SweepInterval",
     "McpServer:SendTimeout",
     "McpServer:SessionIdPrefix",
+    "McpServer:TlsCertificatePath",
+    "McpServer:TlsKeyPath",
+    "McpServer:TrustForwardedProto",
     "ShellConfiguration:CacheDirectory",
     "ShellConfiguration:CommandOverrides:Get-Process:AllowedProperties",
     "ShellConfiguration:Commands",
@@ -176,6 +179,8 @@ Deno.test("createConfig() writes every setting svc reads, leaving out only depre
         // Optional, written as "" (which reads as not set).
         "Authentication:DefaultScheme",
         "McpServer:SessionIdPrefix",
+        "McpServer:TlsCertificatePath",
+        "McpServer:TlsKeyPath",
         "ShellConfiguration:CacheDirectory",
         "ShellConfiguration:HostCacheDirectory",
         "ShellConfiguration:Environment:StartupScript",

@@ -581,3 +581,40 @@ Deno.test("loadSettings() resolves relative paths against the file that set them
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("loadSettings() reads the TLS pair: a file's paths from its folder, a flag's and variable's from the current directory", async () => {
+  await withConfig(
+    JSON.stringify({
+      McpServer: { TlsCertificatePath: "tls/cert.pem", TlsKeyPath: "/abs/key.pem" },
+    }),
+    async (path) => {
+      const folder = path.slice(0, path.lastIndexOf("/"));
+      const fromFile = await loadSettings({ config: path }, { env: {}, cwd: "/elsewhere" });
+      assert.deepEqual(fromFile.http.tls, {
+        certificatePath: `${folder}/tls/cert.pem`,
+        keyPath: "/abs/key.pem",
+      });
+      const fromFlags = await loadSettings(
+        { config: path, tlsCertificate: "c.pem" },
+        { env: { SVC_TLS_KEY: "k.pem" }, cwd: "/run" },
+      );
+      assert.deepEqual(fromFlags.http.tls, {
+        certificatePath: "/run/c.pem",
+        keyPath: "/run/k.pem",
+      });
+    },
+  );
+  const none = await loadSettings({}, { env: {}, cwd: "/nowhere" });
+  assert.equal(none.http.tls, null);
+  await assert.rejects(
+    () => loadSettings({ tlsKey: "/k.pem" }, { env: {}, cwd: "/nowhere" }),
+    (error: Error) => {
+      assert.equal(error.name, "ConfigError");
+      assert.match(
+        error.message,
+        /McpServer:TlsKeyPath is set but McpServer:TlsCertificatePath is not \(flag --tls-certificate, env SVC_TLS_CERTIFICATE\)/,
+      );
+      return true;
+    },
+  );
+});

@@ -168,6 +168,11 @@ Deno.test("Kubernetes manifests agree with each other and with the image", () =>
   );
   const allowed = settings.McpServer.AllowedHosts as string[];
   assert.ok(allowed.includes(ingress.spec.rules[0].host), "the ingress host is an AllowedHost");
+  // TLS ends at the ingress, for the host it routes; svc reads the scheme it forwards.
+  assert.deepEqual(ingress.spec.tls[0].hosts, [ingress.spec.rules[0].host]);
+  assert.match(ingress.spec.tls[0].secretName, /\S/);
+  assert.equal(ingress.metadata.annotations["nginx.ingress.kubernetes.io/ssl-redirect"], "true");
+  assert.equal(settings.McpServer.TrustForwardedProto, true);
   assert.ok(allowed.includes(service.metadata.name), "the Service's name is an AllowedHost");
   assert.equal(settings.Authentication.Enabled, true, "no --allow-anonymous needed");
 });

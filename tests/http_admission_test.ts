@@ -18,7 +18,7 @@ Deno.test("RequestLimiter refuses past its cap until a request is answered; heal
     (await errorIn(refused)).message,
     "Too many requests in flight: at most 1 (McpServer:MaxConcurrentRequests); try again shortly",
   );
-  const health = await limiter.handle(requestTo("/health/ready/"), () => new Response("up"));
+  const health = await limiter.handle(requestTo("/health/ready"), () => new Response("up"));
   assert.equal(await health.text(), "up");
   finish();
   assert.equal(await (await first).text(), "first");

@@ -4,7 +4,7 @@ import { Authenticator } from "../lib/auth.ts";
 import { HttpFront } from "../lib/http_front.ts";
 import type { PoolHealth } from "../lib/http_health.ts";
 import { withHeader } from "../lib/http_responses.ts";
-import type { ToolRunner } from "../lib/mcp.ts";
+import type { ToolRunner } from "../lib/call.ts";
 import type { PoolStats } from "../lib/pool_contract.ts";
 import {
   BASE,
@@ -59,7 +59,7 @@ async function frontOf(
 Deno.test("health answers before the Host check; every answer carries the correlation id", async () => {
   await using f = await frontOf();
   const health = await f.front.handle(
-    requestTo("/health/", { headers: { host: "evil.example", "x-correlation-id": "given-1" } }),
+    requestTo("/health", { headers: { host: "evil.example", "x-correlation-id": "given-1" } }),
   );
   assert.equal(health.status, 200);
   assert.equal(health.headers.get("x-correlation-id"), "given-1");
@@ -96,7 +96,7 @@ Deno.test("an unknown path is 404 before authentication; a known one asks for cr
     id: null,
     error: { code: -32000, message: "Not found: GET /nothing" },
   });
-  const mcp = await f.front.handle(requestTo("/mcp/", { body: {} }));
+  const mcp = await f.front.handle(requestTo("/mcp", { body: {} }));
   assert.equal(mcp.status, 401);
   assert.match(
     mcp.headers.get("www-authenticate")!,
@@ -116,7 +116,11 @@ Deno.test("an unknown path is 404 before authentication; a known one asks for cr
 Deno.test("routes: legacy SSE only when enabled, a dedicated MCP path only, methods per route", async () => {
   await using plain = await frontOf();
   assert.equal((await plain.front.handle(requestTo("/sse"))).status, 404);
-  assert.equal((await plain.front.handle(requestTo("/tools/"))).status, 200);
+  assert.equal((await plain.front.handle(requestTo("/tools"))).status, 200);
+  // Paths are matched as sent: a proxy that allows `/tools` only and svc agree on `/tools/`.
+  for (const path of ["/tools/", "/call/", "/health/", "/mcp//"]) {
+    assert.equal((await plain.front.handle(requestTo(path))).status, 404, path);
+  }
   const wrong = await plain.front.handle(requestTo("/tools", { method: "DELETE" }));
   assert.equal(wrong.status, 405);
   assert.equal(wrong.headers.get("allow"), "GET");

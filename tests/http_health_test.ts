@@ -21,10 +21,12 @@ function poolOf(status: PoolStatus, extra: Partial<PoolStats> = {}): PoolHealth 
   return { stats: () => stats, status: () => status };
 }
 
-Deno.test("isHealthCheck() knows /health and /health/ready, trailing slashes ignored", () => {
+Deno.test("isHealthCheck() knows /health and /health/ready, exactly", () => {
   const at = (path: string) => new URL(`http://127.0.0.1${path}`);
   assert.ok(isHealthCheck(at("/health")));
-  assert.ok(isHealthCheck(at("/health/ready//")));
+  assert.ok(isHealthCheck(at("/health/ready?x=1")));
+  assert.ok(!isHealthCheck(at("/health/ready//")));
+  assert.ok(!isHealthCheck(at("/health/")));
   assert.ok(!isHealthCheck(at("/healthz")));
   assert.ok(!isHealthCheck(at("/health/live")));
 });

@@ -10,7 +10,6 @@
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import {
-  answersOk,
   eventually,
   fixtureConfig,
   type HttpSvc,
@@ -18,27 +17,11 @@ import {
   post,
   startHttpSvc,
 } from "./support/harness.ts";
-
-const NGINX =
-  ["/usr/sbin/nginx", ...(Deno.env.get("PATH") ?? "").split(":").map((d) => `${d}/nginx`)]
-    .find((path) => {
-      try {
-        return Deno.statSync(path).isFile;
-      } catch {
-        return false;
-      }
-    }) ?? null;
+import { freePort, NGINX, startNginx } from "./support/nginx.ts";
 
 const GREETING = { tool: "get_fixture_greeting", arguments: { Name: "replica" } };
 
 const skip = NGINX ? "" : " [skipped: no nginx binary; apt install nginx-light]";
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
 
 interface Balancer extends AsyncDisposable {
   /** Base URL of the server block proxying to every replica. */
@@ -87,22 +70,13 @@ function sessions(replicas: { address: string; prefix: string }[], port: number)
 }
 
 /** nginx in front of `replicas`: one block for all of them (routing on the session prefix), one for the first. */
-async function startNginx(replicas: { url: string; prefix: string }[]): Promise<Balancer> {
-  const dir = await Deno.makeTempDir({ prefix: "svc-nginx-" });
+async function startBalancer(replicas: { url: string; prefix: string }[]): Promise<Balancer> {
   const [all, one, caller] = [freePort(), freePort(), freePort()];
   const address = (url: string) => new URL(url).host;
-  const conf = `
-${Deno.uid() === 0 ? "user root;" : ""}
-worker_processes 1;
-daemon off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 1024; }
-http {
-  client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy; fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;
+  const nginx = await startNginx(
+    `
   log_format routed '$upstream_addr $status "$http_mcp_session_id" "$upstream_http_mcp_session_id"';
-  access_log ${dir}/access.log routed;
+  access_log {dir}/access.log routed;
   upstream replicas {
 ${replicas.map((r) => `    server ${address(r.url)} max_fails=1 fail_timeout=30s;`).join("\n")}
   }
@@ -127,41 +101,30 @@ ${sessions(replicas.map((r) => ({ address: address(r.url), prefix: r.prefix })),
       proxy_set_header Host $http_host;
     }
   }
-}
-`;
-  await Deno.writeTextFile(`${dir}/nginx.conf`, conf);
-  const child = new Deno.Command(NGINX!, {
-    args: ["-p", dir, "-c", `${dir}/nginx.conf`],
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const url = `http://127.0.0.1:${all}`;
-  const up = await eventually(() => answersOk(`${url}/health`), 10_000);
-  assert.ok(up, "nginx answers");
+`,
+    `http://127.0.0.1:${all}/health`,
+  );
   return {
-    url,
+    url: `http://127.0.0.1:${all}`,
     oneUrl: `http://127.0.0.1:${one}`,
     callerUrl: `http://127.0.0.1:${caller}`,
     log: () =>
-      Deno.readTextFileSync(`${dir}/access.log`).trim().split("\n").filter(Boolean).map((line) => {
-        const [, upstream, status, session, issued] = /^(\S+) (\d+) "([^"]*)" "([^"]*)"$/.exec(
-          line,
-        )!;
-        // nginx logs an empty variable as "-".
-        const value = (text: string) => text === "-" ? "" : text;
-        return {
-          upstream: upstream!,
-          status: Number(status),
-          session: value(session!),
-          issued: value(issued!),
-        };
-      }),
-    async [Symbol.asyncDispose]() {
-      child.kill("SIGTERM");
-      await child.status;
-      await child.stderr.cancel();
-      await Deno.remove(dir, { recursive: true });
-    },
+      Deno.readTextFileSync(`${nginx.dir}/access.log`).trim().split("\n").filter(Boolean).map(
+        (line) => {
+          const [, upstream, status, session, issued] = /^(\S+) (\d+) "([^"]*)" "([^"]*)"$/.exec(
+            line,
+          )!;
+          // nginx logs an empty variable as "-".
+          const value = (text: string) => text === "-" ? "" : text;
+          return {
+            upstream: upstream!,
+            status: Number(status),
+            session: value(session!),
+            issued: value(issued!),
+          };
+        },
+      ),
+    [Symbol.asyncDispose]: () => nginx[Symbol.asyncDispose](),
   };
 }
 
@@ -219,7 +182,7 @@ Deno.test({
   fn: async (t) => {
     const replicas = await startReplicas();
     try {
-      await using nginx = await startNginx(replicas.map((r) => ({ url: r.url, prefix: "" })));
+      await using nginx = await startBalancer(replicas.map((r) => ({ url: r.url, prefix: "" })));
       const upstreams = new Set(replicas.map((r) => new URL(r.url).host));
 
       await t.step("calls spread over all three replicas", async () => {
@@ -315,7 +278,7 @@ Deno.test({
   fn: async () => {
     const replicas = await startReplicas({ HttpTransportMode: "Stateful" });
     try {
-      await using nginx = await startNginx(
+      await using nginx = await startBalancer(
         replicas.map((r, i) => ({ url: r.url, prefix: `r${i + 1}` })),
       );
       for (let i = 0; i < 6; i++) {

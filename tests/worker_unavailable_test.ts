@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { loadSettings } from "../lib/config.ts";
 import { WorkerUnavailableError } from "../lib/errors.ts";
-import { callTool, type ToolRunner } from "../lib/mcp.ts";
+import { callTool, type ToolRunner } from "../lib/call.ts";
 import { toolOf } from "./support/descriptors.ts";
 
 const principal = { name: "local", scheme: null, scopes: [], roles: [] };
@@ -24,7 +24,7 @@ Deno.test("callTool() answers a runner's WorkerUnavailableError as unavailable, 
       return Promise.reject(new WorkerUnavailableError("No worker is free for the call", 7));
     },
   };
-  const outcome = await callTool({ runner, shell, version: "0" }, "test_tool", {}, {
+  const outcome = await callTool({ runner, shell }, "test_tool", {}, {
     signal: new AbortController().signal,
     principal,
   });

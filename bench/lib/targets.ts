@@ -110,18 +110,23 @@ function wrap(client: Client, pid: () => number | null, era: Era): McpClient {
 }
 
 /**
- * Connects an SDK v2 client over Streamable HTTP; `headers` go with every request (P7's API keys).
- * @default headers none
+ * Connects an SDK v2 client over Streamable HTTP; `headers` go with every request (P7's API keys),
+ * and `fetchWith` makes them (one that trusts a test certificate, for HTTPS).
+ * @default headers none; fetchWith the global fetch
  */
 export async function connectHttp(
   mcpUrl: string,
   era: Era,
   pid: number | null = null,
   headers: Record<string, string> = {},
+  fetchWith?: typeof fetch,
 ): Promise<McpClient> {
   const client = newClient(era);
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers } }),
+    new StreamableHTTPClientTransport(new URL(mcpUrl), {
+      requestInit: { headers },
+      ...(fetchWith ? { fetch: fetchWith } : {}),
+    }),
   );
   return wrap(client, () => pid, era);
 }
@@ -268,7 +273,7 @@ function spawnLogged(
   return { child, tail };
 }
 
-/** Spawns a server that logs `listening on http://host:port` to stderr and waits for that line. */
+/** Spawns a server that logs `listening on http(s)://host:port` to stderr and waits for that line. */
 export async function spawnHttp(
   argv: string[],
   options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {},
@@ -281,7 +286,7 @@ export async function spawnHttp(
   const { child, tail } = spawnLogged(argv, options, tracker, (text) => {
     if (seen === null) return;
     seen += text;
-    const match = /listening on (http:\/\/[^\s:]+|http:\/\/\[[^\]]+\]):(\d+)/.exec(seen);
+    const match = /listening on (https?:\/\/[^\s:]+|https?:\/\/\[[^\]]+\]):(\d+)/.exec(seen);
     if (match) {
       resolveUrl(`${match[1]}:${match[2]}`);
       seen = null;

@@ -270,3 +270,57 @@ Deno.test("connections: chunked bodies, 100-continue and pipelined requests on o
   assert.match(answers[1]!, /^HTTP\/1\.1 \d{3} [^\r]*\r\n[\s\S]*\r\n\r\n$/);
   assert.match(answers[2]!, /^HTTP\/1\.1 200 OK\r\n[\s\S]*connection: close[\s\S]*Healthy/);
 });
+
+Deno.test("connections: a body abandoned mid-way is closed soon after its 408, freeing its slot and the shutdown", async () => {
+  await using svc = await startHttpSvc({
+    config: {
+      ...fixtureConfig(),
+      McpServer: {
+        RunspacePool: { ...LIGHT_POOL, ShutdownDrainTimeout: "00:02:00" },
+        MaxConnections: 4,
+        BodyReadTimeout: "00:00:02",
+      },
+    },
+  });
+  const { host } = new URL(svc.url);
+  // Asked on connections that close after the answer: fetch would keep one open, taking a slot.
+  const ready = async () =>
+    (await rawRequest(svc.url, { method: "GET", path: "/health/ready", headers: { Host: host } }))
+      .status === 200;
+  assert.ok(await eventually(ready, 60_000), svc.stderr());
+  // Every slot: a body promised 1000 bytes, 10 sent, then nothing, the socket kept open.
+  const stalled = await Promise.all(Array.from({ length: 4 }, () => connect(svc.url)));
+  for (const conn of stalled) {
+    await conn.write(encoder.encode(
+      `POST /call HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"tool": "`,
+    ));
+  }
+  try {
+    // Each gets its 408 and is then closed, though the client never closes nor sends again: before,
+    // the connection waited for the client's next bytes with no timer and kept its slot for good.
+    const answers = await Promise.all(stalled.map((conn) => readUntilClosed(conn, 20_000)));
+    for (const answer of answers) {
+      assert.notEqual(answer, "open", "a connection was still open 20 s after its body stalled");
+      if (answer !== "open") assert.match(answer.text, /^HTTP\/1\.1 408 /);
+    }
+    // svc ends its side first and drains what the client still sends for a second at most.
+    const served = async () =>
+      (await rawRequest(svc.url, { method: "GET", path: "/tools", headers: { Host: host } }))
+        .status === 200;
+    assert.ok(await eventually(served, 20_000), "the stalled connections kept every slot");
+    // A stalled body again, then shutdown: svc exits without waiting out ShutdownDrainTimeout.
+    const again = await connect(svc.url);
+    stalled.push(again);
+    await again.write(encoder.encode(
+      `POST /call HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"tool": "`,
+    ));
+    const answer = await readUntilClosed(again, 20_000);
+    assert.notEqual(answer, "open");
+    const stopping = Date.now();
+    await svc.stop();
+    // Two minutes of drain configured; the bound leaves room for two busy cores and pwsh's exit.
+    assert.ok(Date.now() - stopping < 60_000, `svc took ${Date.now() - stopping} ms to stop`);
+  } finally {
+    for (const conn of stalled) conn.close();
+  }
+});

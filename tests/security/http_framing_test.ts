@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { answersOk, eventually, fixtureConfig, startHttpSvc } from "../support/harness.ts";
 import { within } from "../support/deadline.ts";
+import { exchange, readToEnd } from "./raw_http.ts";
 
 const LIGHT_POOL = { MinPoolSize: 1, EagerWarmCount: 1, StopTimeout: "00:00:02" };
 
@@ -17,34 +18,6 @@ function bytesOf(text: string): Uint8Array {
 /** Writes all of `bytes` (a single write may take only part of them). */
 async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
   for (let offset = 0; offset < bytes.length;) offset += await conn.write(bytes.subarray(offset));
-}
-
-/** Sends `request` on a new connection and reads, as Latin-1, until svc closes it. */
-async function exchange(url: string, request: string): Promise<string> {
-  const { hostname, port } = new URL(url);
-  const conn = await Deno.connect({ hostname, port: Number(port) });
-  await writeAll(conn, bytesOf(request));
-  let text = "";
-  const buffer = new Uint8Array(65_536);
-  await within(
-    (async () => {
-      try {
-        for (;;) {
-          const n = await conn.read(buffer);
-          if (n === null) break;
-          text += String.fromCharCode(...buffer.subarray(0, n));
-        }
-      } catch {
-        // A reset ends the reply too.
-      }
-    })(),
-    "svc to answer and close the connection",
-    20_000,
-  );
-  try {
-    conn.close();
-  } catch { /* already closed */ }
-  return text;
 }
 
 /** Splits pipelined responses by their own framing (Content-Length); throws where it does not hold. */
@@ -147,21 +120,38 @@ Deno.test("framing: a head larger than 32 KiB gets 431 however it arrives", asyn
   assert.match(fits, /^HTTP\/1\.1 200 /, fits.slice(0, 200));
 });
 
-Deno.test("framing: a method fetch's Request refuses, or a lowercase get with a body, is answered", async () => {
+Deno.test("framing: methods are case-sensitive, and one fetch's Request refuses or a GET with a body is answered", async () => {
   await using svc = await startHttpSvc({
     config: { ...fixtureConfig(), McpServer: { RunspacePool: LIGHT_POOL } },
   });
   assert.ok(await eventually(() => answersOk(`${svc.url}/health`), 60_000), svc.stderr());
   const host = new URL(svc.url).host;
-  for (const method of ["TRACE", "CONNECT", "track"]) {
-    const reply = await exchange(svc.url, `${method} /health HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+  const call = JSON.stringify({ tool: "get_fixture_greeting", arguments: { Name: "lower" } });
+  // `post` is not POST (RFC 9110 §9.1): before, fetch's Request upper-cased it and the call ran;
+  // `head` was answered as HEAD but with a body.
+  for (
+    const [method, rest] of [
+      ["TRACE", ""],
+      ["CONNECT", ""],
+      ["track", ""],
+      ["post", `Content-Type: application/json\r\nContent-Length: ${call.length}\r\n\r\n${call}`],
+      ["head", "\r\n"],
+      ["Get", "\r\n"],
+    ]
+  ) {
+    const path = method === "post" ? "/call" : "/health";
+    const reply = await exchange(
+      svc.url,
+      `${method} ${path} HTTP/1.1\r\nHost: ${host}\r\n${rest || "\r\n"}`,
+    );
     assert.match(reply, /^HTTP\/1\.1 501 /, `${method}: ${JSON.stringify(reply)}`);
     assert.ok(reply.includes(`The request method ${method} is not supported.`), reply);
+    assert.ok(!reply.includes("lower"), reply);
   }
   // Answered without reading the body, then closed: nothing after it is read as a request.
   const get = await exchange(
     svc.url,
-    `get /health HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 5\r\n\r\nhello`,
+    `GET /health HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 5\r\n\r\nhello`,
   );
   assert.match(get, /^HTTP\/1\.1 200 /, JSON.stringify(get));
   assert.match(get, /\r\nconnection: close\r\n/);
@@ -179,25 +169,13 @@ Deno.test("framing: requests sent a byte at a time, pipelined, with a chunked bo
     `GET /health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`;
   const conn = await Deno.connect({ hostname, port: Number(port) });
   conn.setNoDelay(true);
-  let text = "";
-  const reading = (async () => {
-    const buffer = new Uint8Array(65_536);
-    try {
-      for (;;) {
-        const n = await conn.read(buffer);
-        if (n === null) break;
-        text += String.fromCharCode(...buffer.subarray(0, n));
-      }
-    } catch {
-      // A reset ends the reply too.
-    }
-  })();
+  const reading = readToEnd(conn);
   // One byte a write, a pause now and then so that svc reads most of them on their own.
   for (const [i, byte] of bytesOf(request).entries()) {
     await conn.write(Uint8Array.of(byte));
     if (i % 8 === 0) await new Promise((resolve) => setTimeout(resolve, 1));
   }
-  await within(reading, "the answers to the requests sent a byte at a time", 30_000);
+  const text = await within(reading, "the answers to the requests sent a byte at a time", 30_000);
   conn.close();
   const [call, health, ...more] = responses(text);
   assert.equal(more.length, 0, text);
@@ -256,4 +234,140 @@ Deno.test("framing: a body sent as two million one-byte chunks is held as its by
   const grown = peakRssMb(svc.pid) - before;
   // Before, each chunk was kept as its own array: the peak grew about 1 GB for these two million.
   assert.ok(grown < 200, `svc's peak memory grew ${grown.toFixed(0)} MB for a 2 MB body`);
+});
+
+/** A POST of `body` to `target` with the headers given, closing after it. */
+function postHead(target: string, host: string, body: string, more = ""): string {
+  return `POST ${target} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\n` +
+    `Content-Length: ${body.length}\r\n${more}Connection: close\r\n\r\n${body}`;
+}
+
+Deno.test("framing: the target is routed as sent; what readers could resolve differently is refused", async () => {
+  await using svc = await startHttpSvc({
+    config: { ...fixtureConfig(), McpServer: { RunspacePool: LIGHT_POOL } },
+  });
+  assert.ok(await eventually(() => answersOk(`${svc.url}/health`), 60_000), svc.stderr());
+  const host = new URL(svc.url).host;
+  const call = JSON.stringify({ tool: "get_fixture_greeting", arguments: { Name: "slash" } });
+  // Before, the URL parser read `\` as `/` and removed the dot segment: `/call` ran, where nginx
+  // (which reads `\` as a plain character) had matched a location under /health.
+  for (
+    const target of [
+      "/health/..\\call",
+      "/health\\..\\call",
+      "/health/../call",
+      "/health/%2e%2e/call",
+    ]
+  ) {
+    const reply = await exchange(svc.url, postHead(target, host, call));
+    assert.match(reply, /^HTTP\/1\.1 400 /, `${target}: ${reply}`);
+    assert.ok(!reply.includes("slash"), reply);
+  }
+  // A trailing slash is another path, as it is for a proxy's exact match.
+  const slash = await exchange(svc.url, postHead("/call/", host, call));
+  assert.match(slash, /^HTTP\/1\.1 404 /, slash);
+  // Absolute form (RFC 9112 §3.2.2): the target's host is the one checked, not the Host field.
+  const absolute = await exchange(
+    svc.url,
+    postHead(`http://${host}/call`, "evil.example", call),
+  );
+  assert.match(absolute, /^HTTP\/1\.1 200 /, absolute);
+  assert.match(absolute, /slash/);
+  const foreign = await exchange(svc.url, postHead("http://evil.example/call", host, call));
+  assert.match(foreign, /^HTTP\/1\.1 403 /, foreign);
+  assert.match(foreign, /Host 'evil\.example' is not served here/);
+});
+
+Deno.test("framing: Transfer-Encoding ignores empty list elements and 0xA0 is no whitespace", async () => {
+  await using svc = await startHttpSvc({
+    config: { ...fixtureConfig(), McpServer: { RunspacePool: LIGHT_POOL } },
+  });
+  assert.ok(await eventually(() => answersOk(`${svc.url}/health`), 60_000), svc.stderr());
+  const host = new URL(svc.url).host;
+  const json = JSON.stringify({ tool: "get_fixture_greeting", arguments: { Name: "listed" } });
+  const chunked = (coding: string) =>
+    `POST /call HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\n` +
+    `Transfer-Encoding: ${coding}\r\nConnection: close\r\n\r\n` +
+    `${json.length.toString(16)}\r\n${json}\r\n0\r\n\r\n`;
+  // Before: 501, though RFC 9110 §5.6.1 has a recipient ignore empty elements.
+  const listed = await exchange(svc.url, chunked("chunked,"));
+  assert.match(listed, /^HTTP\/1\.1 200 /, listed);
+  assert.match(listed, /listed/);
+  // Before: accepted as chunked, as JavaScript's trim() removes U+00A0.
+  const nbsp = await exchange(svc.url, chunked("chunked\xa0"));
+  assert.match(nbsp, /^HTTP\/1\.1 501 /, nbsp);
+  const length = await exchange(
+    svc.url,
+    postHead("/call", host, json, "").replace(/Content-Length: (\d+)/, "Content-Length: $1\xa0"),
+  );
+  assert.match(length, /^HTTP\/1\.1 400 /, length);
+});
+
+Deno.test("framing: a head of bare LF line ends gets 400 at once, more than 100 fields 431", async () => {
+  await using svc = await startHttpSvc({
+    config: {
+      ...fixtureConfig(),
+      McpServer: { RunspacePool: LIGHT_POOL, HeaderReadTimeout: "00:02:00" },
+    },
+  });
+  assert.ok(await eventually(() => answersOk(`${svc.url}/health`), 60_000), svc.stderr());
+  const host = new URL(svc.url).host;
+  // Before, svc waited for a CRLF CRLF until HeaderReadTimeout (two minutes here) and sent 408.
+  const started = Date.now();
+  const lf = await exchange(svc.url, `GET /health HTTP/1.1\nHost: ${host}\n\n`);
+  assert.match(lf, /^HTTP\/1\.1 400 /, lf);
+  assert.match(lf, /not ended by CRLF/);
+  assert.ok(Date.now() - started < 60_000, `answered after ${Date.now() - started} ms`);
+  const fields = Array.from({ length: 100 }, (_, i) => `X-F${i}: ${i}\r\n`).join("");
+  const many = await exchange(svc.url, `GET /health HTTP/1.1\r\nHost: ${host}\r\n${fields}\r\n`);
+  assert.match(many, /^HTTP\/1\.1 431 /, many);
+  assert.match(many, /more than 100 header fields/);
+  const fewer = fields.split("\r\n").slice(0, 98).join("\r\n");
+  const fits = await exchange(
+    svc.url,
+    `GET /health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n${fewer}\r\n\r\n`,
+  );
+  assert.match(fits, /^HTTP\/1\.1 200 /, fits.slice(0, 200));
+});
+
+/** Ends the client's sending side after its request (a half-close). */
+const HALF = { halfClose: true };
+
+Deno.test("framing: a client that half-closes after a complete request gets its answer", async () => {
+  await using svc = await startHttpSvc({
+    config: { ...fixtureConfig(), McpServer: { RunspacePool: LIGHT_POOL } },
+  });
+  assert.ok(await eventually(() => answersOk(`${svc.url}/health`), 60_000), svc.stderr());
+  const host = new URL(svc.url).host;
+  // Before, the end of the client's stream aborted the request and the client read nothing.
+  const health = await exchange(svc.url, `GET /health HTTP/1.1\r\nHost: ${host}\r\n\r\n`, HALF);
+  assert.match(health, /^HTTP\/1\.1 200 /, health);
+  // A call that outlasts a probe: the client reads `100 Continue`, then the answer.
+  const call = JSON.stringify({
+    tool: "start_sleep_milliseconds",
+    arguments: { Milliseconds: 2500 },
+  });
+  const slow = await exchange(
+    svc.url,
+    `POST /call HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${call.length}\r\n\r\n${call}`,
+    HALF,
+  );
+  assert.match(
+    slow,
+    /^HTTP\/1\.1 100 Continue\r\n\r\n(HTTP\/1\.1 100 Continue\r\n\r\n)*HTTP\/1\.1 200 /,
+    slow,
+  );
+  assert.match(slow, /"structuredContent":\{"output":\[\]\}/);
+  assert.ok(!slow.includes('"isError":true'), slow);
+  // Two requests sent before the half-close are both answered.
+  const both = await exchange(
+    svc.url,
+    `GET /health HTTP/1.1\r\nHost: ${host}\r\n\r\nGET /health/ready HTTP/1.1\r\nHost: ${host}\r\n\r\n`,
+    HALF,
+  );
+  const [first, second, ...more] = responses(both);
+  assert.equal(more.length, 0, both);
+  assert.match(first!.head, /^HTTP\/1\.1 200 /);
+  assert.match(second!.head, /^HTTP\/1\.1 200 /);
 });

@@ -66,3 +66,45 @@ export async function rawRequest(
   }
   return { status: Number(statusLine.split(" ")[1]), headers, body: rest.join("\r\n\r\n") };
 }
+
+/**
+ * Sends `request` (text as Latin-1, one byte a character, so that any byte can be sent) on a new
+ * connection to `url`'s host and port and reads, as Latin-1, until the server closes it. With
+ * `halfClose` the sending side is ended after the request, as some clients do.
+ */
+export async function exchange(
+  url: string,
+  request: string,
+  options: { halfClose?: boolean; ms?: number } = {},
+): Promise<string> {
+  const { hostname, port } = new URL(url);
+  const conn = await Deno.connect({ hostname, port: Number(port) });
+  const bytes = Uint8Array.from(request, (c) => c.charCodeAt(0));
+  for (let offset = 0; offset < bytes.length;) offset += await conn.write(bytes.subarray(offset));
+  if (options.halfClose) await conn.closeWrite();
+  const text = await within(
+    readToEnd(conn),
+    `the answer to ${JSON.stringify(request.slice(0, 60))} and the connection's end`,
+    options.ms ?? 30_000,
+  );
+  try {
+    conn.close();
+  } catch { /* already closed */ }
+  return text;
+}
+
+/** Everything `conn` still delivers, as Latin-1, until the peer closes it (or resets it). */
+export async function readToEnd(conn: Deno.Conn): Promise<string> {
+  let text = "";
+  const buffer = new Uint8Array(65_536);
+  try {
+    for (;;) {
+      const n = await conn.read(buffer);
+      if (n === null) break;
+      text += String.fromCharCode(...buffer.subarray(0, n));
+    }
+  } catch {
+    // A reset ends the reply too.
+  }
+  return text;
+}

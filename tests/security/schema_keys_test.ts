@@ -105,6 +105,9 @@ const rest = {
     MaxStreamQueueBytes: 1048576,
     AllowAnonymous: true,
     AllowedHosts: ["svc.example"],
+    TlsCertificatePath: "tls/cert.pem",
+    TlsKeyPath: "tls/key.pem",
+    TrustForwardedProto: true,
     SubprocessHostMode: "Pool",
     RunspacePool: {
       MaxPoolSize: 4,

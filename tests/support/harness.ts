@@ -632,7 +632,7 @@ export async function startHttpSvc(options: StartHttpSvcOptions = {}): Promise<H
       log += decoder.decode(chunk, { stream: true });
       // svc listens while its pool warms; tests start from a warmed pool (or one whose warm-up
       // has failed), as a load balancer would by waiting for /health/ready.
-      const match = /listening on (http:\/\/\S+):(\d+)/.exec(log);
+      const match = /listening on (https?:\/\/\S+):(\d+)/.exec(log);
       if (match && (!warm || /Startup complete: \d+\/\d+ workers initialized/.test(log))) {
         resolveUrl(`${match[1]}:${match[2]}`);
       }

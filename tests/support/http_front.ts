@@ -11,7 +11,8 @@ import { configure, type LogRecord, reset } from "@logtape/logtape";
 import type { Principal } from "../../lib/auth.ts";
 import type { ToolDescriptor } from "../../lib/tool_descriptor.ts";
 import { loadSettings, type Settings } from "../../lib/config.ts";
-import type { McpServerOptions, ToolRunner } from "../../lib/mcp.ts";
+import type { McpServerOptions } from "../../lib/mcp.ts";
+import type { ToolRunner } from "../../lib/call.ts";
 import { HttpError } from "../../lib/http_errors.ts";
 
 /** Settings from `config` as an `appsettings.json`, with an empty environment. */
