@@ -22,6 +22,7 @@ import type { ToolRunner } from "./call.ts";
 import { WorkerPool } from "./pool.ts";
 import { tenantOf } from "./pool_tenancy.ts";
 import { SourceWatch } from "./catalog_watch.ts";
+import { watchConfigFile } from "./config_watch.ts";
 import { startWorker } from "./worker_start.ts";
 
 const log = logger("http");
@@ -85,6 +86,9 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     onChange: () => front?.toolsChanged(),
     auth: settings.auth,
   });
+  using _config = settings.shell.reloadOnChange && settings.configPath !== null
+    ? watchConfigFile(settings.configPath)
+    : null;
   using watch = settings.shell.reloadOnChange
     ? new SourceWatch({
       onChange: async (changed) => {

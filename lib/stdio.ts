@@ -18,6 +18,7 @@ import type { Server } from "@modelcontextprotocol/server";
 import process from "node:process";
 import { CatalogStore } from "./discovery.ts";
 import { SourceWatch } from "./catalog_watch.ts";
+import { watchConfigFile } from "./config_watch.ts";
 import type { Settings } from "./config.ts";
 import { StartupError } from "./errors.ts";
 import { logger } from "./log.ts";
@@ -52,6 +53,7 @@ class StdioSession implements AsyncDisposable {
   /** Workers a reload replaced, closed when their last call ends. */
   readonly #replaced = new Set<ReadyWorker["worker"]>();
   readonly #watch: SourceWatch | null;
+  readonly #configWatch: Disposable | null;
 
   /** Starts the worker at once and the catalog from cache or discovery. */
   constructor(settings: Settings, pwsh: string) {
@@ -75,6 +77,9 @@ class StdioSession implements AsyncDisposable {
       ? new SourceWatch({ onChange: (path) => this.#reload(path) })
       : null;
     this.#catalog.catalog().then((catalog) => this.#watch?.watch(catalog.sources), () => {});
+    this.#configWatch = settings.shell.reloadOnChange && settings.configPath !== null
+      ? watchConfigFile(settings.configPath)
+      : null;
   }
 
   /** Resolves when the first worker has started and the catalog is known; rejects on startup errors. */
@@ -151,6 +156,7 @@ class StdioSession implements AsyncDisposable {
   async close(): Promise<void> {
     this.#closed = true;
     this.#watch?.[Symbol.dispose]();
+    this.#configWatch?.[Symbol.dispose]();
     const ready = await this.#current.catch(() => null);
     const reason = "svc is shutting down: the call was stopped";
     await Promise.all([

@@ -160,6 +160,16 @@ Deno.test("stdio: an edit under a running svc reaches the client, without losing
       { breakAndFix: true },
     );
     assert.match(svc.stderr(), /New calls run on worker \d+, started with the new code/);
+    // An edit of the configuration file is said, and applied at the next start.
+    const configFile = `${svc.dir}/appsettings.json`;
+    await Deno.writeTextFile(configFile, (await Deno.readTextFile(configFile)) + "\n");
+    assert.ok(
+      await eventually(() =>
+        /WARNING.*The configuration file .*appsettings\.json changed; svc reads its configuration at start, so restart it to apply the change/
+          .test(svc.stderr())
+      ),
+      "the configuration change is said",
+    );
   } finally {
     await walk[Symbol.asyncDispose]();
   }
