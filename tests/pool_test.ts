@@ -258,7 +258,7 @@ Deno.test("WorkerPool reclaims idle workers down to MinPoolSize", async () => {
     pool: poolSettings({ eagerWarmCount: 3, minPoolSize: 1, idleTtlMs: 200, sweepIntervalMs: 100 }),
   });
   assert.equal(pool.stats().total, 3);
-  assert.ok(await eventually(() => pool.stats().total === 1, 5_000), JSON.stringify(pool.stats()));
+  assert.ok(await eventually(() => pool.stats().total === 1), JSON.stringify(pool.stats()));
   await new Promise((r) => setTimeout(r, 400));
   assert.equal(pool.stats().total, 1, "never below MinPoolSize");
 });
@@ -277,7 +277,7 @@ Deno.test("WorkerPool replenishes to MinPoolSize after workers are killed", asyn
   for (const pid of pids) Deno.kill(pid, "SIGKILL");
   // The pool learns of an exit when the process is reaped, a moment after `ps` shows it gone.
   assert.ok(await eventually(() => leases.every((l) => l.worker.exitCode !== null)));
-  assert.ok(await eventually(() => pool.stats().warm === 2, 5_000), JSON.stringify(pool.stats()));
+  assert.ok(await eventually(() => pool.stats().warm === 2), JSON.stringify(pool.stats()));
   const lease = await pool.lease();
   assert.ok(!pids.includes(lease.worker.pid), "a new worker serves");
   assert.deepEqual((await invokeGreeting(lease, "again")).result.output, ["Hello, again!"]);
@@ -427,7 +427,7 @@ Deno.test("http: a failing startup script evicts workers with the SPEC warning a
   assert.notEqual((await ready.json()).status, "Healthy");
   // The replenisher keeps trying (up to MaxPoolSize), so more failures follow.
   assert.ok(
-    await eventually(() => svc.stderr().split("Worker startup failed").length > 2, 5_000),
+    await eventually(() => svc.stderr().split("Worker startup failed").length > 2),
     "the pool replenishes after an eviction",
   );
 });

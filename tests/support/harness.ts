@@ -458,10 +458,14 @@ export async function withEnv<T>(
   }
 }
 
-/** Waits until `check` returns true, polling every 50 ms, for at most `ms`. */
+/**
+ * Waits until `check` returns true, polling every 50 ms, for at most `ms`. The default is long: it
+ * bounds only how long a failing test waits, while a pool's new worker can take 10 s to start on a
+ * busy 2-core machine. A test whose time bound is the behaviour passes its own `ms`.
+ */
 export async function eventually(
   check: () => boolean | Promise<boolean>,
-  ms = 5_000,
+  ms = 30_000,
 ): Promise<boolean> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
