@@ -1,0 +1,116 @@
+/**
+ * The docs' blocks work when followed, beside those of docs/clients.md (`tests/recipes_test.ts`,
+ * which also serves its curl lines from the first line of docs/http.md) and the nginx blocks of
+ * docs/scaling-out.md (`tests/http_proxy_test.ts`, `tests/scale_out_test.ts`): docs/http.md's
+ * every-interface line refuses to start without authentication; its HTTPS line, and the same line
+ * of docs/scaling-out.md, serve docs/security.md's authentication sample over TLS on every
+ * interface; that doc's managed-identity startup script evicts a worker whose sign-in fails; the
+ * error output of docs/configuration-rules.md is what svc prints; and the objects docs/output-shaping.md
+ * shows, and the question docs/clients.md shows for Remove-Item, are what a client gets.
+ */
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { commandLines, docBlock, runLine, startLine } from "./support/docs.ts";
+import { makeAuthority, makeServerPair, trustingFetch } from "./support/tls.ts";
+
+const root = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
+
+// bin/svc is a bash script (Windows runs bin\svc.cmd), and the listing's view is the Unix one.
+const IS_UNIX = Deno.build.os !== "windows";
+
+Deno.test({
+  name:
+    "docs/http.md: the every-interface line refuses to start without authentication, naming the way out",
+  ignore: !IS_UNIX,
+  fn: async () => {
+    const [, everyInterface] = commandLines(docBlock("docs/http.md", "recipe: serve-http", "sh"));
+    assert.equal(everyInterface, "bin/svc serve --transport http --host 0.0.0.0");
+    // From the clone, on its configuration: authentication off, as the quick start serves it.
+    const run = await runLine(everyInterface!.split(" "));
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(
+      run.stderr,
+      /^svc: Refusing to listen on '0\.0\.0\.0' because authentication is off .*turn authentication on, bind to 127\.0\.0\.1, or accept the risk with --allow-anonymous/m,
+    );
+  },
+});
+
+Deno.test({
+  name:
+    "docs/http.md and docs/scaling-out.md: the HTTPS line serves docs/security.md's authentication sample on every interface",
+  ignore: !IS_UNIX,
+  fn: async () => {
+    const [line] = commandLines(docBlock("docs/http.md", "recipe: serve-https", "sh"));
+    const [scalingOut] = commandLines(docBlock("docs/scaling-out.md", "recipe: serve-https", "sh"));
+    assert.equal(scalingOut, line!.replace(/^bin\/svc /, "svc "), "both docs give one line");
+    const authority = await makeAuthority();
+    try {
+      const pair = await makeServerPair(authority, "tls");
+      const keys = { ci: "ci-key-0c41d7", ops: "ops-key-9e2b53" };
+      // The sample is the file's Authentication section; the rest of the file is the reader's own
+      // (here one command). Placeholders filled: the digest, and the tenant of the JwtBearer scheme,
+      // which is not the default one and so is never asked for a key here. The ops key's `Value` stays
+      // as written and comes from the variable the sample names, as from a secret store.
+      const sample = docBlock("docs/security.md", "recipe: authentication", "jsonc")
+        .replace("<hex digest of the key>", createHash("sha256").update(keys.ci).digest("hex"))
+        .replace("<tenant>", "4d6f1c2a-8e3b-4a57-9c10-2f5e7b8d9a31");
+      const config = `${authority.dir}/appsettings.json`;
+      await Deno.writeTextFile(
+        config,
+        `{\n"ShellConfiguration": { "Commands": ["Get-Date"] },\n${sample}}\n`,
+      );
+      const words = line!
+        .replace("/etc/svc/appsettings.json", config)
+        .replace("/etc/svc/tls/tls.crt", pair.certificatePath)
+        .replace("/etc/svc/tls/tls.key", pair.keyPath)
+        .split(" ");
+      // Port 0, a free one, where the default 8080 may be another program's.
+      const args = [...words, "--port", "0"];
+
+      // The value left as the sample writes it, with no variable: svc refuses, naming the entry.
+      const refused = await runLine(args);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.match(
+        refused.stderr,
+        /'Authentication:Schemes:keys:Keys:ops:Value' in '[^']+': holds the placeholder/,
+      );
+
+      await using svc = await startLine(args, {
+        env: { Authentication__Schemes__keys__Keys__ops__Value: keys.ops },
+      });
+      assert.match(svc.url, /^https:\/\/0\.0\.0\.0:\d+$/);
+      const base = `https://localhost:${new URL(svc.url).port}`;
+      using trusting = trustingFetch(authority);
+      const get = async (path: string, headers: Record<string, string> = {}) => {
+        const response = await trusting(`${base}${path}`, { headers });
+        return { status: response.status, headers: response.headers, body: await response.text() };
+      };
+      assert.equal((await get("/health")).status, 200, "probes need no key");
+      const anonymous = await get("/tools");
+      assert.equal(anonymous.status, 401, anonymous.body);
+      assert.equal(anonymous.headers.get("www-authenticate"), 'ApiKey header="X-API-Key"');
+      for (const key of [keys.ci, keys.ops]) {
+        const listed = await get("/tools", { "X-API-Key": key });
+        assert.equal(listed.status, 200, listed.body);
+        const names = (JSON.parse(listed.body).tools as { name: string }[]).map((t) => t.name);
+        assert.ok(names.some((name) => name.startsWith("get_date")), names.join(", "));
+      }
+      // The sample's one allowed origin gets CORS headers; any other origin's preflight is refused.
+      const preflight = async (origin: string) => {
+        const response = await trusting(`${base}/mcp`, {
+          method: "OPTIONS",
+          headers: { Origin: origin, "Access-Control-Request-Method": "POST" },
+        });
+        await response.body?.cancel();
+        return response;
+      };
+      const allowed = await preflight("https://app.example");
+      assert.equal(allowed.headers.get("access-control-allow-origin"), "https://app.example");
+      const other = await preflight("https://elsewhere.example");
+      assert.equal(other.status, 403);
+      assert.equal(other.headers.get("access-control-allow-origin"), null);
+    } finally {
+      await Deno.remove(authority.dir, { recursive: true });
+    }
+  },
+});
