@@ -11,12 +11,18 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { commandLines, docBlock, runLine, startLine } from "./support/docs.ts";
+import { runSvc } from "./support/harness.ts";
 import { makeAuthority, makeServerPair, trustingFetch } from "./support/tls.ts";
 
 const root = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
 
 // bin/svc is a bash script (Windows runs bin\svc.cmd), and the listing's view is the Unix one.
 const IS_UNIX = Deno.build.os !== "windows";
+
+/** A doc's text, for what it shows inline. */
+function docText(doc: string): string {
+  return Deno.readTextFileSync(`${root}/${doc}`);
+}
 
 Deno.test({
   name:
@@ -113,4 +119,48 @@ Deno.test({
       await Deno.remove(authority.dir, { recursive: true });
     }
   },
+});
+
+const RULES = "docs/configuration-rules.md";
+
+Deno.test("docs/configuration-rules.md: svc prints exactly the documented sentences for the mistakes it describes", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-doc-rules-" });
+  try {
+    // The doc's file is /etc/svc/appsettings.json; here it is one in a temp folder.
+    const here = (text: string) => text.replaceAll("/etc/svc", dir);
+    const path = `${dir}/appsettings.json`;
+    const serve = async (config: Record<string, unknown>) => {
+      await Deno.writeTextFile(path, JSON.stringify(config));
+      return await runSvc(["serve", "--config", path]);
+    };
+    // "StartupScriptPath": "startup.ps1", and no startup.ps1 beside the file.
+    const startup = { Environment: { StartupScriptPath: "startup.ps1" } };
+    const missing = await serve({ ShellConfiguration: startup });
+    assert.equal(missing.code, 2);
+    assert.equal(missing.stderr, here(docBlock(RULES, "output: missing-startup-script", "text")));
+
+    // The four mistakes the block names, in one file: all told in one run.
+    const four = {
+      ShellConfiguration: { ToolCallTimeout: 60, SerializationDepth: -1, ...startup },
+      McpServer: { EnableLegacySse: "maybe" },
+    };
+    const block = here(docBlock(RULES, "output: four-mistakes", "text"));
+    const all = await serve(four);
+    assert.equal(all.code, 2);
+    assert.equal(all.stderr, block);
+    // doctor gives the same sentences as its errors.
+    const doctor = await runSvc(["doctor", "--format", "json", "--config", path]);
+    assert.equal(doctor.code, 2, doctor.stderr);
+    const sentences = block.split("\n").filter((l) => l.startsWith("  - ")).map((l) => l.slice(4));
+    assert.deepEqual(JSON.parse(doctor.stdout).errors, sentences);
+
+    // The mistyped flag the doc quotes.
+    const typo = /`(svc: Unknown option '--trasnport'[^`]*)`/.exec(docText(RULES));
+    assert.ok(typo, `${RULES} quotes no mistyped flag`);
+    const flag = await runSvc(["serve", "--trasnport", "http"]);
+    assert.equal(flag.code, 2);
+    assert.equal(flag.stderr, `${typo[1]}\n`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
