@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { commandLines, docBlock, runLine, startLine } from "./support/docs.ts";
-import { runSvc } from "./support/harness.ts";
+import { runSvc, startHttpSvc } from "./support/harness.ts";
 import { makeAuthority, makeServerPair, trustingFetch } from "./support/tls.ts";
 
 const root = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
@@ -119,6 +119,43 @@ Deno.test({
       await Deno.remove(authority.dir, { recursive: true });
     }
   },
+});
+
+Deno.test("docs/security.md: the managed-identity startup script evicts a worker whose sign-in fails, and readiness stays 503", async () => {
+  // Connect-AzAccount -Identity needs Azure's module and a managed identity, neither of which is
+  // here. The script runs as written against a stand-in Az.Accounts whose Connect-AzAccount fails
+  // as Azure's does where no identity is available: what the doc describes is svc's answer to that.
+  const dir = await Deno.makeTempDir({ prefix: "svc-doc-identity-" });
+  try {
+    await Deno.writeTextFile(
+      `${dir}/startup.ps1`,
+      docBlock("docs/security.md", "recipe: managed-identity", "powershell"),
+    );
+    const failure = "ManagedIdentityCredential authentication unavailable: no identity here";
+    await Deno.mkdir(`${dir}/modules/Az.Accounts`, { recursive: true });
+    await Deno.writeTextFile(
+      `${dir}/modules/Az.Accounts/Az.Accounts.psm1`,
+      `function Connect-AzAccount { param([switch] $Identity) throw '${failure}' }\n`,
+    );
+    await using svc = await startHttpSvc({
+      config: {
+        ShellConfiguration: {
+          Commands: ["Get-Date"],
+          Environment: { StartupScriptPath: `${dir}/startup.ps1` },
+        },
+        McpServer: { RunspacePool: { MinPoolSize: 1, EagerWarmCount: 1 } },
+      },
+      env: { PSModulePath: `${dir}/modules` },
+    });
+    assert.match(
+      svc.stderr(),
+      new RegExp(`WARNING +pool: Worker startup failed; evicting .*Error=${failure}`),
+    );
+    const ready = await fetch(`${svc.url}/health/ready`);
+    assert.equal(ready.status, 503, await ready.text());
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 const RULES = "docs/configuration-rules.md";
