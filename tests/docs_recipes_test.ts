@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { commandLines, docBlock, runLine, startLine } from "./support/docs.ts";
-import { runSvc, startHttpSvc } from "./support/harness.ts";
+import { outputOf, runSvc, startHttpSvc, startSvc } from "./support/harness.ts";
 import { makeAuthority, makeServerPair, trustingFetch } from "./support/tls.ts";
 
 const root = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
@@ -200,4 +200,90 @@ Deno.test("docs/configuration-rules.md: svc prints exactly the documented senten
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+/** The keys of `value`'s object, in order. */
+function keys(value: unknown): string[] {
+  return Object.keys(value as Record<string, unknown>);
+}
+
+Deno.test({
+  name:
+    "docs/output-shaping.md and docs/clients.md: a listing, processes, drives and Remove-Item's question are as shown",
+  ignore: !IS_UNIX,
+  fn: async () => {
+    const tree = await Deno.realPath(await Deno.makeTempDir({ prefix: "svc-doc-tree-" }));
+    try {
+      // "a tree of two folders and three files", 4 bytes each, modes as the example shows them.
+      for (const folder of ["a", "b"]) await Deno.mkdir(`${tree}/${folder}`, { mode: 0o755 });
+      for (const file of ["f1.txt", "a/f2.txt", "b/f3.txt"]) {
+        await Deno.writeTextFile(`${tree}/${file}`, "text", { mode: 0o644 });
+      }
+      const asked: string[] = [];
+      await using svc = await startSvc({
+        config: {
+          ShellConfiguration: {
+            Commands: ["Get-ChildItem", "Get-Process", "Get-PSDrive", "Remove-Item"],
+            ExcludePatterns: [],
+          },
+        },
+        elicitation: (params) => {
+          asked.push(params.message);
+          return Promise.resolve({ action: "accept", content: { answer: "No" } });
+        },
+      });
+      const call = async (name: string, args: Record<string, unknown>) => {
+        const result = await svc.callTool(name, args);
+        assert.notEqual(result.isError, true, JSON.stringify(result));
+        return result;
+      };
+
+      // Get-ChildItem -Recurse: each item shown has the keys, in order, and the values of the
+      // example's items of the same name (times, owner and a folder's size are this machine's).
+      const listed = outputOf(await call("get_child_item_items", { Path: [tree], Recurse: true }));
+      const items = listed as Record<string, unknown>[];
+      assert.equal(items.length, 5, JSON.stringify(items));
+      const shown = docBlock("docs/output-shaping.md", "output: child-items", "text").trim()
+        .split("\n").map((line) => JSON.parse(line.replaceAll("/tmp/i31tree", tree)));
+      for (const expected of shown) {
+        const item = items.find((i) => i.FullName === expected.FullName);
+        assert.ok(item, `no ${expected.FullName} in ${JSON.stringify(items)}`);
+        assert.deepEqual(keys(item), keys(expected));
+        for (const key of ["Directory", "UnixMode", "Name", "FullName"]) {
+          assert.equal(item[key], expected[key], key);
+        }
+        if (expected.UnixMode.startsWith("-")) assert.equal(item.Size, expected.Size);
+        assert.match(String(item.LastWriteTime), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/);
+      }
+      for (const item of items) assert.deepEqual(keys(item), keys(shown[0]));
+
+      // Get-Process and Get-PSDrive: the columns of the examples "after", in order.
+      const inline = (start: string) => {
+        const match = new RegExp("`(\\{" + start.replace(/[()]/g, "\\$&") + "[^`]*\\})`")
+          .exec(docText("docs/output-shaping.md"));
+        assert.ok(match, `docs/output-shaping.md shows no object starting ${start}`);
+        return JSON.parse(match[1]!) as Record<string, unknown>;
+      };
+      const processes = outputOf(await call("get_process_name", { _MaxResults: 5 })) as unknown[];
+      assert.equal(processes.length, 5);
+      const process = inline('"NPM(K)"');
+      for (const p of processes) assert.deepEqual(keys(p), keys(process));
+      const drives = outputOf(await call("get_psdrive_name", {})) as Record<string, unknown>[];
+      const drive = inline('"Name":"/"');
+      const rootDrive = drives.find((d) => d.Name === "/");
+      assert.ok(rootDrive, JSON.stringify(drives));
+      assert.deepEqual(keys(rootDrive), keys(drive));
+      assert.deepEqual([rootDrive.Provider, rootDrive.Root], [drive.Provider, drive.Root]);
+
+      // Remove-Item with Confirm: true asks the user the question docs/clients.md shows; No keeps it.
+      const file = `${tree}/x`;
+      await Deno.writeTextFile(file, "x");
+      await call("remove_item_path", { Path: [file], Confirm: true });
+      const question = docBlock("docs/clients.md", "output: remove-item-question", "text").trim();
+      assert.deepEqual(asked, [question.replace('"/tmp/x"', JSON.stringify(file))]);
+      assert.equal(await Deno.readTextFile(file), "x");
+    } finally {
+      await Deno.remove(tree, { recursive: true });
+    }
+  },
 });
