@@ -5,8 +5,9 @@
  * every-interface line refuses to start without authentication; its HTTPS line, and the same line
  * of docs/scaling-out.md, serve docs/security.md's authentication sample over TLS on every
  * interface; that doc's managed-identity startup script evicts a worker whose sign-in fails; the
- * error output of docs/configuration-rules.md is what svc prints; and the objects docs/output-shaping.md
- * shows, and the question docs/clients.md shows for Remove-Item, are what a client gets.
+ * error output of docs/configuration-rules.md is what svc prints; and the objects that
+ * docs/output-shaping.md shows, and the question docs/clients.md shows for Remove-Item, are what a
+ * client gets.
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
@@ -53,10 +54,11 @@ Deno.test({
     try {
       const pair = await makeServerPair(authority, "tls");
       const keys = { ci: "ci-key-0c41d7", ops: "ops-key-9e2b53" };
-      // The sample is the file's Authentication section; the rest of the file is the reader's own
-      // (here one command). Placeholders filled: the digest, and the tenant of the JwtBearer scheme,
-      // which is not the default one and so is never asked for a key here. The ops key's `Value` stays
-      // as written and comes from the variable the sample names, as from a secret store.
+      // The sample is the file's Authentication section; the rest of the file is the reader's
+      // own (here one command). Placeholders filled: the digest, and the tenant of the JwtBearer
+      // scheme, which is not the default one and so is never asked for a key here. The ops key's
+      // `Value` stays as written and comes from the variable the sample names, as from a secret
+      // store.
       const sample = docBlock("docs/security.md", "recipe: authentication", "jsonc")
         .replace("<hex digest of the key>", createHash("sha256").update(keys.ci).digest("hex"))
         .replace("<tenant>", "4d6f1c2a-8e3b-4a57-9c10-2f5e7b8d9a31");
@@ -275,7 +277,7 @@ Deno.test({
       assert.deepEqual(keys(rootDrive), keys(drive));
       assert.deepEqual([rootDrive.Provider, rootDrive.Root], [drive.Provider, drive.Root]);
 
-      // Remove-Item with Confirm: true asks the user the question docs/clients.md shows; No keeps it.
+      // Remove-Item with Confirm: true asks the question docs/clients.md shows; No keeps the file.
       const file = `${tree}/x`;
       await Deno.writeTextFile(file, "x");
       await call("remove_item_path", { Path: [file], Confirm: true });

@@ -1,14 +1,14 @@
 /**
  * The docs' blocks as a reader copies them, for tests that run them as written: a fenced block is
  * found by the comment before it (`<!-- recipe: name -->` for what a reader runs or pastes,
- * `<!-- output: name -->` for what svc prints), and a `svc serve …` line of a doc is started as the
+ * `<!-- output: name -->` for what svc prints), and a doc's `svc serve …` line is started as the
  * reader starts it, from the repository's `bin/svc`.
  *
  * @module
  */
 import { defaultCacheDirectory } from "../../lib/cache_directory.ts";
-import { outputWithin, unlessExited } from "./deadline.ts";
-import { SHARED_CATALOG_CACHE, TEST_PWSH } from "./harness.ts";
+import { outputWithin } from "./deadline.ts";
+import { followHttpSvc, type ServingProcess, SHARED_CATALOG_CACHE, TEST_PWSH } from "./harness.ts";
 
 const root = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
 
@@ -31,16 +31,9 @@ export function commandLines(block: string): string[] {
 }
 
 /** A svc started from a doc's line. */
-export interface LineServer extends AsyncDisposable {
-  /** Where it listens, as its log says: `http://127.0.0.1:41234`. */
-  url: string;
-  /** Its stderr so far. */
-  stderr(): string;
-  /** Sends SIGTERM and waits for the exit code. */
-  stop(): Promise<number>;
-}
+export interface LineServer extends ServingProcess, AsyncDisposable {}
 
-/** The program a doc's line names: `bin/svc` in the clone, or `svc`, which README step 1 puts on PATH. */
+/** The program a doc's line names: `bin/svc` in the clone, or `svc`, on PATH by README step 1. */
 function program(name: string): string {
   if (name === "bin/svc" || name === "svc") return `${root}/bin/svc`;
   throw new Error(`'${name}' is not svc`);
@@ -62,56 +55,34 @@ function lineEnvironment(env: Record<string, string>): Record<string, string> {
   };
 }
 
+/** The program and options that run `svc <args>` (a doc's line, in words) from the repository. */
+function lineCommand(
+  words: string[],
+  env: Record<string, string>,
+): [string, Omit<Deno.CommandOptions, "signal">] {
+  const [name = "", ...args] = words;
+  return [program(name), {
+    args,
+    cwd: root,
+    env: lineEnvironment(env),
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }];
+}
+
 /**
- * Starts `svc <args>` (a doc's `svc serve --transport http …` split into words) from the repository's
- * root, as a reader in the clone types it, and resolves once svc listens.
+ * Starts a doc's `svc serve --transport http …` line (in words) from the repository's root, as a
+ * reader in the clone types it, and resolves once svc listens.
  */
 export async function startLine(
   words: string[],
   options: { env?: Record<string, string> } = {},
 ): Promise<LineServer> {
-  const [name = "", ...args] = words;
-  const child = new Deno.Command(program(name), {
-    args,
-    cwd: root,
-    env: lineEnvironment(options.env ?? {}),
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  let log = "";
-  let resolveUrl!: (url: string) => void;
-  const listening = new Promise<string>((resolve) => (resolveUrl = resolve));
-  (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of child.stderr) {
-      log += decoder.decode(chunk, { stream: true });
-      const match = /listening on (https?:\/\/\S+):(\d+)/.exec(log);
-      if (match) resolveUrl(`${match[1]}:${match[2]}`);
-    }
-  })().catch(() => {});
-  const exited = child.status;
-  let url: string;
-  try {
-    url = await unlessExited(listening, `'${words.join(" ")}' to listen`, child, () => log);
-  } catch (error) {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* already gone */ }
-    await exited;
-    throw error;
-  }
-  let stopped: Promise<number> | null = null;
-  const stop = () => {
-    if (!stopped) {
-      try {
-        child.kill("SIGTERM");
-      } catch { /* already gone */ }
-      stopped = exited.then((status) => status.code);
-    }
-    return stopped;
-  };
-  return { url, stderr: () => log, stop, [Symbol.asyncDispose]: async () => void await stop() };
+  const [command, commandOptions] = lineCommand(words, options.env ?? {});
+  const child = new Deno.Command(command, commandOptions).spawn();
+  const serving = await followHttpSvc(child, { warm: false });
+  return { ...serving, [Symbol.asyncDispose]: async () => void await serving.stop() };
 }
 
 /** Runs `svc <args>` (a doc's line split into words) from the repository's root to its end. */
@@ -119,14 +90,7 @@ export async function runLine(
   words: string[],
   options: { env?: Record<string, string> } = {},
 ): Promise<{ code: number; stderr: string }> {
-  const [name = "", ...args] = words;
-  const output = await outputWithin(program(name), {
-    args,
-    cwd: root,
-    env: lineEnvironment(options.env ?? {}),
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }, `'${words.join(" ")}'`);
+  const [command, commandOptions] = lineCommand(words, options.env ?? {});
+  const output = await outputWithin(command, commandOptions, `'${words.join(" ")}'`);
   return { code: output.code, stderr: new TextDecoder().decode(output.stderr) };
 }
