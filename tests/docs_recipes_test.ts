@@ -11,6 +11,7 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
+import { DEFAULT_WAIT_MS } from "./support/deadline.ts";
 import { commandLines, docBlock, runLine, startLine } from "./support/docs.ts";
 import { outputOf, runSvc, startHttpSvc, startSvc } from "./support/harness.ts";
 import { makeAuthority, makeServerPair, trustingFetch } from "./support/tls.ts";
@@ -90,7 +91,10 @@ Deno.test({
       const base = `https://localhost:${new URL(svc.url).port}`;
       using trusting = trustingFetch(authority);
       const get = async (path: string, headers: Record<string, string> = {}) => {
-        const response = await trusting(`${base}${path}`, { headers });
+        const response = await trusting(`${base}${path}`, {
+          headers,
+          signal: AbortSignal.timeout(DEFAULT_WAIT_MS),
+        });
         return { status: response.status, headers: response.headers, body: await response.text() };
       };
       assert.equal((await get("/health")).status, 200, "probes need no key");
@@ -108,6 +112,7 @@ Deno.test({
         const response = await trusting(`${base}/mcp`, {
           method: "OPTIONS",
           headers: { Origin: origin, "Access-Control-Request-Method": "POST" },
+          signal: AbortSignal.timeout(DEFAULT_WAIT_MS),
         });
         await response.body?.cancel();
         return response;
@@ -153,7 +158,9 @@ Deno.test("docs/security.md: the managed-identity startup script evicts a worker
       svc.stderr(),
       new RegExp(`WARNING +pool: Worker startup failed; evicting .*Error=${failure}`),
     );
-    const ready = await fetch(`${svc.url}/health/ready`);
+    const ready = await fetch(`${svc.url}/health/ready`, {
+      signal: AbortSignal.timeout(DEFAULT_WAIT_MS),
+    });
     assert.equal(ready.status, 503, await ready.text());
   } finally {
     await Deno.remove(dir, { recursive: true });
