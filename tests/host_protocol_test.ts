@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { writeHostFiles } from "../lib/host_files.ts";
 import { defaultCacheDirectory } from "../lib/cache_directory.ts";
+import { docBlock } from "./support/docs.ts";
 import { TEST_PWSH as pwsh } from "./support/harness.ts";
 
 type Frame = Record<string, unknown>;
@@ -240,11 +241,19 @@ Deno.test({
 });
 
 Deno.test({
-  name: "host with every engine member a reset reads: its hello names none",
+  name:
+    "host with every engine member a reset reads: its hello names none, in the documented shape",
   async fn() {
     const host = await RawHost.start();
     try {
       assert.deepEqual(host.hello.missingMembers, []);
+      // docs/worker-protocol.md §3 shows the hello: the real one has its fields, in that order.
+      const documented = JSON.parse(docBlock("docs/worker-protocol.md", "output: hello", "json"));
+      assert.deepEqual(Object.keys(host.hello), Object.keys(documented));
+      assert.deepEqual(
+        [host.hello.protocol, host.hello.slot, host.hello.edition],
+        [documented.protocol, documented.slot, documented.edition],
+      );
     } finally {
       assert.equal(await host.close(), 0);
     }

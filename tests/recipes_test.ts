@@ -3,8 +3,9 @@
  * exactly as a client would start it — its `command`, `args` and `env`, from `/`, with nothing else
  * in the environment but a minimal `PATH` and `HOME` — and an MCP client gets the tool list; the
  * HTTP entry's URL and header reach a server with an API key; the Inspector commands run as
- * written; each curl line gets a 2xx JSON answer from a live svc, and the Sha256 recipe gives the
- * digest svc computes for the same key.
+ * written; each curl line gets a 2xx JSON answer from svc started by the first line of
+ * docs/http.md, and the Sha256 recipe gives the digest svc computes for the same key; the recipe of
+ * docs/security.md that lets one role delete under one folder works as written.
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
@@ -12,6 +13,7 @@ import { Client } from "@modelcontextprotocol/client";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { outputWithin, within } from "./support/deadline.ts";
+import { commandLines, docBlock, startLine } from "./support/docs.ts";
 import { fixtureConfig, startHttpSvc } from "./support/harness.ts";
 
 const root = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
@@ -25,13 +27,9 @@ interface Entry {
   env: Record<string, string>;
 }
 
-/** The text of the fenced `language` block that follows `<!-- recipe: name -->`. */
+/** The text of the fenced `language` block of docs/clients.md that follows `<!-- recipe: name -->`. */
 function recipeBlock(name: string, language: string): string {
-  const match = new RegExp(
-    `<!-- recipe: ${name} -->\\s*\`\`\`${language}\\n([\\s\\S]*?)\`\`\``,
-  ).exec(readme);
-  assert.ok(match, `${CLIENTS} has no ${language} block after '<!-- recipe: ${name} -->'`);
-  return match[1]!;
+  return docBlock(CLIENTS, `recipe: ${name}`, language);
 }
 
 /** Finds the JSON block that follows `<!-- recipe: name -->` and returns its one server entry. */
@@ -46,7 +44,6 @@ function recipe(name: string): Entry {
 }
 
 const CLIENTS = "docs/clients.md";
-const readme = await Deno.readTextFile(`${root}/${CLIENTS}`);
 
 /** The server entry `claude mcp add … <name> -- <command> <args…>` writes, from the recipe's line. */
 function claudeCodeEntry(): Entry {
@@ -215,22 +212,16 @@ Deno.test("recipe 'inspector': the Inspector CLI commands list and call over std
   }
 });
 
-function sh(marker: string): string {
-  const match = new RegExp(`<!-- ${marker} -->\\s*\`\`\`sh\\n([\\s\\S]*?)\`\`\``).exec(readme);
-  assert.ok(match, `${CLIENTS} has no sh block after '<!-- ${marker} -->'`);
-  return match[1]!;
-}
-
-/** A block's commands: comments dropped, backslash-continued lines joined. */
-function commands(text: string): string[] {
-  return text.replace(/\\\n\s*/g, "").split("\n").filter((l) => l.trim() && !l.startsWith("#"));
-}
-
-Deno.test("every curl line of the HTTP recipes gets a 2xx JSON answer from a live svc", async () => {
-  // The lines are written for the built-in configuration, as docs/clients.md says.
-  const embedded = JSON.parse(await Deno.readTextFile(`${root}/appsettings.json`));
-  await using svc = await startHttpSvc({ config: embedded });
-  const lines = commands(sh("cookbook"));
+Deno.test("every curl line of the HTTP recipes gets a 2xx JSON answer from svc started as docs/http.md starts it", async () => {
+  // The lines are written for the built-in configuration, as docs/clients.md says, which the
+  // first line of docs/http.md serves from the clone.
+  const [loopback] = commandLines(docBlock("docs/http.md", "recipe: serve-http", "sh"));
+  assert.equal(loopback, "bin/svc serve --transport http --port 8080");
+  // Port 0, a free one, where 8080 may be another program's.
+  await using svc = await startLine(loopback.replace("--port 8080", "--port 0").split(" "));
+  assert.match(svc.url, /^http:\/\/127\.0\.0\.1:\d+$/, "loopback only, the default");
+  assert.ok(svc.stderr().includes(`config ${root}/appsettings.json`), svc.stderr());
+  const lines = commandLines(docBlock(CLIENTS, "cookbook", "sh"));
   assert.ok(lines.length >= 6, `found ${lines.length} commands`);
   for (const line of lines) {
     const command = line.replaceAll("http://127.0.0.1:8080", svc.url)
@@ -251,19 +242,15 @@ Deno.test("every curl line of the HTTP recipes gets a 2xx JSON answer from a liv
 });
 
 Deno.test("the Sha256 recipe gives the digest svc computes for an API key", async () => {
-  const [line] = commands(sh("cookbook-sha256"));
+  const [line] = commandLines(docBlock(CLIENTS, "cookbook-sha256", "sh"));
   const run = await outputWithin("bash", { args: ["-c", line!], stdout: "piped" }, line!);
   const digest = new TextDecoder().decode(run.stdout).trim();
   assert.equal(digest, createHash("sha256").update("my-secret-key").digest("hex"));
 });
 
 /** The fenced `language` block of docs/security.md that follows `<!-- recipe: name -->`. */
-async function securityBlock(name: string, language: string): Promise<string> {
-  const text = await Deno.readTextFile(`${root}/docs/security.md`);
-  const match = new RegExp(`<!-- recipe: ${name} -->\\s*\`\`\`${language}\\n([\\s\\S]*?)\`\`\``)
-    .exec(text);
-  assert.ok(match, `docs/security.md has no ${language} block after '<!-- recipe: ${name} -->'`);
-  return match[1]!;
+function securityBlock(name: string, language: string): string {
+  return docBlock("docs/security.md", `recipe: ${name}`, language);
 }
 
 Deno.test("recipe 'who may delete, and what': a role sees and calls the wrapper, which deletes only under its folder", async () => {
@@ -276,12 +263,12 @@ Deno.test("recipe 'who may delete, and what': a role sees and calls the wrapper,
     // The recipe's folder and file, here: /srv/scratch becomes a temp folder.
     await Deno.writeTextFile(
       `${dir}/scratch.ps1`,
-      (await securityBlock("scratch-ps1", "powershell")).replaceAll("/srv/scratch", scratch),
+      (securityBlock("scratch-ps1", "powershell")).replaceAll("/srv/scratch", scratch),
     );
     const keys = { ops: "ops-key-5d1c9e", ci: "ci-key-71b0aa" };
     const digest = (key: string) => createHash("sha256").update(key).digest("hex");
     const config = JSON.parse(
-      (await securityBlock("scratch-config", "json"))
+      (securityBlock("scratch-config", "json"))
         .replace("<sha-256 of the ops key>", digest(keys.ops))
         .replace("<sha-256 of the ci key>", digest(keys.ci))
         .replace('"scratch.ps1"', JSON.stringify(`${dir}/scratch.ps1`)),

@@ -627,6 +627,38 @@ export async function startHttpSvc(options: StartHttpSvcOptions = {}): Promise<H
     stdout: "null",
     stderr: "piped",
   }).spawn();
+  const serving = await followHttpSvc(child, { warm });
+  return {
+    ...serving,
+    dir,
+    async [Symbol.asyncDispose]() {
+      await serving.stop();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** A `svc serve --transport http` child process, followed through its log. */
+export interface ServingProcess {
+  /** Base URL, from svc's log: `http://127.0.0.1:41234`. */
+  url: string;
+  /** Pid of svc. */
+  pid: number;
+  /** svc's stderr so far. */
+  stderr(): string;
+  /** Sends a signal (default SIGTERM) and waits for the exit code. */
+  stop(signal?: Deno.Signal): Promise<number>;
+}
+
+/**
+ * Follows `child`, a `svc serve --transport http` spawned with `stderr: "piped"`, until its log says
+ * where it listens and, with `warm`, that its pool's warm-up ended; fails with its log if it exits
+ * first, and kills it if it never listens.
+ */
+export async function followHttpSvc(
+  child: Deno.ChildProcess,
+  options: { warm: boolean },
+): Promise<ServingProcess> {
   let log = "";
   let resolveUrl!: (url: string) => void;
   const listening = new Promise<string>((resolve) => (resolveUrl = resolve));
@@ -637,13 +669,12 @@ export async function startHttpSvc(options: StartHttpSvcOptions = {}): Promise<H
       // svc listens while its pool warms; tests start from a warmed pool (or one whose warm-up
       // has failed), as a load balancer would by waiting for /health/ready.
       const match = /listening on (https?:\/\/\S+):(\d+)/.exec(log);
-      if (match && (!warm || /Startup complete: \d+\/\d+ workers initialized/.test(log))) {
+      if (match && (!options.warm || /Startup complete: \d+\/\d+ workers initialized/.test(log))) {
         resolveUrl(`${match[1]}:${match[2]}`);
       }
     }
   })().catch(() => {});
   const exited = child.status;
-  const url = await unlessExited(listening, "svc to listen", child, () => log);
   let stopped: Promise<number> | null = null;
   const stop = (signal: Deno.Signal = "SIGTERM") => {
     if (!stopped) {
@@ -654,17 +685,13 @@ export async function startHttpSvc(options: StartHttpSvcOptions = {}): Promise<H
     }
     return stopped;
   };
-  return {
-    url,
-    pid: child.pid,
-    dir,
-    stderr: () => log,
-    stop,
-    async [Symbol.asyncDispose]() {
-      await stop();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    },
-  };
+  try {
+    const url = await unlessExited(listening, "svc to listen", child, () => log);
+    return { url, pid: child.pid, stderr: () => log, stop };
+  } catch (error) {
+    await stop("SIGKILL");
+    throw error;
+  }
 }
 
 /**
