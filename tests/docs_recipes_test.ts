@@ -253,7 +253,7 @@ Deno.test({
       const items = listed as Record<string, unknown>[];
       assert.equal(items.length, 5, JSON.stringify(items));
       const shown = docBlock("docs/output-shaping.md", "output: child-items", "text").trim()
-        .split("\n").map((line) => JSON.parse(line.replaceAll("/tmp/i31tree", tree)));
+        .split("\n").map((line) => JSON.parse(line.replaceAll("/tmp/tree", tree)));
       for (const expected of shown) {
         const item = items.find((i) => i.FullName === expected.FullName);
         assert.ok(item, `no ${expected.FullName} in ${JSON.stringify(items)}`);
