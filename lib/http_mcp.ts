@@ -28,6 +28,7 @@ import {
   withBothAccepts,
   withoutBody,
 } from "./http_message.ts";
+import { isEventStream } from "./http_responses.ts";
 import type { StatefulSessions } from "./http_sessions.ts";
 import { logger } from "./log.ts";
 import { authInfoOf, createMcpServer, type McpServerOptions } from "./mcp.ts";
@@ -147,7 +148,7 @@ export class McpEndpoint {
       parsedBody: body,
       authInfo: authInfoOf(caller.principal),
     });
-    if (!response.headers.get("content-type")?.includes("text/event-stream")) {
+    if (!isEventStream(response)) {
       void server.close().catch(() => {});
     }
     return response;
