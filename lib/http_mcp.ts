@@ -85,6 +85,7 @@ export class McpEndpoint {
       );
       // 2026-07-28 requests carry their protocol claim in `_meta`; only the rest needs the SDK's
       // full classification (which validates the whole body, and the modern handler would again).
+      // The SDK's "legacy" (`isLegacyRequest`, `legacy: "reject"`) is what svc calls the 2025 era.
       const bodiless = claimsModernEra(body) ? null : withoutBody(req);
       if (bodiless && (await isLegacyRequest(bodiless, body))) {
         const caller = { sessionId, principal };
