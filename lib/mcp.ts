@@ -166,7 +166,9 @@ function mayPause(ctx: ServerContext): boolean {
 /**
  * A 2026-07-28 call that may pause: its prompts become `input_required` results and it is held
  * until the client retries with the answers (`lib/input_required.ts`). It runs outside the first
- * HTTP request's signal, which ends with that request's response.
+ * HTTP request's signal, which ends with that request's response. A caller who is nobody in
+ * particular ({@linkcode ownerOf} is null: a token without `sub`) has no call held: its call runs as
+ * one whose client cannot answer, and a `requestState` it sends names nothing.
  */
 async function pausableCall(
   options: McpServerOptions,
@@ -177,6 +179,16 @@ async function pausableCall(
 ): Promise<CallToolResult | InputRequiredResult> {
   const { name, arguments: args } = request.params;
   const principal = context.principal;
+  const owner = ownerOf(principal);
+  if (owner === null) {
+    if (ctx.mcpReq.requestState() !== undefined) {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        "requestState names no call waiting for input (a caller whose token has no 'sub' claim has no call held); call the tool again without requestState.",
+      );
+    }
+    return resultOf(await callTool(options, name, args, context));
+  }
   const tool = (await toolsFor(options, principal)).find((t) => t.name === name);
   // Where the caller may answer for the user, its answers sent with the call count, but never for
   // svc's own question before a ConfirmBeforeRun tool runs. The policy is that of the parameter
@@ -187,7 +199,7 @@ async function pausableCall(
   return await callWithInput({
     calls,
     tool: name,
-    owner: ownerOf(principal) ?? `unnamed:${principal.name}`,
+    owner,
     arguments: args,
     requestState: ctx.mcpReq.requestState(),
     inputResponses: ctx.mcpReq.inputResponses,
