@@ -3,7 +3,7 @@
  * PowerShell over HTTP (Stateless): the SDK client answers them with its elicitation handler and
  * retries. Remove-Item's confirmation (Yes removes, No keeps, decline and cancel stop), Read-Host,
  * two prompts in one call, a client without elicitation, a changed or unknown state, the time
- * limit, and a pool that keeps serving while calls wait for their users. Over stdio: stdio_test's
+ * limit, and a pool that keeps serving beside held calls. Over stdio: stdio_test's
  * 2026-07-28 step; across replicas: scale_out_test; an answer bound to its call and who may answer:
  * user_decides_test.
  */
@@ -122,7 +122,7 @@ Deno.test("http 2026-07-28: prompts reach the client's user and the call does wh
       });
       assert.deepEqual(outputOf(await call(client, "read_fixture_prompt", {})), ["te\ufffdal"]);
     });
-    await t.step("a waiting call's log messages go to the request serving it", async () => {
+    await t.step("a held call's log messages go to the request serving it", async () => {
       const messages: unknown[] = [];
       client.setNotificationHandler("notifications/message", (notification) => {
         messages.push(notification.params.data);
@@ -189,7 +189,7 @@ Deno.test("http 2026-07-28: prompts reach the client's user and the call does wh
       assert.match(JSON.stringify(done.result), /Hello, Alice!/);
     });
     await t.step(
-      "a pool with calls waiting for users keeps serving the others (c = 16)",
+      "a pool with held calls keeps serving the others (c = 16)",
       async () => {
         const heldAt = performance.now();
         // The third asks twice: after the first question goes unanswered the second must fail at

@@ -1,11 +1,11 @@
 /**
- * Calls waiting for their users cannot take the pool (issue 32 review): a 2026-07-28 call that
- * prompts is held with its worker leased and no request open, so one API key's `Confirm: true`
- * calls, answered by nobody, once leased every worker for `UserInputTimeout` and another key's
- * calls failed "No PowerShell worker became free". A 2025-11-25 call asking its user through
- * `elicitation/create` keeps its worker the same way. At most half of `MaxPoolSize` calls of both
- * eras wait at once; the next one that asks fails at once. Real pwsh, real HTTP (Stateful, which
- * serves both eras).
+ * Held calls cannot take the pool: a 2026-07-28 call that prompts is held with its worker leased
+ * and no request open, so one API key's `Confirm: true` calls, answered by nobody, once leased
+ * every worker for `UserInputTimeout` and another key's calls failed "No PowerShell worker became
+ * free". A 2025-11-25 call asking its user through `elicitation/create` is held in its request,
+ * keeping its worker the same way. At most half of `MaxPoolSize` calls of both eras are held at
+ * once; the next one that asks fails at once. Real pwsh, real HTTP (Stateful, which serves both
+ * eras).
  */
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
