@@ -418,7 +418,7 @@ async function f2(b: Bench): Promise<void> {
     try {
       await waitFor(idle, 30_000);
       const modern = await connectHttp(`${proc.base}/mcp`, "2026-07-28", proc.pid);
-      const legacy = await connectHttp(`${proc.base}/mcp`, "2025-11-25", proc.pid);
+      const era2025 = await connectHttp(`${proc.base}/mcp`, "2025-11-25", proc.pid);
       const tools = await toolsOf(b, modern);
       const cases: {
         name: string;
@@ -448,7 +448,7 @@ async function f2(b: Bench): Promise<void> {
         },
         {
           name: "cancel after 500 ms (2025-11-25)",
-          client: legacy,
+          client: era2025,
           role: "sleepS",
           args: () => ({ Seconds: 60 }),
           cancelMs: 500,
@@ -485,7 +485,7 @@ async function f2(b: Bench): Promise<void> {
           `next get_date ${next.ok ? "ok" : "failed"} in ${ms(next.ms)} ms${sleepNote}`,
         ]);
       }
-      await closeAll([modern, legacy]);
+      await closeAll([modern, era2025]);
     } finally {
       await b.stopHttp(proc);
     }

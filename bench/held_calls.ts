@@ -1,6 +1,6 @@
 /**
- * Issue 32's cost of a call waiting for its user (2026-07-28 `input_required`, lib/input_required.ts):
- * svc over HTTP with a warm pool of 16 workers (MinPoolSize 16, MaxPoolSize 32: waiting calls may take
+ * What a held call costs (a 2026-07-28 call waiting for its user's answer, lib/input_required.ts):
+ * svc over HTTP with a warm pool of 16 workers (MinPoolSize 16, MaxPoolSize 32: held calls may take
  * half the pool), the fixture module's `test_input_required_result_elicitation` (one
  * `$Host.UI.Prompt`). Prints, as
  * markdown: the RSS of svc and of its pwsh processes with 0, 8 and 16 calls held; then the latency
@@ -81,10 +81,10 @@ try {
   const plain: number[] = [];
   for (let i = 0; i < rounds; i++) {
     let started = performance.now();
-    const paused = await mcpCall(ASK);
+    const asked = await mcpCall(ASK);
     first.push(performance.now() - started);
     started = performance.now();
-    const done = await mcpCall(ASK, answer(paused.result!["requestState"]));
+    const done = await mcpCall(ASK, answer(asked.result!["requestState"]));
     resume.push(performance.now() - started);
     if (!JSON.stringify(done).includes("Hello, bench!")) throw new Error(JSON.stringify(done));
     started = performance.now();

@@ -45,15 +45,22 @@ export interface Principal {
   issuer?: string | null;
   /**
    * Who the caller is, as the scheme knows it: the token's `sub`, or the API key's id. Null when
-   * anonymous or when the token has no `sub` (such a caller cannot own a session). @default null
+   * anonymous or when the token has no `sub` (such a caller owns nothing: {@linkcode ownerOf}).
+   * @default null
    */
   subject?: string | null;
 }
 
 /**
- * The owner of a session opened by `principal`: its scheme, issuer and subject (never a display
- * name, which another subject may share); `anonymous` when authentication let it in without
- * credentials; null when a token names no subject, so that it cannot own a session.
+ * Who `principal` is, as svc tells callers apart: the one key of whatever a caller owns (a session,
+ * a held call, event-stream slots) and of the tenant its calls run for. It is the scheme, issuer and
+ * subject (never a display name, which another subject may share), or `anonymous` when
+ * authentication let the caller in without credentials.
+ *
+ * Null when a token names no subject (no `sub` claim): such a caller is nobody svc could know again
+ * in a later request, so it keeps nothing past the request it makes. It opens no session (403), no
+ * call of its is held for a retry (its prompts fail at once, as a client's that cannot answer), and
+ * each of its calls is a tenant of its own.
  */
 export function ownerOf(principal: Principal): string | null {
   if (principal.scheme === null) return "anonymous";

@@ -135,11 +135,11 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
       }
     },
   };
-  // A paused call is, like an event stream, something one caller keeps open on this replica.
+  // A held call is, like an event stream, something one caller keeps open on this replica.
   const heldCalls = new HeldCalls({
     timeoutMs: settings.shell.userInputTimeoutMs,
     maxPerCaller: http.limits.maxStreamsPerCaller,
-    // Each paused call keeps a worker: half of the pool always serves calls that are running.
+    // Each held call keeps a worker: half of the pool always serves calls that are running.
     maxHeld: Math.max(1, Math.floor(settings.pool.maxPoolSize / 2)),
   });
   const mcp: McpServerOptions = {
@@ -170,7 +170,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     "Shutting down: no new requests; calls in flight have {Seconds} s (ShutdownDrainTimeout) to end, or until a second Ctrl+C or SIGTERM.",
     { Seconds: drainMs / 1000 },
   );
-  // A call waiting for its user's answer would hold the drain for up to UserInputTimeout.
+  // A held call would hold the drain up for as long as UserInputTimeout.
   heldCalls.close();
   await front.closeStreams();
   const drained = server.shutdown();

@@ -11,6 +11,7 @@
 import { onBodyEnd } from "./http_body.ts";
 import { errorResponse, HttpError } from "./http_errors.ts";
 import { isHealthCheck } from "./http_health.ts";
+import { isEventStream } from "./http_responses.ts";
 import { logger } from "./log.ts";
 
 const log = logger("http");
@@ -58,8 +59,7 @@ export class RequestLimiter {
     try {
       const response = await next(req);
       // Only a POST answered with events is still working; other answers are complete already.
-      const streamed = response.headers.get("content-type")?.includes("text/event-stream");
-      if (req.method === "GET" || !streamed) {
+      if (req.method === "GET" || !isEventStream(response)) {
         release();
         return response;
       }

@@ -43,7 +43,7 @@ export function asCaller<T>(principal: Principal, fn: () => T): T {
  * Who owns a session `principal` opens or uses (`ownerOf`).
  *
  * @throws {HttpError} 403 when the token has no `sub`: such a caller names nobody in particular,
- * so cannot own a session.
+ * so cannot own a session (the rule of `ownerOf`).
  */
 export function sessionOwnerOf(principal: Principal): string {
   const owner = ownerOf(principal);

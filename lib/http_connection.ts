@@ -22,6 +22,7 @@ import {
   responseHead,
 } from "./http_wire.ts";
 import { ConnectionInput } from "./http_input.ts";
+import { isEventStream } from "./http_responses.ts";
 import { logger } from "./log.ts";
 
 const log = logger("http");
@@ -416,7 +417,7 @@ export class Connection {
     await this.#probing;
     const { status } = response;
     const bodiless = head.method === "HEAD" || status === 204 || status === 304;
-    const streamed = (response.headers.get("content-type") ?? "").startsWith("text/event-stream");
+    const streamed = isEventStream(response);
     if (bodiless || response.body === null) {
       await response.body?.cancel().catch(() => {});
       await this.#write(latin1Bytes(responseHead(status, response.headers, {

@@ -1,6 +1,6 @@
 /**
- * The JSON bodies of the HTTP front's POST endpoints (`/call`, the MCP endpoints, the legacy
- * `POST /messages`): only `application/json` is taken, so a cross-site form (`text/plain`, sent
+ * The JSON bodies of the HTTP front's POST endpoints (`/call`, the MCP endpoints, legacy
+ * SSE's `POST /messages`): only `application/json` is taken, so a cross-site form (`text/plain`, sent
  * without a preflight) cannot post, and a body is read once, within the limits of
  * {@linkcode BodyBounds}, and parsed. Every refusal is an {@linkcode HttpError}.
  *

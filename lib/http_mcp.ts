@@ -28,6 +28,7 @@ import {
   withBothAccepts,
   withoutBody,
 } from "./http_message.ts";
+import { isEventStream } from "./http_responses.ts";
 import type { StatefulSessions } from "./http_sessions.ts";
 import { logger } from "./log.ts";
 import { authInfoOf, createMcpServer, type McpServerOptions } from "./mcp.ts";
@@ -84,6 +85,7 @@ export class McpEndpoint {
       );
       // 2026-07-28 requests carry their protocol claim in `_meta`; only the rest needs the SDK's
       // full classification (which validates the whole body, and the modern handler would again).
+      // The SDK's "legacy" (`isLegacyRequest`, `legacy: "reject"`) is what svc calls the 2025 era.
       const bodiless = claimsModernEra(body) ? null : withoutBody(req);
       if (bodiless && (await isLegacyRequest(bodiless, body))) {
         const caller = { sessionId, principal };
@@ -147,7 +149,7 @@ export class McpEndpoint {
       parsedBody: body,
       authInfo: authInfoOf(caller.principal),
     });
-    if (!response.headers.get("content-type")?.includes("text/event-stream")) {
+    if (!isEventStream(response)) {
       void server.close().catch(() => {});
     }
     return response;

@@ -1,6 +1,7 @@
 /**
- * The shape of the HTTP front's own successful answers: a JSON body. Errors have one shape of their
- * own, built in `http_errors.ts`.
+ * The shape of the HTTP front's own successful answers, a JSON body, and the one reading of any
+ * answer's shape the front and the connection share: whether it is an event stream. Errors have
+ * one shape of their own, built in `http_errors.ts`.
  *
  * @module
  */
@@ -31,4 +32,14 @@ export function withHeader(response: Response, name: string, value: string): Res
     copy.headers.set(name, value);
     return copy;
   }
+}
+
+/**
+ * Whether `response` is an event stream (`Content-Type: text/event-stream`, its parameters aside):
+ * its body runs on after the handler returned, so what its request holds is released at the body's
+ * end, and it is written as it comes rather than measured first.
+ */
+export function isEventStream(response: Response): boolean {
+  const type = response.headers.get("content-type") ?? "";
+  return type.split(";", 1)[0]!.trim().toLowerCase() === "text/event-stream";
 }

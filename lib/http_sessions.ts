@@ -19,6 +19,7 @@ import { sessionOwnerOf } from "./http_authenticate.ts";
 import { onBodyEnd } from "./http_body.ts";
 import { HttpError, RpcCode } from "./http_errors.ts";
 import { type ResponseMode, withBothAccepts } from "./http_message.ts";
+import { isEventStream } from "./http_responses.ts";
 import { type StreamLimiter, streamRefusal } from "./http_streams.ts";
 import { logger } from "./log.ts";
 import { authInfoOf, createMcpServer, type McpServerOptions } from "./mcp.ts";
@@ -162,7 +163,7 @@ export class StatefulSessions {
       throw e;
     }
     if (opensStream) {
-      if (response.ok && response.headers.get("content-type")?.includes("text/event-stream")) {
+      if (response.ok && isEventStream(response)) {
         response = streams.bound(owner, response);
       } else {
         streams.release(owner);

@@ -1,14 +1,14 @@
 /**
- * Multi-round-trip input for 2026-07-28 clients (SEP-2322): a call whose PowerShell prompts for
- * input is HELD, never re-run. Its pipeline stays blocked in its worker (which stays leased) while
- * the tools/call answers `input_required` with the prompt as an elicitation; the client asks its
- * user and retries the call with `requestState` and `inputResponses`, and the answer goes to the
- * held pipeline, which runs on to its next prompt or its result. Re-running instead would repeat
- * every side effect the command had before its prompt.
+ * Held calls of 2026-07-28 clients (SEP-2322's multi-round-trip input): a call whose PowerShell
+ * prompts for input is HELD, never re-run. Its pipeline stays blocked in its worker (which stays
+ * leased) while the tools/call answers `input_required` with the prompt as an elicitation; the
+ * client asks its user and retries the call with `requestState` and `inputResponses`, and the
+ * answer goes to the held pipeline, which runs on to its next prompt or its result. Re-running
+ * instead would repeat every side effect the command had before its prompt.
  *
  * This module keeps the held calls of one svc process ({@linkcode HeldCalls}: bounded per caller,
  * each given up after `ShellConfiguration:UserInputTimeout`) and their request state: an
- * HMAC-sealed `{pause, round, binding}` (the SDK's `createRequestStateCodec`, a random key per
+ * HMAC-sealed `{id, round, binding}` (the SDK's `createRequestStateCodec`, a random key per
  * process, so a state from another replica or an earlier process fails to verify, and it expires
  * with `UserInputTimeout`). The binding is a keyed digest of the caller, the tool and the call's
  * arguments: an answer belongs to one call, and a retry naming another tool or other arguments is
@@ -45,19 +45,19 @@ export type HeldEvent =
   | { kind: "failed"; error: unknown };
 
 /**
- * One call that may pause on prompts: a queue of "prompt arrived" and "call finished" events, read
- * by one request at a time, and the prompt waiting for its answer.
+ * One call that may be held at its prompts: a queue of "prompt arrived" and "call finished" events,
+ * read by one request at a time, and the prompt waiting for its answer.
  */
 export class HeldCall {
-  /** Random; names the pause in the request state. */
-  readonly pause: string = crypto.randomUUID();
+  /** Random; names the held call in the request state. */
+  readonly id: string = crypto.randomUUID();
   /** Whose call it is (the caller's owner key): only they may resume it. */
   readonly owner: string;
   /** The tool called: a retry must name the same one. */
   readonly tool: string;
   /** Keyed digest of the caller, the tool and the arguments: a retry must bring the same. */
   readonly binding: string;
-  /** Counts the pauses, so a state of an earlier pause cannot answer a later prompt. */
+  /** Counts the prompts it was held at, so a state of an earlier one cannot answer a later one. */
   round = 0;
   /** Whether a request is serving the call (reading its events) right now. */
   busy = false;
@@ -183,26 +183,26 @@ export class HeldCall {
 /** Options of {@linkcode HeldCalls}. */
 export interface HeldCallsOptions {
   /**
-   * How long a paused call waits for its retry, and how long its request state is valid.
+   * How long a held call waits for its retry, and how long its request state is valid.
    * @default 120000 (`ShellConfiguration:UserInputTimeout`, "00:02:00")
    */
   timeoutMs: number;
-  /** Most calls one caller may have paused at once. @default 16 (`McpServer:MaxStreamsPerCaller`) */
+  /** Most calls one caller may have held at once. @default 16 (`McpServer:MaxStreamsPerCaller`) */
   maxPerCaller: number;
   /** The setting `maxPerCaller` comes from, named in the refusal. @default "McpServer:MaxStreamsPerCaller" */
   maxPerCallerSetting?: string;
   /**
-   * Most calls all callers together may have waiting for their users at once: paused ones, and
-   * 2025-era ones asking theirs ({@linkcode HeldCalls.bounded}). Each keeps a worker leased, a paused
-   * one without any request open, so without this bound one caller's `Confirm: true` calls, answered
-   * by nobody, took every worker of the pool for `UserInputTimeout`. @default Infinity (over HTTP:
-   * half of `McpServer:RunspacePool:MaxPoolSize`, at least 1)
+   * Most calls all callers together may have held at once: those held for a retry, and 2025-era
+   * ones held in their request while they ask ({@linkcode HeldCalls.bounded}). Each keeps a worker
+   * leased, one held for a retry without any request open, so without this bound one caller's
+   * `Confirm: true` calls, answered by nobody, took every worker of the pool for `UserInputTimeout`.
+   * @default Infinity (over HTTP: half of `McpServer:RunspacePool:MaxPoolSize`, at least 1)
    */
   maxHeld?: number;
 }
 
 /**
- * The request state's payload: which pause, which round of it, the call's binding, and a nonce
+ * The request state's payload: which held call, which round of it, the call's binding, and a nonce
  * making each fresh.
  */
 interface StatePayload {
@@ -214,10 +214,11 @@ interface StatePayload {
 
 const DEFAULTS = { timeoutMs: DEFAULT_USER_INPUT_TIMEOUT_MS, maxPerCaller: 16 };
 
-/** The paused calls of one svc process, and the codec of their request state. */
+/** The held calls of one svc process, and the codec of their request state. */
 export class HeldCalls {
+  // Those held for a retry, by id.
   readonly #calls = new Map<string, { call: HeldCall; timer: ReturnType<typeof setTimeout> }>();
-  // 2025-era prompts whose elicitation/create is open now: each keeps a worker too.
+  // 2025-era calls held in their request, their elicitation/create open now: each keeps a worker too.
   #asking = 0;
   readonly #codec: RequestStateCodec<StatePayload>;
   // Keys the bindings: a digest without it could be recomputed from guessed arguments.
@@ -263,7 +264,7 @@ export class HeldCalls {
       .digest("base64url").slice(0, 32);
   }
 
-  /** How many calls `owner` has paused. */
+  /** How many calls of `owner` are held for a retry. */
   heldBy(owner: string): number {
     let n = 0;
     for (const { call } of this.#calls.values()) if (call.owner === owner) n++;
@@ -273,40 +274,40 @@ export class HeldCalls {
   /**
    * Holds `call` at its pending prompt for `timeoutMs` (again, counted from now, when it was held
    * already): past it the prompt is answered `timeout` and the call dropped. Returns a refusal
-   * when the caller holds their most paused calls already.
+   * when the caller has their most held calls already.
    */
   hold(call: HeldCall): string | null {
-    const held = this.#calls.get(call.pause);
-    if (held) clearTimeout(held.timer);
+    const entry = this.#calls.get(call.id);
+    if (entry) clearTimeout(entry.timer);
     else if (this.heldBy(call.owner) >= this.#options.maxPerCaller) {
       return `The call waits for input, but this caller already has ${this.#options.maxPerCaller} calls waiting for input (${this.#options.maxPerCallerSetting}); answer or cancel one first`;
-    } else if (this.waiting >= this.#options.maxHeld) {
+    } else if (this.held >= this.#options.maxHeld) {
       return `The call waits for input, but ${this.#options.maxHeld} calls wait for input on this server already, as many as may (half of McpServer:RunspacePool:MaxPoolSize, so that the other workers keep serving); try again later`;
     }
     const timer = setTimeout(() => this.#expire(call), this.#options.timeoutMs);
-    this.#calls.set(call.pause, { call, timer });
-    if (!held) call.onEnd(() => this.release(call));
+    this.#calls.set(call.id, { call, timer });
+    if (!entry) call.onEnd(() => this.release(call));
     return null;
   }
 
-  /** How many calls wait for their users now: held ones, and 2025-era ones asking theirs. */
-  get waiting(): number {
+  /** How many calls are held now: those held for a retry, and 2025-era ones asking their users. */
+  get held(): number {
     return this.#calls.size + this.#asking;
   }
 
   /**
    * `ask`, a 2025-era `onPrompt` (an `elicitation/create` sent during the call), counted with the
-   * held calls against `maxHeld`: such a call keeps its worker while its user is asked just as a
-   * held one does. Past the bound a prompt is answered `timeout` at once (it fails as an unanswered
+   * calls held for a retry against `maxHeld`: such a call is held in its request, keeping its worker
+   * while its user is asked just as one held for a retry does. Past the bound a prompt is answered `timeout` at once (it fails as an unanswered
    * one), and svc's log says why.
    */
   bounded(
     ask: (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer>,
   ): (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer> {
     return async (prompt, signal) => {
-      if (this.waiting >= this.#options.maxHeld) {
+      if (this.held >= this.#options.maxHeld) {
         log.warning(
-          "A prompt was not sent to its user: {Max} calls wait for their users already (half of McpServer:RunspacePool:MaxPoolSize); it fails as unanswered.",
+          "A prompt was not sent to its user: {Max} calls are held already (half of McpServer:RunspacePool:MaxPoolSize); it fails as unanswered.",
           { Max: this.#options.maxHeld },
         );
         return { action: "timeout" };
@@ -322,16 +323,16 @@ export class HeldCalls {
 
   /** Stops holding `call` (it finished or was given up). */
   release(call: HeldCall): void {
-    const held = this.#calls.get(call.pause);
-    if (held?.call !== call) return;
-    clearTimeout(held.timer);
-    this.#calls.delete(call.pause);
+    const entry = this.#calls.get(call.id);
+    if (entry?.call !== call) return;
+    clearTimeout(entry.timer);
+    this.#calls.delete(call.id);
   }
 
-  /** The request state naming `call`'s current pause. */
+  /** The request state naming `call` at its current prompt. */
   state(call: HeldCall): Promise<string> {
     return this.#codec.mint({
-      p: call.pause,
+      p: call.id,
       r: call.round,
       b: call.binding,
       n: crypto.randomUUID().slice(0, 8),
@@ -343,7 +344,7 @@ export class HeldCalls {
    * it is marked busy until the request serving it returns.
    *
    * @throws {ProtocolError} InvalidParams (-32602), one sentence saying why, when the state does
-   * not verify (changed, expired, another process's), names no held call, an earlier pause, another
+   * not verify (changed, expired, another process's), names no held call, an earlier prompt, another
    * caller's call, another tool or other arguments, or another request is resuming the call.
    */
   async resume(state: unknown, tool: string, owner: string, args: unknown): Promise<HeldCall> {
@@ -466,7 +467,7 @@ export async function callWithInput(
     const answer = answerIn(inputResponses, key, prompt);
     if (answer === null) {
       call.busy = false;
-      return await paused(calls, call, prompt);
+      return await inputRequiredFor(calls, call, prompt);
     }
     call.answer(answer);
     call.progress = input.onProgress ?? null;
@@ -549,12 +550,12 @@ async function serve(
         call.answer({ action: "cancel" });
         continue;
       }
-      log.debug("Tool call {Tool} waits for its user's answer to question {Round}.", {
+      log.debug("Tool call {Tool} is held for its user's answer to question {Round}.", {
         Tool: call.tool,
         Round: call.round,
       });
       call.busy = false;
-      return await paused(calls, call, event.prompt);
+      return await inputRequiredFor(calls, call, event.prompt);
     }
   } finally {
     call.busy = false;
@@ -567,7 +568,7 @@ async function serve(
  * The `input_required` result asking `prompt`, with a fresh state. Asking again does not restart
  * the time limit: a client cannot keep a worker by retrying without an answer.
  */
-async function paused(
+async function inputRequiredFor(
   calls: HeldCalls,
   call: HeldCall,
   prompt: WorkerPrompt,

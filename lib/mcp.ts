@@ -54,8 +54,9 @@ export interface McpServerOptions extends CallOptions {
   /** svc's version, reported as serverInfo. */
   version: string;
   /**
-   * Where calls of 2026-07-28 clients wait for their users' answers (`lib/input_required.ts`).
-   * @default none: such a call's prompts fail at once, as for a client that cannot answer them
+   * The process's held calls (`lib/input_required.ts`): where a 2026-07-28 call is held for its
+   * user's answers, and what bounds 2025-era calls asking theirs too. @default none: a 2026-07-28
+   * call's prompts fail at once, as for a client that cannot answer them
    */
   heldCalls?: HeldCalls;
   /**
@@ -151,10 +152,11 @@ function resultOf(outcome: CallOutcome): CallToolResult {
 }
 
 /**
- * Whether a request's call may pause for its user: a 2026-07-28 request whose client declares form
- * elicitation, or any 2026-07-28 retry carrying `requestState` (which is checked, never ignored).
+ * Whether a request's call may be held for its user: a 2026-07-28 request whose client declares
+ * form elicitation, or any 2026-07-28 retry carrying `requestState` (which is checked, never
+ * ignored).
  */
-function mayPause(ctx: ServerContext): boolean {
+function mayHold(ctx: ServerContext): boolean {
   // The SDK types the envelope's keys as none; they are those of the 2026-07-28 `_meta`.
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
   const version = envelope?.[PROTOCOL_VERSION_META_KEY];
@@ -164,11 +166,13 @@ function mayPause(ctx: ServerContext): boolean {
 }
 
 /**
- * A 2026-07-28 call that may pause: its prompts become `input_required` results and it is held
+ * A 2026-07-28 call that may be held: its prompts become `input_required` results and it is held
  * until the client retries with the answers (`lib/input_required.ts`). It runs outside the first
- * HTTP request's signal, which ends with that request's response.
+ * HTTP request's signal, which ends with that request's response. A caller who is nobody in
+ * particular ({@linkcode ownerOf} is null: a token without `sub`) has no call held: its call runs as
+ * one whose client cannot answer, and a `requestState` it sends names nothing.
  */
-async function pausableCall(
+async function holdableCall(
   options: McpServerOptions,
   calls: HeldCalls,
   request: CallToolRequest,
@@ -177,6 +181,16 @@ async function pausableCall(
 ): Promise<CallToolResult | InputRequiredResult> {
   const { name, arguments: args } = request.params;
   const principal = context.principal;
+  const owner = ownerOf(principal);
+  if (owner === null) {
+    if (ctx.mcpReq.requestState() !== undefined) {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        "requestState names no call waiting for input (a caller whose token has no 'sub' claim has no call held); call the tool again without requestState.",
+      );
+    }
+    return resultOf(await callTool(options, name, args, context));
+  }
   const tool = (await toolsFor(options, principal)).find((t) => t.name === name);
   // Where the caller may answer for the user, its answers sent with the call count, but never for
   // svc's own question before a ConfirmBeforeRun tool runs. The policy is that of the parameter
@@ -187,7 +201,7 @@ async function pausableCall(
   return await callWithInput({
     calls,
     tool: name,
-    owner: ownerOf(principal) ?? `unnamed:${principal.name}`,
+    owner,
     arguments: args,
     requestState: ctx.mcpReq.requestState(),
     inputResponses: ctx.mcpReq.inputResponses,
@@ -255,8 +269,8 @@ export function createMcpServer(options: McpServerOptions): Server {
         ...(callLog ? { log: callLog } : {}),
       };
       try {
-        if (options.heldCalls && mayPause(ctx)) {
-          return await pausableCall(options, options.heldCalls, request, ctx, context);
+        if (options.heldCalls && mayHold(ctx)) {
+          return await holdableCall(options, options.heldCalls, request, ctx, context);
         }
         return resultOf(
           await callTool(options, request.params.name, request.params.arguments, context),

@@ -36,7 +36,8 @@ let unnamed = 0;
 
 /**
  * The tenant of a caller: `ownerOf(principal)`, or, for a token that names no subject (so no two
- * of its calls can be told to be the same caller's), a tenant of its own for this one call.
+ * of its calls can be told to be the same caller's), a tenant of its own for this one call, as the
+ * rule of `ownerOf` says.
  */
 export function tenantOf(principal: Parameters<typeof ownerOf>[0]): string {
   return ownerOf(principal) ?? `unnamed-caller-${++unnamed}`;

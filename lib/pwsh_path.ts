@@ -170,7 +170,7 @@ async function unconfiguredChoice(
     }
   }
   return fallback !== null && await isExecutable(fallback)
-    ? `its own bin/pwsh (${fallback}), which finds or installs PowerShell 7.6.9`
+    ? `its own bin/pwsh (${fallback}), which finds or installs PowerShell ${BIN_PWSH_VERSION}`
     : null;
 }
 

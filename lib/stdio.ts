@@ -214,7 +214,7 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
       import("./mcp.ts"),
       import("./input_required.ts"),
     ]);
-  // One worker runs one call at a time, so a second paused call can only follow the first.
+  // One worker runs one call at a time, so a second held call can only follow the first.
   const heldCalls = new HeldCalls({
     timeoutMs: settings.shell.userInputTimeoutMs,
     maxPerCaller: settings.http.limits.maxStreamsPerCaller,
@@ -259,7 +259,7 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     const served = Promise.all([session.ready(), ended]);
     await (shutdown ? Promise.race([served, shutdown]) : served);
   } finally {
-    // A call still waiting for its user ends with the connection, and its timer with it.
+    // A held call ends with the connection, and its timer with it.
     heldCalls.close();
     await handle.close().catch(() => {});
   }

@@ -26,7 +26,7 @@ import { type Issuer, startIssuer } from "./support/issuer.ts";
 const SECRETS = {
   alice: "alice-secret-8f3a2d",
   bob: "bob-secret-77c1e0",
-  legacy: "legacy-secret-key-5d2e9b",
+  poshMcp: "poshmcp-secret-key-5d2e9b",
   nobody: "nobody-secret-1b9c4f",
 };
 
@@ -45,12 +45,12 @@ function apiKeyConfig(extra: Record<string, unknown> = {}): Record<string, unkno
       Schemes: {
         keys: {
           Type: "ApiKey",
-          // The legacy entry is PoshMcp's form: its name is the key.
+          // The poshMcp entry is PoshMcp's form: its name is the key.
           EntryNameIsKey: true,
           Keys: {
             alice: { Value: SECRETS.alice, Roles: ["reader"] },
             bob: { Sha256: createHash("sha256").update(SECRETS.bob).digest("hex"), Roles: ["ops"] },
-            [SECRETS.legacy]: { Roles: ["reader", "ops"] },
+            [SECRETS.poshMcp]: { Roles: ["reader", "ops"] },
             nobody: { Value: SECRETS.nobody, Roles: [] },
           },
         },
@@ -133,9 +133,9 @@ Deno.test("API keys: missing, invalid and valid keys × roles × per-tool overri
       const bob = await getTools(svc.url, key(SECRETS.bob));
       assert.equal(bob.status, 200, "an override role is enough to be let in");
       assert.deepEqual(bob.names.sort(), ["get_fixture_greeting", "set_variable"]);
-      const legacy = await getTools(svc.url, key(SECRETS.legacy));
+      const poshMcp = await getTools(svc.url, key(SECRETS.poshMcp));
       assert.ok(
-        legacy.names.includes("set_variable") && legacy.names.includes("get_fixture_item_by_id"),
+        poshMcp.names.includes("set_variable") && poshMcp.names.includes("get_fixture_item_by_id"),
       );
     },
   );
@@ -208,7 +208,7 @@ Deno.test("API keys: missing, invalid and valid keys × roles × per-tool overri
       await post(
         `${svc.url}/call`,
         { tool: "set_variable", arguments: { Name: "y", Value: 2 } },
-        key(SECRETS.legacy),
+        key(SECRETS.poshMcp),
       );
       await logged(
         svc.stderr,

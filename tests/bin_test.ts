@@ -247,6 +247,10 @@ Deno.test({
         wrong.stdout + wrong.stderr,
         /'\/no\/such\/pwsh' was configured \(by --pwsh, SVC_PWSH or ShellConfiguration:PwshPath\) but is not an executable file; leave it unset and svc uses its own bin\/pwsh/,
       );
+      assert.match(
+        wrong.stdout + wrong.stderr,
+        new RegExp(`which finds or installs PowerShell ${VERSION_PATTERN}\\b`),
+      );
     } finally {
       await Deno.remove(path, { recursive: true });
     }

@@ -87,11 +87,11 @@ Deno.test("http serves MCP to every client era, plus /tools, /call and health, i
   });
 
   await t.step("v1 client at 2025-11-25 and at 2024-11-05 without the version header", async () => {
-    for (const legacy2024 of [false, true]) {
+    for (const era2024 of [false, true]) {
       const client = new V1Client({ name: "t1", version: "1" });
       const transport = new V1HttpTransport(
         new URL(svc.url),
-        legacy2024 ? { fetch: as2024() } : {},
+        era2024 ? { fetch: as2024() } : {},
       );
       await client.connect(transport);
       try {
@@ -101,7 +101,7 @@ Deno.test("http serves MCP to every client era, plus /tools, /call and health, i
           arguments: { Name: "legacy" },
         });
         assert.deepEqual(outputOf(result), ["Hello, legacy!"]);
-        if (legacy2024) assert.equal(transport.protocolVersion, "2024-11-05");
+        if (era2024) assert.equal(transport.protocolVersion, "2024-11-05");
       } finally {
         await client.close();
       }

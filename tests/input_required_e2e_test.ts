@@ -3,7 +3,7 @@
  * PowerShell over HTTP (Stateless): the SDK client answers them with its elicitation handler and
  * retries. Remove-Item's confirmation (Yes removes, No keeps, decline and cancel stop), Read-Host,
  * two prompts in one call, a client without elicitation, a changed or unknown state, the time
- * limit, and a pool that keeps serving while calls wait for their users. Over stdio: stdio_test's
+ * limit, and a pool that keeps serving beside held calls. Over stdio: stdio_test's
  * 2026-07-28 step; across replicas: scale_out_test; an answer bound to its call and who may answer:
  * user_decides_test.
  */
@@ -22,6 +22,7 @@ import {
   outputOf,
   startHttpSvc,
 } from "./support/harness.ts";
+import { startIssuer } from "./support/issuer.ts";
 
 /** What the test's user answers; set per case. */
 type User = (params: ElicitRequestFormParams) => ElicitResult;
@@ -121,7 +122,7 @@ Deno.test("http 2026-07-28: prompts reach the client's user and the call does wh
       });
       assert.deepEqual(outputOf(await call(client, "read_fixture_prompt", {})), ["te\ufffdal"]);
     });
-    await t.step("a waiting call's log messages go to the request serving it", async () => {
+    await t.step("a held call's log messages go to the request serving it", async () => {
       const messages: unknown[] = [];
       client.setNotificationHandler("notifications/message", (notification) => {
         messages.push(notification.params.data);
@@ -188,7 +189,7 @@ Deno.test("http 2026-07-28: prompts reach the client's user and the call does wh
       assert.match(JSON.stringify(done.result), /Hello, Alice!/);
     });
     await t.step(
-      "a pool with calls waiting for users keeps serving the others (c = 16)",
+      "a pool with held calls keeps serving the others (c = 16)",
       async () => {
         const heldAt = performance.now();
         // The third asks twice: after the first question goes unanswered the second must fail at
@@ -233,4 +234,53 @@ Deno.test("http 2026-07-28: prompts reach the client's user and the call does wh
   } finally {
     await client.close();
   }
+});
+
+Deno.test("http 2026-07-28: a token without a 'sub' claim has no call held, as it owns no session", async () => {
+  await using issuer = await startIssuer();
+  await using svc = await startHttpSvc({
+    config: {
+      ...config("00:00:30"),
+      Authentication: {
+        Enabled: true,
+        DefaultScheme: "entra",
+        DefaultPolicy: { RequireAuthentication: true, RequiredScopes: [], RequiredRoles: [] },
+        Schemes: { entra: { Type: "JwtBearer", Authority: issuer.url, Audience: "api://svc" } },
+      },
+    },
+  });
+  const as = async (claims: Record<string, unknown>) => ({
+    headers: { authorization: `Bearer ${await issuer.sign(claims)}` },
+  });
+  const ask = async (claims: Record<string, unknown>, params: Record<string, unknown> = {}) =>
+    (await modernToolCall(
+      svc.url,
+      "test_input_required_result_elicitation",
+      params,
+      await as(claims),
+    ))
+      .body as RpcBody;
+  // One subject is told apart from the next: its call is held for the retry that answers it.
+  const dana = { "preferred_username": "dana@example.com", sub: "dana-1" };
+  const held = await ask(dana);
+  assert.equal(held.result?.["resultType"], "input_required", JSON.stringify(held));
+  const answered = await ask(dana, {
+    requestState: held.result!["requestState"],
+    inputResponses: { user_name: { action: "accept", content: { name: "Dana" } } },
+  });
+  assert.match(JSON.stringify(answered.result), /Hello, Dana!/);
+  // Without `sub` the same name could be anyone's: the prompt fails at once, nothing keeps a worker.
+  const nobody = { "preferred_username": "dana@example.com" };
+  const started = performance.now();
+  const failed = await ask(nobody);
+  assert.ok(performance.now() - started < 10_000, "fails at once, not after UserInputTimeout");
+  assert.notEqual(failed.result?.["resultType"], "input_required", JSON.stringify(failed));
+  assert.equal(failed.result?.["isError"], true, JSON.stringify(failed));
+  assert.equal(await leased(svc.url), 0);
+  const stateless = await ask(nobody, {
+    requestState: held.result!["requestState"],
+    inputResponses: { user_name: { action: "accept", content: { name: "Eve" } } },
+  });
+  assert.equal(stateless.error?.code, -32602, JSON.stringify(stateless));
+  assert.match(stateless.error!.message, /names no call waiting for input.*'sub' claim/);
 });

@@ -59,7 +59,7 @@ function round(
 
 const accept = (content: Record<string, unknown>) => ({ action: "accept", content });
 
-function paused(result: CallToolResult | InputRequiredResult): InputRequiredResult {
+function held(result: CallToolResult | InputRequiredResult): InputRequiredResult {
   assert.ok(isInputRequiredResult(result), JSON.stringify(result));
   return result;
 }
@@ -88,11 +88,11 @@ Deno.test("a call that never prompts answers at once and holds nothing", async (
 Deno.test("two prompts take two rounds, each with a fresh state; the answers reach the call", async () => {
   const calls = new HeldCalls();
   const start = prompting([ask("name"), ask("color", 2)]);
-  const first = paused(await round(calls, start));
+  const first = held(await round(calls, start));
   assert.deepEqual(Object.keys(first.inputRequests!), ["name"]);
   assert.equal(first.inputRequests!["name"]!.method, "elicitation/create");
   assert.equal(calls.heldBy("alice"), 1);
-  const second = paused(
+  const second = held(
     await round(calls, start, {
       requestState: first.requestState,
       inputResponses: { name: accept({ name: "Alice" }) },
@@ -126,8 +126,8 @@ Deno.test("two prompts take two rounds, each with a fresh state; the answers rea
 Deno.test("a retry without the answer asks the same question again, with a fresh state", async () => {
   const calls = new HeldCalls();
   const start = prompting([ask("name")]);
-  const first = paused(await round(calls, start));
-  const again = paused(
+  const first = held(await round(calls, start));
+  const again = held(
     await round(calls, start, {
       requestState: first.requestState,
       inputResponses: { wrong_key: accept({ name: "x" }) },
@@ -145,7 +145,7 @@ Deno.test("a retry without the answer asks the same question again, with a fresh
 Deno.test("a changed, foreign or misdirected state is refused with -32602 and one sentence", async () => {
   const calls = new HeldCalls();
   const start = prompting([ask("name")]);
-  const first = paused(await round(calls, start));
+  const first = held(await round(calls, start));
   const state = first.requestState!;
   const retry = (more: Partial<InputCall>) =>
     round(calls, start, { inputResponses: { name: accept({ name: "Eve" }) }, ...more });
@@ -173,7 +173,7 @@ Deno.test("a changed, foreign or misdirected state is refused with -32602 and on
 Deno.test("answers sent with the first request answer no question unless allowed", async () => {
   const calls = new HeldCalls();
   const start = prompting([ask("name")]);
-  const first = paused(
+  const first = held(
     await round(calls, start, { inputResponses: { name: accept({ name: "Eve" }) } }),
   );
   assert.deepEqual(Object.keys(first.inputRequests!), ["name"]);
@@ -192,7 +192,7 @@ Deno.test("answers given up front, where allowed, are used once; extra keys are 
     answersUpFront: () => true,
   });
   // The second prompt with the same key is asked, not answered again.
-  const second = paused(result);
+  const second = held(result);
   assert.deepEqual(Object.keys(second.inputRequests!), ["name"]);
   const done = await round(calls, start, {
     requestState: second.requestState,
@@ -206,7 +206,7 @@ Deno.test("answers given up front, where allowed, are used once; extra keys are 
 
 Deno.test("one caller holds at most maxPerCaller calls; the next prompting call fails saying so", async () => {
   const calls = new HeldCalls({ maxPerCaller: 1 });
-  const first = paused(await round(calls, prompting([ask("name")])));
+  const first = held(await round(calls, prompting([ask("name")])));
   const refusedCall = await round(calls, prompting([ask("name")]));
   assert.ok(!isInputRequiredResult(refusedCall) && refusedCall.isError);
   assert.match(
@@ -214,7 +214,7 @@ Deno.test("one caller holds at most maxPerCaller calls; the next prompting call 
     /already has 1 calls waiting for input \(McpServer:MaxStreamsPerCaller\)/,
   );
   // Another caller is not affected.
-  const bob = paused(await round(calls, prompting([ask("name")]), { owner: "bob" }));
+  const bob = held(await round(calls, prompting([ask("name")]), { owner: "bob" }));
   for (const [state, owner] of [[first.requestState, "alice"], [bob.requestState, "bob"]]) {
     await round(calls, prompting([]), {
       owner: owner!,
@@ -226,7 +226,7 @@ Deno.test("one caller holds at most maxPerCaller calls; the next prompting call 
 });
 
 Deno.test("a call answered in time and running past the limit may still ask again", async () => {
-  // The pause's timer keeps running after the answer; when it fires while a request serves the
+  // The held call's timer keeps running after the answer; when it fires while a request serves the
   // call, the call's next question must still reach that request's client.
   const calls = new HeldCalls({ timeoutMs: 50 });
   const start: InputCall["start"] = async ({ onPrompt }) => {
@@ -235,8 +235,8 @@ Deno.test("a call answered in time and running past the limit may still ask agai
     const second = await onPrompt(ask("colour", 2), new AbortController().signal);
     return { content: [{ type: "text", text: JSON.stringify([first, second]) }] };
   };
-  const first = paused(await round(calls, start));
-  const second = paused(
+  const first = held(await round(calls, start));
+  const second = held(
     await round(calls, start, {
       requestState: first.requestState,
       inputResponses: { name: accept({ name: "Ada" }) },
@@ -257,7 +257,7 @@ Deno.test("all callers together hold at most maxHeld calls: one caller cannot ta
   const calls = new HeldCalls({ maxPerCaller: 16, maxHeld: 2 });
   const states = [];
   for (const owner of ["mallory", "mallory"]) {
-    states.push([paused(await round(calls, prompting([ask("name")]), { owner })), owner] as const);
+    states.push([held(await round(calls, prompting([ask("name")]), { owner })), owner] as const);
   }
   const refusedCall = await round(calls, prompting([ask("name")]), { owner: "alice" });
   assert.ok(!isInputRequiredResult(refusedCall) && refusedCall.isError);
@@ -276,13 +276,13 @@ Deno.test("all callers together hold at most maxHeld calls: one caller cannot ta
     });
   }
   // Answered, they make room again.
-  paused(await round(calls, prompting([ask("name")]), { owner: "alice" }));
+  held(await round(calls, prompting([ask("name")]), { owner: "alice" }));
 });
 
 Deno.test("past the time limit the prompt is answered 'timeout' and the call is dropped", async () => {
   const calls = new HeldCalls({ timeoutMs: 50 });
   const start = prompting([ask("name")]);
-  const first = paused(await round(calls, start));
+  const first = held(await round(calls, start));
   await new Promise((resolve) => setTimeout(resolve, 120));
   assert.equal(calls.heldBy("alice"), 0);
   await refused(
@@ -309,7 +309,7 @@ Deno.test("once a question went unanswered, the call's later questions fail at o
     finished();
     return { content: [] };
   };
-  paused(await round(calls, start));
+  held(await round(calls, start));
   const started = performance.now();
   await done;
   assert.ok(performance.now() - started < 100, "the later questions wait for nobody");
@@ -329,7 +329,7 @@ Deno.test("a cancelled request gives its call up: the call's signal aborts and n
     })();
     return ended.then((text) => ({ content: [{ type: "text", text }] }));
   };
-  const first = paused(await round(calls, start));
+  const first = held(await round(calls, start));
   const request = new AbortController();
   const retry = round(calls, start, {
     requestState: first.requestState,
@@ -359,7 +359,7 @@ Deno.test("the call's progress goes to the request serving it at the time", asyn
     return { content: [{ type: "text", text: "done" }] };
   };
   const seen: string[][] = [[], []];
-  const first = paused(
+  const first = held(
     await round(calls, start, { onProgress: (p) => seen[0]!.push(p.status) }),
   );
   await round(calls, start, {

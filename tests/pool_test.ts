@@ -666,7 +666,7 @@ Deno.test("WorkerPool with RunspacesPerProcess: workers share processes, never t
   assert.equal(pool.stats().total, 6);
   const pids = new Set(leases.map((l) => l.worker.pid));
   assert.equal(pids.size, 2, "six workers in two processes of three");
-  // One worker's call waits for its user's answer while its siblings, in the same process, serve
+  // One worker's call is held for its user's answer while its siblings, in the same process, serve
   // theirs.
   let answer: (answer: PromptAnswer) => void = () => {};
   const asked = Promise.withResolvers<WorkerPrompt>();

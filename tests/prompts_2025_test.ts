@@ -242,7 +242,7 @@ Deno.test("stdio 2025-11-25: confirmations and Read-Host reach the user as elici
   );
 });
 
-Deno.test("stdio: a client that goes away while a call waits for its user ends svc quietly", async () => {
+Deno.test("stdio: a client that goes away while a call is held for its user ends svc quietly", async () => {
   let asked = false;
   const svc = await startSvc({
     config: CONFIG,

@@ -3,8 +3,8 @@
  * loopback. Stateless calls spread over all three and throughput rises with replicas; one replica
  * killed loses only the calls it had in flight. In Stateful mode each replica starts its session
  * ids with its own name (`McpServer:SessionIdPrefix`) and nginx routes on it, so every request of
- * a session reaches the replica that holds it. A 2026-07-28 call waiting for its user is held by its
- * replica: another refuses its retry's state, and nginx hashing on the caller sends every retry home.
+ * a session reaches the replica that holds it. A held 2026-07-28 call (one waiting for its user) stays
+ * on its replica: another refuses its retry's state, and nginx hashing on the caller sends every retry home.
  * Runs where an nginx binary is installed.
  */
 import assert from "node:assert/strict";
@@ -30,7 +30,7 @@ interface Balancer extends AsyncDisposable {
   oneUrl: string;
   /**
    * Base URL of a server block hashing on the caller (session id, Authorization, address), as
-   * docs/scaling-out.md advises for calls that wait for their user.
+   * docs/scaling-out.md advises for held calls.
    */
   callerUrl: string;
   /** Access log lines: upstream address, status, request and response session ids. */
@@ -204,7 +204,7 @@ Deno.test({
       });
 
       await t.step(
-        "a call waiting for its user: another replica refuses its state; hashing on the caller finds it",
+        "a held call: another replica refuses its state; hashing on the caller finds it",
         async () => {
           const ask = (url: string, more: Record<string, unknown> = {}) =>
             modernCall(url, "test_input_required_result_elicitation", more);
@@ -212,9 +212,9 @@ Deno.test({
             requestState: state,
             inputResponses: { user_name: { action: "accept", content: { name } } },
           });
-          const paused = await ask(replicas[0]!.url);
-          const state = paused.result?.["requestState"];
-          assert.equal(paused.result?.["resultType"], "input_required", JSON.stringify(paused));
+          const held = await ask(replicas[0]!.url);
+          const state = held.result?.["requestState"];
+          assert.equal(held.result?.["resultType"], "input_required", JSON.stringify(held));
           const elsewhere = await ask(replicas[2]!.url, answer(state, "Bob"));
           assert.equal(elsewhere.error?.code, -32602, JSON.stringify(elsewhere));
           assert.match(elsewhere.error!.message, /^requestState was not accepted \(mac\)/);

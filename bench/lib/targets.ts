@@ -3,7 +3,7 @@
  * PowerShell), the SDK floor (`bench/floor_server.ts`, spawned here), any MCP
  * server over HTTP (`--url`), or any MCP server over stdio (`--stdio "<command line>"`). Every target
  * is reached through the SDK v2 `Client`: `StreamableHTTPClientTransport` at 2026-07-28 (pinned) or
- * 2025-11-25 (the default legacy handshake), and `StdioClientTransport` (2025-11-25 by default; a
+ * 2025-11-25 (the SDK's default, a 2025-era handshake), and `StdioClientTransport` (2025-11-25 by default; a
  * pinned modern stdio client spawns a second probe process, see SDK-NOTES §8.7).
  *
  * @module
