@@ -163,6 +163,8 @@ export interface CallContext {
    * only when the client can ask its user. @default none: every prompt fails at once, as it always did
    */
   onPrompt?: (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer>;
+  /** Why nobody can be asked, said where a call without `onPrompt` is refused or stopped. @default that the client declared no form elicitation */
+  whyNobodyAsks?: string;
   /** Receives the call's stream records the client asked for as log messages; without it none are sent. */
   log?: InvokeOptions["log"];
 }
@@ -194,6 +196,7 @@ async function runCall(
       parameters: bound.value.parameters,
       policy: promptPolicyOf(shell, tool),
       canAsk: context.onPrompt !== undefined,
+      ...(context.whyNobodyAsks ? { whyNobodyAsks: context.whyNobodyAsks } : {}),
     }, shell)
     : { invalid: true, message: bound.message };
   if (!bound.ok || refusal !== null) {
@@ -274,6 +277,7 @@ async function runBound(options: CallOptions, call: BoundCall): Promise<CallOutc
   const answers = {
     userInputTimeoutMs: shell.userInputTimeoutMs,
     answeredBySetting: policy.answeredBySetting,
+    ...(context.whyNobodyAsks ? { whyNobodyAsks: context.whyNobodyAsks } : {}),
   };
   if (policy.confirmBeforeRun) {
     const notRun = await confirmRun(prompts, { tool, parameters, signal }, answers);

@@ -189,7 +189,9 @@ async function holdableCall(
         "requestState names no call waiting for input (a caller whose token has no 'sub' claim has no call held); call the tool again without requestState.",
       );
     }
-    return resultOf(await callTool(options, name, args, context));
+    const whyNobodyAsks =
+      "svc holds a call for its user only for a caller it can name, and this caller's token has no 'sub' claim";
+    return resultOf(await callTool(options, name, args, { ...context, whyNobodyAsks }));
   }
   const tool = (await toolsFor(options, principal)).find((t) => t.name === name);
   // Where the caller may answer for the user, its answers sent with the call count, but never for

@@ -132,7 +132,13 @@ export interface PendingCall {
   policy: PromptPolicy;
   /** The client can ask its user during this call. */
   canAsk: boolean;
+  /** Why nobody can be asked, where `canAsk` is false. @default that it declared no form elicitation */
+  whyNobodyAsks?: string;
 }
+
+/** Why nobody can be asked during a call whose client declared no form elicitation. */
+const CLIENT_CANNOT_ASK =
+  "this client cannot ask its user (it declared no form elicitation for this request)";
 
 /** Why a call must not run: its arguments (`invalid`), or a question nobody could answer. */
 export interface Refusal {
@@ -160,8 +166,7 @@ export function refusalBeforeRun(call: PendingCall, shell: PromptSettings): Refu
     };
   }
   if (call.canAsk) return null;
-  const cannot =
-    "this client cannot ask its user (it declared no form elicitation for this request)";
+  const cannot = call.whyNobodyAsks ?? CLIENT_CANNOT_ASK;
   if (policy.confirmBeforeRun) {
     const setting = overrideSettingOf(shell, tool, "confirmBeforeRun", "ConfirmBeforeRun");
     return {
@@ -402,6 +407,8 @@ export interface PromptNoteOptions {
   userInputTimeoutMs: number;
   /** The key deciding who may answer, named when nobody could be asked. */
   answeredBySetting: string;
+  /** Why nobody could be asked. @default "this client cannot ask its user" */
+  whyNobodyAsks?: string;
   /** What the command did: "was stopped", or "was not run" for svc's own question. */
   ending?: string;
   /** The call's bound arguments, to quote each question as its user was shown it. @default none */
@@ -447,7 +454,9 @@ function stopNote(record: PromptRecord, question: string, options: PromptNoteOpt
     case "refused":
       return `${question}, so ${ending}`;
     default:
-      return `The command asked its user: ${question}; this client cannot ask its user, so ${ending}; only an operator can let callers answer for the user (${options.answeredBySetting})`;
+      return `The command asked its user: ${question}; ${
+        options.whyNobodyAsks ?? "this client cannot ask its user"
+      }, so ${ending}; only an operator can let callers answer for the user (${options.answeredBySetting})`;
   }
 }
 
@@ -465,7 +474,7 @@ export function stoppedValue(records: PromptRecord[]): "declined" | "cancelled" 
 export async function confirmRun(
   prompts: CallPrompts,
   call: { tool: ToolDescriptor; parameters: Record<string, unknown>; signal: AbortSignal },
-  options: Pick<PromptNoteOptions, "userInputTimeoutMs" | "answeredBySetting">,
+  options: Pick<PromptNoteOptions, "userInputTimeoutMs" | "answeredBySetting" | "whyNobodyAsks">,
 ): Promise<CallToolResult | null> {
   const prompt = runQuestion(call.tool, call.parameters);
   const timer = AbortSignal.timeout(options.userInputTimeoutMs);

@@ -35,6 +35,8 @@ export interface ShapeOptions {
    * @default "ShellConfiguration:PromptsAnsweredBy"
    */
   answeredBySetting?: string;
+  /** Why nobody could be asked. @default that the client declared no form elicitation */
+  whyNobodyAsks?: string;
   /** The call's bound arguments, to quote its questions as the user was shown them. @default none */
   parameters?: Record<string, unknown>;
 }
@@ -96,6 +98,7 @@ export function toCallToolResult(
     stopped: byPrompt,
     userInputTimeoutMs: options.userInputTimeoutMs ?? DEFAULT_USER_INPUT_TIMEOUT_MS,
     answeredBySetting: options.answeredBySetting ?? "ShellConfiguration:PromptsAnsweredBy",
+    ...(options.whyNobodyAsks ? { whyNobodyAsks: options.whyNobodyAsks } : {}),
     ...(options.parameters ? { parameters: options.parameters } : {}),
   });
   const { errors, stderr } = splitNativeStderr(result.errors);

@@ -276,6 +276,10 @@ Deno.test("http 2026-07-28: a token without a 'sub' claim has no call held, as i
   assert.ok(performance.now() - started < 10_000, "fails at once, not after UserInputTimeout");
   assert.notEqual(failed.result?.["resultType"], "input_required", JSON.stringify(failed));
   assert.equal(failed.result?.["isError"], true, JSON.stringify(failed));
+  assert.match(
+    JSON.stringify(failed.result),
+    /What is your name\?; svc holds a call for its user only for a caller it can name, and this caller's token has no 'sub' claim, so the command was stopped/,
+  );
   assert.equal(await leased(svc.url), 0);
   const stateless = await ask(nobody, {
     requestState: held.result!["requestState"],
