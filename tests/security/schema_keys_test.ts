@@ -56,6 +56,8 @@ const shell = {
   HostCacheDirectory: "/tmp/svc-host-cache",
   WorkerStartTimeout: "00:01:00",
   UserInputTimeout: "00:00:30",
+  PromptsAnsweredBy: "Caller",
+  ConfirmPreference: "Medium",
   KeepNativeProcesses: true,
   ReloadOnChange: false,
   CommandOverrides: {
@@ -65,6 +67,8 @@ const shell = {
       DefaultProperties: ["Date"],
       AllowedProperties: ["Date", "Ticks"],
       UseDefaultDisplayProperties: false,
+      PromptsAnsweredBy: "User",
+      ConfirmBeforeRun: true,
     },
   },
   FunctionOverrides: {
@@ -74,6 +78,8 @@ const shell = {
       DefaultProperties: ["Ticks"],
       AllowedProperties: ["Ticks"],
       UseDefaultDisplayProperties: true,
+      PromptsAnsweredBy: "Caller",
+      ConfirmBeforeRun: false,
     },
   },
   Environment: {
