@@ -115,8 +115,6 @@ namespace Svc.Host
                 {
                     foreach (string frame in posted) Send(frame);
                 }
-                // Also once the call has ended: records written since the last look (a burst shorter
-                // than 100 ms) go before the result, not nowhere.
                 if (running != null && running.Progress) SendProgress(running);
                 if (running != null && running.Task.IsCompleted) Complete(running);
                 if (!haveLine)
@@ -388,6 +386,9 @@ namespace Svc.Host
         private void Complete(Invocation running)
         {
             // The last records go before the response: the client hears them as part of the call.
+            // Taken here, after the end, not by the loop's look before it: a burst shorter than
+            // 100 ms may be written between that look and the end.
+            if (running.Progress) SendProgress(running);
             if (running.Log != null) SendLog(running);
             Running = null;
             long resetId = _resetAfter;
