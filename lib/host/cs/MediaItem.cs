@@ -44,6 +44,15 @@ namespace Svc.Host
         }
 
         /// <summary>
+        /// The bytes a byte array's media item takes as JSON, known from its length; 0 for any other item.
+        /// </summary>
+        public static long EncodedBytes(object item)
+        {
+            byte[] bytes = item == null ? null : PSObject.AsPSObject(item).BaseObject as byte[];
+            return bytes == null ? 0 : 4L * ((bytes.LongLength + 2) / 3) + "{\"bytes\":\"\"}".Length;
+        }
+
+        /// <summary>
         /// What a media item too large for the output is sent as: a sentence in place of its bytes, of
         /// which any cut would be unreadable.
         /// </summary>

@@ -71,6 +71,13 @@ namespace Svc.Host
                 Overflow(_bytes + text.Length + 2 + (_kept > 0 ? 1 : 0), () => JsonValue.Serialize(TextCut.CutMiddle(text, _limits.FirstItemBytes)));
                 return true;
             }
+            long mediaBytes = _limits != null ? MediaItem.EncodedBytes(item) : 0;
+            if (mediaBytes > 0 && _bytes + mediaBytes + (_kept > 0 ? 1 : 0) > _limits.OutputBytes)
+            {
+                // Known too large from its length: never encoded, as a long string is not.
+                Overflow(_bytes + mediaBytes + (_kept > 0 ? 1 : 0), () => MediaItem.TooLarge(mediaBytes));
+                return true;
+            }
             string encoded = MediaItem.Encode(item);
             bool media = encoded != null;
             if (!media)
