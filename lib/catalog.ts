@@ -18,7 +18,7 @@
 import { createHash } from "node:crypto";
 import type { ShellSettings, ToolGranularity } from "./config.ts";
 import { commandTool } from "./catalog_command.ts";
-import { annotationsFor, confirmImpactOf } from "./catalog_annotations.ts";
+import { annotationsFor, confirmImpactOf, outputMediaTypeOf } from "./catalog_annotations.ts";
 import {
   ALL_SETS,
   cap,
@@ -324,6 +324,7 @@ function buildTool(
     inputSchema,
     annotations: annotationsFor(command.name, command.verb),
     ...confirmImpactOf(command),
+    ...outputMediaTypeOf(command),
     parameters,
   };
 }

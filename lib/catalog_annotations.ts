@@ -1,18 +1,25 @@
 /**
  * What a tool says about its command's effects: the MCP tool annotations (read-only, destructive,
  * idempotent, open-world hints) derived from its approved PowerShell verb, and the `ConfirmImpact`
- * with which it asks for confirmation.
+ * with which it asks for confirmation, and the media type of the byte arrays it writes.
  *
  * @module
  */
 import type { ToolAnnotations, ToolDescriptor } from "./tool_descriptor.ts";
 import type { CommandMeta } from "./worker_protocol.ts";
+import { declaredMediaType } from "./result_media.ts";
 
 /** A ShouldProcess command's `ConfirmImpact`, as a descriptor's field. */
 export function confirmImpactOf(command: CommandMeta): Pick<ToolDescriptor, "confirmImpact"> {
   return command.supportsShouldProcess && command.confirmImpact
     ? { confirmImpact: command.confirmImpact }
     : {};
+}
+
+/** The image or audio media type a command declares with `[OutputType]`, as a descriptor's field. */
+export function outputMediaTypeOf(command: CommandMeta): Pick<ToolDescriptor, "outputMediaType"> {
+  const declared = declaredMediaType(command.outputTypes ?? []);
+  return declared ? { outputMediaType: declared } : {};
 }
 
 const READ_ONLY_VERBS = new Set(

@@ -13,7 +13,7 @@
  * @module
  */
 import type { ToolDescriptor, ToolParameter } from "./tool_descriptor.ts";
-import { annotationsFor, confirmImpactOf } from "./catalog_annotations.ts";
+import { annotationsFor, confirmImpactOf, outputMediaTypeOf } from "./catalog_annotations.ts";
 import { cap, TOOL_DESCRIPTION_CAP, toolDescription } from "./catalog_description.ts";
 import type { CommandMeta } from "./worker_protocol.ts";
 
@@ -53,6 +53,7 @@ export function commandTool(
     inputSchema: schemaOf(parameters),
     annotations: annotationsFor(command.name, command.verb),
     ...confirmImpactOf(command),
+    ...outputMediaTypeOf(command),
     parameters,
     parameterSetTools: sets,
   };

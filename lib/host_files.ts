@@ -21,6 +21,7 @@ import HOST_CS_IDLE_TRIM from "./host/cs/IdleTrim.cs" with { type: "text" };
 import HOST_CS_INVOCATION from "./host/cs/Invocation.cs" with { type: "text" };
 import HOST_CS_JSON_VALUE from "./host/cs/JsonValue.cs" with { type: "text" };
 import HOST_CS_LIVE_LOG from "./host/cs/LiveLog.cs" with { type: "text" };
+import HOST_CS_MEDIA_ITEM from "./host/cs/MediaItem.cs" with { type: "text" };
 import HOST_CS_MODULE_SCOPES from "./host/cs/ModuleScopes.cs" with { type: "text" };
 import HOST_CS_OUTPUT_BUDGET from "./host/cs/OutputBudget.cs" with { type: "text" };
 import HOST_CS_OUTPUT_PROJECTION from "./host/cs/OutputProjection.cs" with { type: "text" };
@@ -64,6 +65,7 @@ const HOST_FILES: Record<string, string> = {
   "host/cs/Invocation.cs": HOST_CS_INVOCATION,
   "host/cs/JsonValue.cs": HOST_CS_JSON_VALUE,
   "host/cs/LiveLog.cs": HOST_CS_LIVE_LOG,
+  "host/cs/MediaItem.cs": HOST_CS_MEDIA_ITEM,
   "host/cs/ModuleScopes.cs": HOST_CS_MODULE_SCOPES,
   "host/cs/OutputBudget.cs": HOST_CS_OUTPUT_BUDGET,
   "host/cs/OutputProjection.cs": HOST_CS_OUTPUT_PROJECTION,

@@ -68,9 +68,10 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
   // The front brings the MCP SDK (about 50 ms of CPU): loaded once the first pwsh is spawned, it no
   // longer delays that spawn.
   await pool.spawned;
-  const [{ HttpFront }, { HeldCalls }] = await Promise.all([
+  const [{ HttpFront }, { HeldCalls }, { toolsListCacheHint }] = await Promise.all([
     import("./http_front.ts"),
     import("./input_required.ts"),
+    import("./mcp.ts"),
   ]);
   const catalog = new CatalogStore({
     shell: settings.shell,
@@ -149,6 +150,10 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     authorize: (principal, tool) => auth.mayCall(principal, tool),
     logArguments: settings.auth.logArguments,
     heldCalls,
+    toolsListCache: toolsListCacheHint({
+      authenticated: settings.auth.enabled,
+      reloadOnChange: settings.shell.reloadOnChange,
+    }),
   };
   front = new HttpFront({ http, pool, mcp, auth });
   loaded(front);

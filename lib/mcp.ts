@@ -15,6 +15,7 @@ import {
 } from "@modelcontextprotocol/server";
 import type {
   AuthInfo,
+  CacheHint,
   CallToolRequest,
   CallToolResult,
   ClientCapabilities,
@@ -65,6 +66,33 @@ export interface McpServerOptions extends CallOptions {
    * JSON, which has no stream for it
    */
   requestsDuringCall?: boolean;
+  /**
+   * The `ttlMs` and `cacheScope` of a 2026-07-28 `tools/list` result ({@linkcode toolsListCacheHint}).
+   * @default the SDK's: 0 and private
+   */
+  toolsListCache?: CacheHint;
+}
+
+/**
+ * How long a tool list stays as it is when the tools cannot reload: only a restart (a new
+ * configuration, a new version of a module) changes it then, and five minutes bounds how long a
+ * client that does not listen for `tools/list_changed` keeps a list from before one.
+ */
+export const TOOLS_LIST_TTL_MS = 300_000;
+
+/**
+ * The cache hint of `tools/list`: `public` when every caller sees the same list (no
+ * authentication), else `private` (roles decide which tools a caller sees); a TTL of
+ * {@linkcode TOOLS_LIST_TTL_MS} unless the tools reload on a change of their code
+ * (`ReloadOnChange`), when the list may change at any moment and 0 says to ask again.
+ */
+export function toolsListCacheHint(
+  options: { authenticated: boolean; reloadOnChange: boolean },
+): CacheHint {
+  return {
+    ttlMs: options.reloadOnChange ? 0 : TOOLS_LIST_TTL_MS,
+    cacheScope: options.authenticated ? "private" : "public",
+  };
 }
 
 /** The principal of a request, as the HTTP transport passes it in `authInfo`; else the local user. */
@@ -234,6 +262,7 @@ export function createMcpServer(options: McpServerOptions): Server {
     {
       capabilities: { tools: { listChanged: true }, logging: {} },
       instructions: SERVER_INSTRUCTIONS,
+      ...(options.toolsListCache ? { cacheHints: { "tools/list": options.toolsListCache } } : {}),
     },
   );
   const sessionLevel = sessionLogLevel(server);

@@ -12,8 +12,9 @@ import type { ToolDescriptor } from "./tool_descriptor.ts";
 import { type ErrorInfo, WorkerError } from "./errors.ts";
 import { DEFAULT_USER_INPUT_TIMEOUT_MS } from "./worker_prompts.ts";
 import type { InvokeOutcome, InvokeResult, OutputShape, StreamName } from "./worker_protocol.ts";
-import { fitOutput, type FittedOutput } from "./result_fit.ts";
+import { fitOutput } from "./result_fit.ts";
 import { promptNotes, stoppedValue } from "./prompt_policy.ts";
+import { mediaOutput } from "./result_media.ts";
 
 /** Options of {@linkcode toCallToolResult}. */
 export interface ShapeOptions {
@@ -132,7 +133,21 @@ export function toCallToolResult(
       : []),
   ];
 
-  const structured: Record<string, unknown> = { output: fitted.kept };
+  // The blocks before the output's: the user's answers, then why the call stopped or its errors.
+  const leading = (byPrompt ? asked.length - 1 : asked.length) +
+    (stoppedText || errors.length > 0 ? 1 : 0);
+  const media = result.media && result.media.length > 0
+    ? mediaOutput(fitted.kept, {
+      media: result.media,
+      sent: result.output,
+      maxResultBytes: options.maxResultBytes,
+      declared: tool.outputMediaType,
+      firstBlock: leading,
+      text: (items) => outputText(JSON.stringify(items), items, null),
+    })
+    : null;
+
+  const structured: Record<string, unknown> = { output: media ? media.output : fitted.kept };
   if (fitted.truncated) structured.truncated = fitted.truncated;
   const omitted = omissions(shape);
   if (omitted) structured.omitted = omitted;
@@ -154,7 +169,12 @@ export function toCallToolResult(
   else if (errors.length > 0) {
     content.push({ type: "text", text: describeErrors(tool.command, errors) });
   }
-  content.push({ type: "text", text: outputText(fitted) });
+  if (media) {
+    content.push(...media.blocks);
+    if (fitted.notice) content.push({ type: "text", text: fitted.notice });
+  } else {
+    content.push({ type: "text", text: outputText(fitted.json, fitted.kept, fitted.notice) });
+  }
   const lines = [
     ...shapeLines,
     ...result.warnings.map((w) => `WARNING: ${w}`),
@@ -185,14 +205,15 @@ function failed(
 }
 
 /**
- * The text block of the output: the fitted output's JSON and notice, or, past
+ * The text block of the output (or of a run of it between media items): its JSON and the fitted
+ * output's notice, or, past
  * {@linkcode TEXT_OUTPUT_LIMIT}, the items that fit it with a notice saying where the rest is.
  */
-function outputText(fitted: FittedOutput): string {
-  const notice = fitted.notice ? `\n${fitted.notice}` : "";
-  if (withinBytes(fitted.json, TEXT_OUTPUT_LIMIT)) return `${fitted.json}${notice}`;
-  const view = fitOutput(fitted.kept, TEXT_OUTPUT_LIMIT);
-  const total = fitted.kept.length;
+function outputText(json: string, kept: readonly unknown[], fittedNotice: string | null): string {
+  const notice = fittedNotice ? `\n${fittedNotice}` : "";
+  if (withinBytes(json, TEXT_OUTPUT_LIMIT)) return `${json}${notice}`;
+  const view = fitOutput([...kept], TEXT_OUTPUT_LIMIT);
+  const total = kept.length;
   const shown = view.truncated?.shortenedFirst
     ? "the first item, shortened"
     : `the first ${view.kept.length} of ${total} item(s)`;

@@ -79,6 +79,12 @@ export interface ToolDescriptor {
    * @default undefined: the command never asks through ShouldProcess
    */
   confirmImpact?: ConfirmLevel;
+  /**
+   * The image or audio media type the command declares with `[OutputType('audio/L16')]`: a byte
+   * array it writes whose first bytes show no type is content of this one (`lib/result_media.ts`).
+   * @default undefined: such a byte array stays output, as base64
+   */
+  outputMediaType?: string;
   /** Parameters in schema order. */
   parameters: ToolParameter[];
   /**

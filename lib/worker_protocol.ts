@@ -96,6 +96,11 @@ export interface InvokeResult {
   shape?: OutputShape;
   /** Present when the worker stopped sending output at `limits.outputBytes`. */
   outputCut?: OutputCut;
+  /**
+   * The indices in `output` of media items (a byte array as `{bytes}` in base64, an
+   * `svc.EmbeddedResource` as `{uri, mimeType, text | bytes}`); absent: none.
+   */
+  media?: number[];
   /** Records left out per stream under `limits.streamBytes` (`errors`, `warnings`, ...); absent: none. */
   droppedRecords?: Partial<Record<StreamName, number>>;
   /**

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import type { PromptAnswer, WorkerPrompt } from "../lib/worker_protocol.ts";
 import { BodyBudget } from "../lib/http_body.ts";
 import { McpEndpoint } from "../lib/http_mcp.ts";
+import { TOOLS_LIST_TTL_MS, toolsListCacheHint } from "../lib/mcp.ts";
 import { StatefulSessions } from "../lib/http_sessions.ts";
 import { StreamLimiter } from "../lib/http_streams.ts";
 import { arg, toolOf } from "./support/descriptors.ts";
@@ -269,4 +270,13 @@ Deno.test("a 2025-11-25 call may prompt only in a session that answers in SSE, f
   const answers = await Promise.all(asks.map((ask) => ask(prompt, AbortSignal.abort())));
   const interactive = answers.map((answer) => answer.action !== "unavailable");
   assert.deepEqual(interactive, [true, false, false], "SSE session, JSON session, Stateless");
+});
+
+Deno.test("a tool list is private where roles decide what a caller sees, and not kept where tools reload", () => {
+  const hint = (authenticated: boolean, reloadOnChange: boolean) =>
+    toolsListCacheHint({ authenticated, reloadOnChange });
+  assert.deepEqual(hint(false, false), { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: "public" });
+  assert.deepEqual(hint(true, false), { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: "private" });
+  assert.deepEqual(hint(false, true), { ttlMs: 0, cacheScope: "public" });
+  assert.deepEqual(hint(true, true), { ttlMs: 0, cacheScope: "private" });
 });

@@ -17,6 +17,7 @@ import {
   startHttpSvc,
 } from "./support/harness.ts";
 import { within } from "./support/deadline.ts";
+import { TOOLS_LIST_TTL_MS } from "../lib/mcp.ts";
 
 const INIT = (version: string) => ({
   jsonrpc: "2.0",
@@ -52,6 +53,31 @@ Deno.test("http serves MCP to every client era, plus /tools, /call and health, i
       Environment: { StartupScript: "Set-Variable -Name fromStartup -Value 'yes'" },
     }),
   });
+
+  await t.step(
+    "a 2026-07-28 tool list may be cached by anyone for five minutes: no authentication, no reload",
+    async () => {
+      const listed = await post(`${svc.url}/mcp`, {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/list",
+        params: {
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+          },
+        },
+      }, {
+        accept: "application/json",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/list",
+      });
+      assert.equal(listed.status, 200);
+      const result = (listed.body as { result: Record<string, unknown> }).result;
+      assert.equal(result.ttlMs, TOOLS_LIST_TTL_MS);
+      assert.equal(result.cacheScope, "public");
+    },
+  );
 
   await t.step("SDK v2 client at 2026-07-28 lists and calls tools without a session", async () => {
     const client = new Client({ name: "t", version: "1" }, {

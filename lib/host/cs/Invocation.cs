@@ -456,6 +456,7 @@ namespace Svc.Host
                 if (_stoppedWhenFull) cut["stopped"] = true;
                 result["outputCut"] = cut;
             }
+            if (_budget.Media.Count > 0) result["media"] = _budget.Media;
             if (Limits != null && Limits.Dropped.Count > 0) result["droppedRecords"] = Limits.Dropped;
             // A computed column that ignored the stop at its time bound still runs in the worker
             // runspace: no later call can run there, and svc must not send one (stdio has no reset

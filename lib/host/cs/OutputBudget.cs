@@ -22,6 +22,7 @@ namespace Svc.Host
         private readonly JsonObject.ConvertToJsonContext _context;
         private long _bytes = 2;
         private int _kept;
+        private readonly System.Collections.ArrayList _media = new System.Collections.ArrayList();
 
         /// <summary>
         /// <paramref name="limits"/> null: every item is kept. <paramref name="projection"/> null: items
@@ -46,6 +47,9 @@ namespace Svc.Host
         /// <summary>True when the first item alone did not fit and was kept shortened.</summary>
         public bool ShortenedFirst { get; private set; }
 
+        /// <summary>The indices of the kept items that are media items (<see cref="MediaItem"/>).</summary>
+        public System.Collections.ArrayList Media { get { return _media; } }
+
         /// <summary>
         /// Adds the next item: kept projected and encoded while it fits, else counted. False, with the
         /// item not added, when its projection needs a format lookup and <paramref name="mayLookUp"/> is
@@ -67,18 +71,31 @@ namespace Svc.Host
                 Overflow(_bytes + text.Length + 2 + (_kept > 0 ? 1 : 0), () => JsonValue.Serialize(TextCut.CutMiddle(text, _limits.FirstItemBytes)));
                 return true;
             }
-            object projected = item;
-            if (_projection == null) projected = WithPaths(item);
-            else if (!_projection.TryProject(item, mayLookUp, out projected)) return false;
-            string encoded = Encode(projected, in _context);
+            long mediaBytes = _limits != null ? MediaItem.EncodedBytes(item) : 0;
+            if (mediaBytes > 0 && _bytes + mediaBytes + (_kept > 0 ? 1 : 0) > _limits.OutputBytes)
+            {
+                // Known too large from its length: never encoded, as a long string is not.
+                Overflow(_bytes + mediaBytes + (_kept > 0 ? 1 : 0), () => MediaItem.TooLarge(mediaBytes));
+                return true;
+            }
+            string encoded = MediaItem.Encode(item);
+            bool media = encoded != null;
+            if (!media)
+            {
+                object projected = item;
+                if (_projection == null) projected = WithPaths(item);
+                else if (!_projection.TryProject(item, mayLookUp, out projected)) return false;
+                encoded = Encode(projected, in _context);
+            }
             long size = Encoding.UTF8.GetByteCount(encoded) + (_kept > 0 ? 1 : 0);
             if (_limits != null && _bytes + size > _limits.OutputBytes)
             {
-                Overflow(_bytes + size, () => TextCut.ShortenJson(encoded, _limits.FirstItemBytes));
+                Overflow(_bytes + size, () => media ? MediaItem.TooLarge(size) : TextCut.ShortenJson(encoded, _limits.FirstItemBytes));
                 return true;
             }
             _bytes += size;
             Items++;
+            if (media) _media.Add(_kept);
             if (_kept++ > 0) _json.Append(',');
             _json.Append(encoded);
             return true;
