@@ -1,0 +1,234 @@
+/**
+ * MCP prompts and completions on real PowerShell with the SDK client: commands of `PromptCommands`
+ * are listed with their arguments (required flags, descriptions from help), `prompts/get` runs them
+ * and turns their output into messages (strings, role objects, an embedded resource), arguments
+ * are values and never code, and `completion/complete` answers from PowerShell's completion
+ * (ValidateSet, enums, `[ArgumentCompleter]` seeing the other arguments, `Register-ArgumentCompleter`),
+ * over stdio and HTTP in both eras; over HTTP with authentication, a prompt needs its command's
+ * roles, for its completions too.
+ */
+import assert from "node:assert/strict";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { fixtureConfig, startHttpSvc, startSvc } from "./support/harness.ts";
+
+/** Prompt commands, defined by the startup script. */
+export const PROMPT_SCRIPT = String.raw`
+function New-GreetingCard {
+    <#
+    .SYNOPSIS
+    Asks for a greeting card.
+    .PARAMETER Name
+    Who the card is for.
+    .PARAMETER Occasion
+    What the card celebrates.
+    .PARAMETER Tone
+    How the card sounds.
+    #>
+    [CmdletBinding()]
+    param(
+        [Parameter(Mandatory)] [ValidateSet('Alice', 'Bob', 'Carol Ann')] [string] $Name,
+        [System.DayOfWeek] $Day = 'Monday',
+        [ArgumentCompleter({ param($c, $p, $word, $ast, $bound) foreach ($t in 'warm', 'witty', 'wry') { if ($t -like "$word*") { "$t-for-$($bound['Name'])" } } })]
+        [string] $Tone = 'warm',
+        [string] $Occasion = 'Thanks',
+        [int] $Lines = 2
+    )
+    "Write a $Tone $Occasion card of $Lines lines for $Name, to arrive on $Day."
+    [pscustomobject]@{ Role = 'assistant'; Content = "Dear $Name," }
+}
+
+function Get-NoteReview {
+    <#
+    .SYNOPSIS
+    Asks for a review of a note, with the note attached.
+    #>
+    param([Parameter(Mandatory)] [string] $Text, [string] $Topic)
+    @{ role = 'user'; content = @('Review this note.', @{ type = 'resource'; resource = @{ uri = 'note://current'; mimeType = 'text/plain'; text = $Text } }) }
+}
+Register-ArgumentCompleter -CommandName Get-NoteReview -ParameterName Topic -ScriptBlock { param($c, $p, $word) 'budget', 'backlog', 'birthday' | Where-Object { $_ -like "$word*" } }
+
+function Get-Broken { param([string] $Why) throw "broken: $Why" }
+`;
+
+export const PROMPT_CONFIG = fixtureConfig({
+  PromptCommands: ["New-GreetingCard", "Get-NoteReview", "Get-Broken", "Get-Missing"],
+  Environment: { StartupScript: PROMPT_SCRIPT },
+});
+
+type Prompted = Pick<Client, "listPrompts" | "getPrompt" | "complete" | "getServerCapabilities">;
+
+/** What every transport and era must show of the prompts. */
+async function checkPrompts(client: Prompted): Promise<void> {
+  assert.ok(client.getServerCapabilities()?.prompts, "prompts are declared");
+  assert.ok(client.getServerCapabilities()?.completions, "completions are declared");
+  const { prompts } = await client.listPrompts();
+  assert.deepEqual(prompts.map((p) => p.name), [
+    "get_broken",
+    "get_note_review",
+    "new_greeting_card",
+  ]);
+  const card = prompts.find((p) => p.name === "new_greeting_card")!;
+  assert.equal(card.description, "Asks for a greeting card.");
+  assert.deepEqual(
+    card.arguments?.map((a) => [a.name, a.required]),
+    [["Name", true], ["Day", false], ["Tone", false], ["Occasion", false], ["Lines", false]],
+  );
+  assert.equal(
+    card.arguments?.find((a) => a.name === "Occasion")?.description,
+    "What the card celebrates.",
+  );
+
+  const got = await client.getPrompt({
+    name: "new_greeting_card",
+    arguments: { Name: "Carol Ann", Day: "friday", Lines: "3" },
+  });
+  assert.deepEqual(got.messages, [
+    {
+      role: "user",
+      content: {
+        type: "text",
+        text: "Write a warm Thanks card of 3 lines for Carol Ann, to arrive on Friday.",
+      },
+    },
+    { role: "assistant", content: { type: "text", text: "Dear Carol Ann," } },
+  ]);
+
+  // An argument is a value: nothing in it runs.
+  const note = await client.getPrompt({
+    name: "get_note_review",
+    arguments: { Text: "$(Get-Date) '; exit 9 #" },
+  });
+  assert.deepEqual(note.messages, [
+    { role: "user", content: { type: "text", text: "Review this note." } },
+    {
+      role: "user",
+      content: {
+        type: "resource",
+        resource: {
+          uri: "note://current",
+          mimeType: "text/plain",
+          text: "$(Get-Date) '; exit 9 #",
+        },
+      },
+    },
+  ]);
+
+  await assert.rejects(
+    client.getPrompt({ name: "new_greeting_card", arguments: {} }),
+    /Missing required argument 'Name' for prompt 'new_greeting_card'/,
+  );
+  await assert.rejects(
+    client.getPrompt({ name: "new_greeting_card", arguments: { Name: "Mallory" } }),
+    /Invalid argument 'Name' for prompt 'new_greeting_card'/,
+  );
+  await assert.rejects(
+    client.getPrompt({ name: "new_greeting_cards" }),
+    /Unknown prompt 'new_greeting_cards'; did you mean 'new_greeting_card'/,
+  );
+  await assert.rejects(
+    client.getPrompt({ name: "get_broken", arguments: { Why: "on purpose" } }),
+    /Prompt 'get_broken' failed: .*broken: on purpose/s,
+  );
+
+  const values = async (
+    name: string,
+    argument: string,
+    value: string,
+    others?: Record<string, string>,
+  ) =>
+    (await client.complete({
+      ref: { type: "ref/prompt", name },
+      argument: { name: argument, value },
+      ...(others ? { context: { arguments: others } } : {}),
+    })).completion;
+  assert.deepEqual(await values("new_greeting_card", "Name", ""), {
+    values: ["Alice", "Bob", "Carol Ann"],
+    total: 3,
+    hasMore: false,
+  });
+  assert.deepEqual((await values("new_greeting_card", "Name", "Ca")).values, ["Carol Ann"]);
+  assert.deepEqual((await values("new_greeting_card", "Day", "T")).values, ["Thursday", "Tuesday"]);
+  assert.deepEqual((await values("new_greeting_card", "Tone", "w", { Name: "Bob" })).values, [
+    "warm-for-Bob",
+    "witty-for-Bob",
+    "wry-for-Bob",
+  ]);
+  assert.deepEqual((await values("get_note_review", "Topic", "b")).values, [
+    "budget",
+    "backlog",
+    "birthday",
+  ]);
+  // A string parameter with no completer offers no file names, and code in a value stays text.
+  assert.deepEqual((await values("new_greeting_card", "Occasion", "")).values, []);
+  assert.deepEqual((await values("get_note_review", "Topic", "$(exit 9)")).values, []);
+  await assert.rejects(values("new_greeting_card", "Colour", ""), /has no argument 'Colour'/);
+  await assert.rejects(values("get_missing", "X", ""), /Unknown prompt 'get_missing'/);
+}
+
+Deno.test("prompts and completions over stdio, in both eras", async (t) => {
+  for (const era of ["2025-11-25", "2026-07-28"] as const) {
+    await t.step(era, async () => {
+      await using svc = await startSvc({ config: PROMPT_CONFIG, era });
+      await checkPrompts(svc.client!);
+      // The command still runs on the same worker: the prompt runs did not end it.
+      assert.deepEqual((await svc.client!.listPrompts()).prompts.length, 3);
+    });
+  }
+});
+
+Deno.test("prompts and completions over HTTP in both eras, and roles decide who gets them", async () => {
+  const config = {
+    ...PROMPT_CONFIG,
+    ShellConfiguration: {
+      ...(PROMPT_CONFIG.ShellConfiguration as Record<string, unknown>),
+      CommandOverrides: { "Get-Broken": { RequiredRoles: ["ops"] } },
+    },
+    Authentication: {
+      Enabled: true,
+      DefaultScheme: "keys",
+      DefaultPolicy: { RequireAuthentication: true },
+      Schemes: {
+        keys: {
+          Type: "ApiKey",
+          Keys: { ops: { Value: "ops-key", Roles: ["ops"] }, reader: { Value: "reader-key" } },
+        },
+      },
+    },
+  };
+  await using svc = await startHttpSvc({ config });
+  const connect = async (key: string, era: "2025-11-25" | "2026-07-28") => {
+    const client = new Client(
+      { name: "t", version: "1" },
+      era === "2026-07-28" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {},
+    );
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${svc.url}/mcp`), {
+        requestInit: { headers: { "X-API-Key": key } },
+      }),
+    );
+    return client;
+  };
+  for (const era of ["2025-11-25", "2026-07-28"] as const) {
+    const ops = await connect("ops-key", era);
+    try {
+      await checkPrompts(ops);
+    } finally {
+      await ops.close();
+    }
+    const reader = await connect("reader-key", era);
+    try {
+      const names = (await reader.listPrompts()).prompts.map((p) => p.name);
+      assert.deepEqual(names, ["get_note_review", "new_greeting_card"], era);
+      await assert.rejects(reader.getPrompt({ name: "get_broken" }), /Unknown prompt 'get_broken'/);
+      await assert.rejects(
+        reader.complete({
+          ref: { type: "ref/prompt", name: "get_broken" },
+          argument: { name: "Why", value: "" },
+        }),
+        /Unknown prompt 'get_broken'/,
+      );
+    } finally {
+      await reader.close();
+    }
+  }
+});
