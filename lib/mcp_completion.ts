@@ -3,8 +3,8 @@
  * argument (ValidateSet, enums, `[ArgumentCompleter]`, `Register-ArgumentCompleter`, provider paths
  * for path parameters), asked of a worker the transport lends, as any call is
  * (docs/mcp-prompts.md). A reference names what is completed: a prompt's argument is its command's
- * parameter; {@linkcode completeParameter} completes any command's parameter, for whatever else
- * binds values to parameters.
+ * parameter; `completeParameter` completes any command's parameter, for whatever else binds values
+ * to parameters (a resource template's variables, once there are templates).
  *
  * @module
  */
@@ -20,16 +20,16 @@ const log = logger("mcp");
 export const MAX_COMPLETION_VALUES = 100;
 
 /** Time limit of one completion in ms: a client asks as its user types. */
-export const COMPLETION_TIMEOUT_MS = 5_000;
+const COMPLETION_TIMEOUT_MS = 5_000;
 
 /**
  * Longest text of a partial value, or of another argument's value, a completion takes; a longer
  * one gets no values (no completer needs more, and the line PowerShell parses stays small).
  */
-export const MAX_COMPLETION_TEXT = 1_024;
+const MAX_COMPLETION_TEXT = 1_024;
 
 /** What a completion asks: a parameter of a command, the partial value, the other arguments. */
-export interface CompletionQuery {
+interface CompletionQuery {
   /** The command, as the catalog named it. */
   command: string;
   /** The parameter whose value is completed. */
@@ -48,7 +48,7 @@ const NONE: CompleteResult = { completion: { values: [], total: 0, hasMore: fals
  * that fails, is stopped or finds no worker in time offers none (said in the log): a client asks
  * again at the next keystroke.
  */
-export async function completeParameter(
+async function completeParameter(
   options: CallOptions,
   query: CompletionQuery,
   call: WorkerCall,

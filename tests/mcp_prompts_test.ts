@@ -9,7 +9,8 @@
  */
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { fixtureConfig, startHttpSvc, startSvc } from "./support/harness.ts";
+import { eventually, fixtureConfig, startHttpSvc, startSvc } from "./support/harness.ts";
+import { MAX_COMPLETION_VALUES } from "../lib/mcp_completion.ts";
 
 /** Prompt commands, defined by the startup script. */
 export const PROMPT_SCRIPT = String.raw`
@@ -42,9 +43,10 @@ function Get-NoteReview {
     .SYNOPSIS
     Asks for a review of a note, with the note attached.
     #>
-    param([Parameter(Mandatory)] [string] $Text, [string] $Topic)
+    param([Parameter(Mandatory)] [string] $Text, [string] $Topic, [string] $Count)
     @{ role = 'user'; content = @('Review this note.', @{ type = 'resource'; resource = @{ uri = 'note://current'; mimeType = 'text/plain'; text = $Text } }) }
 }
+Register-ArgumentCompleter -CommandName Get-NoteReview -ParameterName Count -ScriptBlock { param($c, $p, $word) if ($word -eq 'slow') { Start-Sleep -Seconds 60 }; 1..150 | ForEach-Object { "v$_" } }
 Register-ArgumentCompleter -CommandName Get-NoteReview -ParameterName Topic -ScriptBlock { param($c, $p, $word) 'budget', 'backlog', 'birthday' | Where-Object { $_ -like "$word*" } }
 
 function Get-Broken { param([string] $Why) throw "broken: $Why" }
@@ -162,6 +164,14 @@ async function checkPrompts(client: Prompted): Promise<void> {
   assert.deepEqual((await values("new_greeting_card", "Occasion", "")).values, []);
   assert.deepEqual((await values("get_note_review", "Topic", "$(exit 9)")).values, []);
   await assert.rejects(values("new_greeting_card", "Colour", ""), /has no argument 'Colour'/);
+  // MCP's cap of 100 values, saying how many there were.
+  const many = await values("get_note_review", "Count", "");
+  assert.deepEqual([many.values.length, many.values[99], many.total, many.hasMore], [
+    MAX_COMPLETION_VALUES,
+    "v100",
+    150,
+    true,
+  ]);
   await assert.rejects(values("get_missing", "X", ""), /Unknown prompt 'get_missing'/);
 }
 
@@ -170,8 +180,26 @@ Deno.test("prompts and completions over stdio, in both eras", async (t) => {
     await t.step(era, async () => {
       await using svc = await startSvc({ config: PROMPT_CONFIG, era });
       await checkPrompts(svc.client!);
-      // The command still runs on the same worker: the prompt runs did not end it.
-      assert.deepEqual((await svc.client!.listPrompts()).prompts.length, 3);
+      if (era === "2025-11-25") {
+        // A completer that hangs is stopped at the completion's time limit (5 s), and offers none.
+        const started = performance.now();
+        const slow = await svc.client!.complete({
+          ref: { type: "ref/prompt", name: "get_note_review" },
+          argument: { name: "Count", value: "slow" },
+        });
+        assert.deepEqual(slow.completion.values, []);
+        assert.ok(performance.now() - started < 30_000, "stopped long before the completer ends");
+        assert.match(
+          svc.stderr(),
+          /Completion of Get-NoteReview -Count by local gave nothing: timeout/,
+        );
+        // The worker serves on after the stop.
+        assert.equal(
+          (await svc.client!.getPrompt({ name: "get_note_review", arguments: { Text: "x" } }))
+            .messages.length,
+          2,
+        );
+      }
     });
   }
 });
@@ -230,5 +258,46 @@ Deno.test("prompts and completions over HTTP in both eras, and roles decide who 
     } finally {
       await reader.close();
     }
+  }
+});
+
+Deno.test("stdio: an edit of a prompt's module sends prompts/list_changed, and the new argument is listed", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-prompts-reload-" });
+  try {
+    const module = `${dir}/Cards.psm1`;
+    const before =
+      'function New-Card { param([Parameter(Mandatory)] [string] $Name) "A card for $Name." }\n';
+    await Deno.writeTextFile(module, before);
+    await using svc = await startSvc({
+      config: { ShellConfiguration: { Modules: [module], PromptCommands: ["New-Card"] } },
+      env: { SVC_CACHE_DIR: `${dir}/cache` },
+    });
+    const client = svc.client!;
+    let changed = 0;
+    client.setNotificationHandler("notifications/prompts/list_changed", () => {
+      changed++;
+    });
+    const argumentsOf = async () =>
+      (await client.listPrompts()).prompts[0]?.arguments?.map((a) => a.name);
+    assert.deepEqual(await argumentsOf(), ["Name"]);
+    await Deno.writeTextFile(
+      module,
+      before.replace("[string] $Name)", "[string] $Name, [string] $From)").replace(
+        "for $Name.",
+        "for $Name from $From.",
+      ),
+    );
+    assert.ok(await eventually(() => changed >= 1, 60_000), "prompts/list_changed was sent");
+    assert.deepEqual(await argumentsOf(), ["Name", "From"]);
+    const got = await client.getPrompt({
+      name: "new_card",
+      arguments: { Name: "Ada", From: "Bo" },
+    });
+    assert.deepEqual(got.messages, [{
+      role: "user",
+      content: { type: "text", text: "A card for Ada from Bo." },
+    }]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
