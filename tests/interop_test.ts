@@ -1,7 +1,8 @@
 /**
  * Clients other than the TypeScript SDK (issue 13): the MCP Inspector's `--strict` tool-schema
  * portability check, and the official C# client (where `dotnet` is installed), against svc in
- * both tool granularities, on real pwsh.
+ * both tool granularities, on real pwsh; and MCP prompts with both (the Inspector CLI lists and
+ * gets them, the C# client gets and completes them).
  * Deno fetches the Inspector from the npm registry on first use; the C# client is built from
  * `tests/interop/CsharpClient` with packages from nuget.org.
  */
@@ -144,7 +145,7 @@ const DOTNET = (() => {
 
 Deno.test({
   name: DOTNET
-    ? "the official C# client lists and calls svc's tools in both granularities, and answers a 2025-11-25 confirmation"
+    ? "the official C# client lists and calls svc's tools in both granularities, answers a 2025-11-25 confirmation, and gets and completes prompts"
     : "the official C# client lists and calls svc's tools [skipped: no dotnet on PATH]",
   ignore: !DOTNET,
   fn: async () => {

@@ -11,6 +11,8 @@ import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { eventually, startHttpSvc, startSvc } from "./support/harness.ts";
 import { PROMPT_CONFIG } from "./support/prompts.ts";
+import { walkConfiguration } from "./support/walk.ts";
+import { parse } from "jsonc-parser";
 import { MAX_COMPLETION_VALUES } from "../lib/mcp_completion.ts";
 
 type Prompted = Pick<Client, "listPrompts" | "getPrompt" | "complete" | "getServerCapabilities">;
@@ -256,4 +258,26 @@ Deno.test("stdio: an edit of a prompt's module sends prompts/list_changed, and t
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("the README walk's Get-Greeting as a prompt: listed, completed and got as its text says", async () => {
+  await using walk = await walkConfiguration();
+  const config = parse(await Deno.readTextFile(walk.config)) as {
+    ShellConfiguration: Record<string, unknown>;
+  };
+  config.ShellConfiguration.PromptCommands = ["Get-Greeting"];
+  await using svc = await startSvc({ config, env: { SVC_CACHE_DIR: `${walk.dir}/cache` } });
+  const client = svc.client!;
+  const [greeting] = (await client.listPrompts()).prompts;
+  assert.deepEqual(
+    [greeting?.name, greeting?.arguments?.map((a) => [a.name, a.required])],
+    ["get_greeting", [["Name", true], ["Style", false]]],
+  );
+  const styles = await client.complete({
+    ref: { type: "ref/prompt", name: "get_greeting" },
+    argument: { name: "Style", value: "" },
+  });
+  assert.deepEqual(styles.completion.values, ["Loud", "Plain"]);
+  const got = await client.getPrompt({ name: "get_greeting", arguments: { Name: "Ada" } });
+  assert.deepEqual(got.messages, [{ role: "user", content: { type: "text", text: "Hello, Ada" } }]);
 });
