@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { eventually, startHttpSvc, startSvc } from "./support/harness.ts";
+import { eventually, runSvc, startHttpSvc, startSvc, TEST_PWSH } from "./support/harness.ts";
 import { PROMPT_CONFIG } from "./support/prompts.ts";
 import { walkConfiguration } from "./support/walk.ts";
 import { parse } from "jsonc-parser";
@@ -280,4 +280,40 @@ Deno.test("the README walk's Get-Greeting as a prompt: listed, completed and got
   assert.deepEqual(styles.completion.values, ["Loud", "Plain"]);
   const got = await client.getPrompt({ name: "get_greeting", arguments: { Name: "Ada" } });
   assert.deepEqual(got.messages, [{ role: "user", content: { type: "text", text: "Hello, Ada" } }]);
+});
+
+Deno.test("svc doctor lists the prompts with their arguments, and a prompt command not found as incomplete", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-prompts-doctor-" });
+  try {
+    const path = `${dir}/appsettings.json`;
+    await Deno.writeTextFile(path, JSON.stringify(PROMPT_CONFIG));
+    const doctor = (...format: string[]) =>
+      runSvc(["doctor", ...format, "--config", path, "--pwsh", TEST_PWSH]);
+    const json = await doctor("--format", "json");
+    assert.equal(json.code, 5, json.stdout + json.stderr);
+    const report = JSON.parse(json.stdout);
+    assert.deepEqual(report.prompts, [
+      { name: "get_broken", command: "Get-Broken", arguments: ["Why"] },
+      {
+        name: "get_note_review",
+        command: "Get-NoteReview",
+        arguments: ["Text*", "Topic", "Count"],
+      },
+      {
+        name: "new_greeting_card",
+        command: "New-GreetingCard",
+        arguments: ["Name*", "Day", "Tone", "Occasion", "Lines"],
+      },
+    ]);
+    assert.deepEqual(report.unresolved, [
+      "Command 'Get-Missing' (ShellConfiguration:PromptCommands) was not found in the worker session",
+    ]);
+    const text = await doctor();
+    assert.match(
+      text.stdout,
+      /\nPrompts \(3\)\n {2}get_broken {2}<- Get-Broken \(arguments: Why; \* required\)\n/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
