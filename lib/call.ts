@@ -20,7 +20,7 @@ import { exceededLimit } from "./request_limits.ts";
 import { chooseParameterSet } from "./parameter_set.ts";
 import { restrictCommandTool } from "./catalog_command.ts";
 import { tracedCall } from "./telemetry.ts";
-import type { ToolDescriptor } from "./tool_descriptor.ts";
+import type { McpPromptDescriptor, ToolDescriptor } from "./tool_descriptor.ts";
 import type { ShellSettings } from "./config.ts";
 import { overrideOf, timeoutSettingOf } from "./config_overrides.ts";
 import { callPrompts, confirmRun, promptPolicyOf, refusalBeforeRun } from "./prompt_policy.ts";
@@ -51,6 +51,8 @@ export interface WorkerCall {
 export interface ToolRunner {
   /** The tools on offer; may wait for discovery on a cold start. */
   tools(): Promise<ToolDescriptor[]>;
+  /** The MCP prompts on offer (`lib/mcp_prompt.ts`). @default none */
+  prompts?(): Promise<McpPromptDescriptor[]>;
   /**
    * Lends a worker for one call and runs `use` on it: the stdio session's worker, or a pool lease
    * returned afterwards. `use` only invokes, so a transport may add its own invoke options (a

@@ -29,7 +29,12 @@ import {
 import { SHAPING_PARAMETERS } from "./output_shaping.ts";
 import { wildcard } from "./wildcard.ts";
 import { ENUM_CAP, MAX_TOOL_NAME } from "./tool_portability.ts";
-import type { JsonSchema, ToolDescriptor, ToolParameter } from "./tool_descriptor.ts";
+import type {
+  JsonSchema,
+  McpPromptDescriptor,
+  ToolDescriptor,
+  ToolParameter,
+} from "./tool_descriptor.ts";
 import type { SourceStamps } from "./catalog_sources.ts";
 import type {
   CommandMeta,
@@ -42,6 +47,8 @@ import type {
 /** The tools of a configuration plus what was noticed building them. */
 export interface Catalog {
   tools: ToolDescriptor[];
+  /** The MCP prompts (`ShellConfiguration:PromptCommands`, `lib/catalog_prompts.ts`). @default undefined (none) */
+  prompts?: McpPromptDescriptor[];
   /** Human-readable warnings: missing commands or modules, collisions, commands with no set offered. */
   warnings: string[];
   /**

@@ -60,6 +60,11 @@ export interface ShellSettings {
   includePatterns: string[];
   /** Wildcards hiding commands; always wins. @default [] (`ShellConfiguration:ExcludePatterns`) */
   excludePatterns: string[];
+  /**
+   * Command names offered as MCP prompts (`lib/catalog_prompts.ts`). @default []
+   * (`ShellConfiguration:PromptCommands`)
+   */
+  promptCommands: string[];
   /** Modules imported in every worker whose commands are offered. @default [] (`ShellConfiguration:Modules`) */
   modules: string[];
   /** Inline startup script. @default null (`ShellConfiguration:Environment:StartupScript`) */
@@ -299,6 +304,7 @@ function resolveSettings(
     ),
     includePatterns: read.strings("ShellConfiguration:IncludePatterns"),
     excludePatterns: read.strings("ShellConfiguration:ExcludePatterns"),
+    promptCommands: read.strings("ShellConfiguration:PromptCommands"),
     modules: readModules(read, cwd),
     startupScript: read.optionalString("ShellConfiguration:Environment:StartupScript"),
     startupScriptPath: readStartupScriptPath(read, cwd),

@@ -151,6 +151,10 @@ const shellSection = z.object({
   ExcludePatterns: setting("strings", {
     text: "Wildcards hiding commands; exclusion always wins.",
   }),
+  PromptCommands: setting("strings", {
+    text:
+      "Command names offered as MCP prompts: their parameters are the prompt's arguments, their output its messages (docs/mcp-prompts.md). Exclusion hides them too.",
+  }),
   ToolCallTimeout: setting("timeSpan", { text: "Time limit of one call.", default: "00:05:00" }),
   UserInputTimeout: setting("timeSpan", {
     text:

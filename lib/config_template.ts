@@ -77,6 +77,8 @@ const DEFAULT_CONFIG_TEXT =
     "IncludePatterns": [],
     // Wildcards hiding commands, even ones listed in Commands; exclusion always wins.
     "ExcludePatterns": ${renderStringList(stringsOf(DEFAULT_SHELL["ExcludePatterns"]), "    ")},
+    // Command names offered as MCP prompts: parameters become arguments, output the messages.
+    "PromptCommands": [],
     // Time limit of one call (hh:mm:ss).
     "ToolCallTimeout": "00:05:00",
     // How long a prompt (a confirmation, Read-Host) waits for the user when the client can ask one;

@@ -11,7 +11,8 @@ import { createHash } from "node:crypto";
 import DISCOVERY_SCRIPT from "./host/discovery.ps1" with { type: "text" };
 import { catalogCacheDirectory } from "./cache_directory.ts";
 import { buildTools, candidateQuery, type Catalog, selectCommands } from "./catalog.ts";
-import type { ToolDescriptor } from "./tool_descriptor.ts";
+import { buildPrompts, selectPromptCommands } from "./catalog_prompts.ts";
+import type { McpPromptDescriptor, ToolDescriptor } from "./tool_descriptor.ts";
 import { resolveOverrideKeys } from "./catalog_overrides.ts";
 import type { ShellSettings } from "./config.ts";
 import { dangerousCommandWarnings, type DangerSettings } from "./dangerous.ts";
@@ -75,6 +76,7 @@ async function catalogKey(input: CatalogKeyInput): Promise<string> {
     commands: shell.commands,
     include: shell.includePatterns,
     exclude: shell.excludePatterns,
+    prompts: shell.promptCommands,
     granularity: shell.toolGranularity,
     modules: shell.modules,
     // Override keys are resolved at discovery (aliases): a new key needs a new discovery.
@@ -231,6 +233,7 @@ export async function discoverCatalog(
     modules: options.modules,
     warnings,
   });
+  const prompts = await discoverPrompts(worker, shell);
   const overrides = await resolveOverrideKeys(worker, shell, catalog.tools);
   // After describe, which may have loaded the modules of the commands it was asked about.
   const files = worker.sources ? (await worker.sources()).files : [];
@@ -238,9 +241,31 @@ export async function discoverCatalog(
   return {
     ...catalog,
     tools: overrides.tools,
-    warnings: [...catalog.warnings, ...overrides.warnings],
+    ...(prompts ? { prompts: prompts.prompts } : {}),
+    warnings: [...catalog.warnings, ...(prompts?.warnings ?? []), ...overrides.warnings],
+    ...(prompts && prompts.warnings.length > 0
+      ? { unresolved: [...(catalog.unresolved ?? []), ...prompts.warnings] }
+      : {}),
     sources: await stampSources(files),
   };
+}
+
+/** The MCP prompts of `PromptCommands`, described by the worker; null when none is configured. */
+async function discoverPrompts(
+  worker: DiscoveryWorker,
+  shell: ShellSettings,
+): Promise<ReturnType<typeof buildPrompts> | null> {
+  if (shell.promptCommands.length === 0) return null;
+  const found = await worker.commands({ names: shell.promptCommands, modules: [], patterns: [] });
+  const { names, warnings } = selectPromptCommands(shell, found);
+  const described = names.length > 0
+    ? await worker.describe(names, true)
+    : { commands: [], missing: [] };
+  for (const name of described.missing) {
+    warnings.push(`Command '${name}' (ShellConfiguration:PromptCommands) could not be described`);
+  }
+  const built = buildPrompts(described.commands, worker.info.psVersion);
+  return { prompts: built.prompts, warnings: [...warnings, ...built.warnings] };
 }
 
 /** A started worker that discovery may use, and how to give it back. */
@@ -285,6 +310,12 @@ export class CatalogStore {
   /** The catalog, once known. */
   catalog(): Promise<Catalog> {
     return this.#catalog;
+  }
+
+  /** The MCP prompts on offer; fails, and is retried, as {@linkcode CatalogStore.tools} does. */
+  async prompts(): Promise<McpPromptDescriptor[]> {
+    await this.tools();
+    return (await this.#catalog).prompts ?? [];
   }
 
   /** The tools on offer. A failed discovery is retried by the next caller. */

@@ -70,6 +70,8 @@ export interface DoctorReport {
     /** Who answers the tool's prompts, and when it asks (`promptSummary`, lib/prompt_policy.ts). */
     prompts: string;
   }[];
+  /** The MCP prompts (`ShellConfiguration:PromptCommands`), their arguments (`*`: required). */
+  prompts: { name: string; command: string; arguments: string[] }[];
   pool: Settings["pool"] & { workers: DoctorWorker[] };
   auth: {
     enabled: boolean;
@@ -111,6 +113,7 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
     powershell: { path: null, origin: null, version: null, edition: null, missingMembers: null },
     modules: [],
     tools: [],
+    prompts: [],
     pool: { ...settings.pool, workers: [] },
     auth: authSummary(settings),
     warnings: [...settings.warnings],
@@ -159,6 +162,11 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
       // in the caches: a first start after doctor, or after an image build that ran it, is warm.
       await storeCatalog(catalog, { shell: settings.shell, pwsh });
       report.tools = catalog.tools.map((tool) => toolRow(tool, settings));
+      report.prompts = (catalog.prompts ?? []).map((prompt) => ({
+        name: prompt.name,
+        command: prompt.command,
+        arguments: prompt.arguments.map((a) => `${a.name}${a.required ? "*" : ""}`),
+      }));
       // Missing modules, commands and name collisions, as the catalog noticed them.
       report.warnings.push(...catalog.warnings);
       report.leftOut.push(...(catalog.leftOut ?? []));
@@ -437,6 +445,16 @@ export function formatDoctorText(report: DoctorReport): string {
           : `description from ${t.descriptionSource}`
       }; prompts ${t.prompts})`,
     );
+  }
+  if (report.prompts.length > 0) {
+    section(`Prompts (${report.prompts.length})`);
+    for (const prompt of report.prompts) {
+      lines.push(
+        `  ${prompt.name}  <- ${prompt.command} (arguments: ${
+          prompt.arguments.join(", ") || "none"
+        }; * required)`,
+      );
+    }
   }
   section("Worker pool");
   const p = report.pool;

@@ -34,6 +34,7 @@ import HOST_CS_STATIC_KNOBS from "./host/cs/StaticKnobs.cs" with { type: "text" 
 import HOST_CS_STYLE_STATE from "./host/cs/StyleState.cs" with { type: "text" };
 import HOST_CS_TEXT_CUT from "./host/cs/TextCut.cs" with { type: "text" };
 import HOST_CS_WORKER_HOST from "./host/cs/WorkerHost.cs" with { type: "text" };
+import HOST_COMPLETION from "./host/completion.ps1" with { type: "text" };
 import HOST_DISCOVERY from "./host/discovery.ps1" with { type: "text" };
 import HOST_OPERATIONS from "./host/operations.ps1" with { type: "text" };
 import HOST_PROJECTION from "./host/projection.ps1" with { type: "text" };
@@ -78,6 +79,7 @@ const HOST_FILES: Record<string, string> = {
   "host/cs/StyleState.cs": HOST_CS_STYLE_STATE,
   "host/cs/TextCut.cs": HOST_CS_TEXT_CUT,
   "host/cs/WorkerHost.cs": HOST_CS_WORKER_HOST,
+  "host/completion.ps1": HOST_COMPLETION,
   "host/discovery.ps1": HOST_DISCOVERY,
   "host/operations.ps1": HOST_OPERATIONS,
   "host/projection.ps1": HOST_PROJECTION,

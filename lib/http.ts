@@ -121,6 +121,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
   catalog.catalog().then((known) => watch?.watch(known.sources), () => {});
   const runner: ToolRunner = {
     tools: () => catalog.tools(),
+    prompts: () => catalog.prompts(),
     withWorker: async ({ signal, principal }, use) => {
       // Callers told apart by authentication never share a process (lib/pool_tenancy.ts).
       const lease = await pool.lease({ signal, tenant: tenantOf(principal) });

@@ -120,7 +120,10 @@ export class McpEndpoint {
 
   /** Tells clients of the 2026-07-28 handlers that the tool list changed. */
   toolsChanged(): void {
-    for (const handler of Object.values(this.#modern)) handler.notify.toolsChanged?.();
+    for (const handler of Object.values(this.#modern)) {
+      handler.notify.toolsChanged?.();
+      if (this.#options.mcp.shell.promptCommands.length > 0) handler.notify.promptsChanged?.();
+    }
   }
 
   /** Closes the 2026-07-28 handlers. */

@@ -22,7 +22,7 @@ import { type ResponseMode, withBothAccepts } from "./http_message.ts";
 import { isEventStream } from "./http_responses.ts";
 import { type StreamLimiter, streamRefusal } from "./http_streams.ts";
 import { logger } from "./log.ts";
-import { authInfoOf, createMcpServer, type McpServerOptions } from "./mcp.ts";
+import { authInfoOf, createMcpServer, type McpServerOptions, sendListsChanged } from "./mcp.ts";
 
 const log = logger("http");
 
@@ -112,7 +112,7 @@ export class StatefulSessions {
   /** Notifies every session that the tool list changed. */
   toolsChanged(): void {
     for (const session of this.#sessions.values()) {
-      session.server.sendToolListChanged().catch(() => {});
+      sendListsChanged(session.server);
     }
   }
 

@@ -2,7 +2,8 @@
  * The MCP server object shared by both transports: `tools/list` from the catalog, and `tools/call`
  * through `lib/call.ts` with what MCP adds to a call: progress and log notifications, prompts as
  * `elicitation/create` (2025-11-25) or `input_required` rounds (2026-07-28), and the protocol error
- * of an unknown tool.
+ * of an unknown tool. Where the configuration offers prompts, `prompts/list` and `prompts/get`
+ * (`lib/mcp_prompt.ts`) and `completion/complete` (`lib/mcp_completion.ts`) too.
  *
  * @module
  */
@@ -49,6 +50,8 @@ import type { WorkerProgress } from "./worker.ts";
 import { CallLog, requestLogLevel, sessionLogLevel } from "./client_log.ts";
 import { pushedPrompts } from "./elicitation_push.ts";
 import { asksForms, INPUT_REQUIRED_REVISION } from "./elicitation.ts";
+import { getPrompt, promptsFor, toMcpPrompt } from "./mcp_prompt.ts";
+import { complete } from "./mcp_completion.ts";
 
 /** Options of {@linkcode createMcpServer}. */
 export interface McpServerOptions extends CallOptions {
@@ -254,18 +257,61 @@ async function holdableCall(
   });
 }
 
-/** Builds one MCP server instance serving the runner's tools. */
+/**
+ * Tells a server's client that the lists a reload may change did change: the tools, and the
+ * prompts where the server offers them.
+ */
+export function sendListsChanged(server: Server): void {
+  server.sendToolListChanged().catch(() => {});
+  if (server.getCapabilities().prompts) server.sendPromptListChanged().catch(() => {});
+}
+
+/** The signal of a request: the SDK's, joined with its HTTP request's ({@linkcode requestSignalNow}). */
+function signalOf(ctx: ServerContext): AbortSignal {
+  const outer = requestSignalNow();
+  return outer ? AbortSignal.any([ctx.mcpReq.signal, outer]) : ctx.mcpReq.signal;
+}
+
+/** Builds one MCP server instance serving the runner's tools, and its prompts when it has some. */
 export function createMcpServer(options: McpServerOptions): Server {
   const { version } = options;
+  const offersPrompts = options.shell.promptCommands.length > 0;
   const server = new Server(
     { name: "svc", version },
     {
-      capabilities: { tools: { listChanged: true }, logging: {} },
+      capabilities: {
+        tools: { listChanged: true },
+        logging: {},
+        ...(offersPrompts ? { prompts: { listChanged: true }, completions: {} } : {}),
+      },
       instructions: SERVER_INSTRUCTIONS,
       ...(options.toolsListCache ? { cacheHints: { "tools/list": options.toolsListCache } } : {}),
     },
   );
   const sessionLevel = sessionLogLevel(server);
+
+  if (offersPrompts) {
+    server.setRequestHandler("prompts/list", async (_request, ctx) => {
+      const prompts = await promptsFor(options, principalOf(ctx.http?.authInfo));
+      return { prompts: prompts.map(toMcpPrompt) };
+    });
+    server.setRequestHandler(
+      "prompts/get",
+      (request, ctx) =>
+        getPrompt(options, request.params.name, request.params.arguments, {
+          signal: signalOf(ctx),
+          principal: principalOf(ctx.http?.authInfo),
+        }),
+    );
+    server.setRequestHandler(
+      "completion/complete",
+      (request, ctx) =>
+        complete(options, request.params, {
+          signal: signalOf(ctx),
+          principal: principalOf(ctx.http?.authInfo),
+        }),
+    );
+  }
 
   server.setRequestHandler("tools/list", async (_request, ctx) => {
     const tools = await toolsFor(options, principalOf(ctx.http?.authInfo));

@@ -70,7 +70,11 @@ class StdioSession implements AsyncDisposable {
         return { worker, modules: startup.modules };
       },
       onChange: () => {
-        for (const server of this.#servers) server.sendToolListChanged().catch(() => {});
+        // As sendListsChanged (lib/mcp.ts) does, which this module loads only once a worker starts.
+        for (const server of this.#servers) {
+          server.sendToolListChanged().catch(() => {});
+          if (server.getCapabilities().prompts) server.sendPromptListChanged().catch(() => {});
+        }
       },
     });
     this.#watch = settings.shell.reloadOnChange
@@ -97,6 +101,7 @@ class StdioSession implements AsyncDisposable {
   runner(): ToolRunner {
     return {
       tools: () => this.#catalog.tools(),
+      prompts: () => this.#catalog.prompts(),
       withWorker: async (_call, use) => {
         const { worker } = await this.#liveWorker();
         this.#running.set(worker, (this.#running.get(worker) ?? 0) + 1);

@@ -2,7 +2,8 @@
  * What an MCP tool is to svc: the descriptor the catalog builds for a command (or one of its
  * parameter sets), its parameters, their JSON Schemas and its annotations. Its own module because
  * the catalog builds it while the call path (arguments, authorization, shaping, results) only
- * reads it; neither side needs the other's code.
+ * reads it; neither side needs the other's code. An MCP prompt's descriptor too, which keeps the
+ * tool descriptor its arguments bind with.
  *
  * @module
  */
@@ -102,4 +103,31 @@ export interface ToolDescriptor {
    * the worker at discovery (`catalog_overrides.ts`). @default undefined
    */
   overrideAliases?: string[];
+}
+
+/** One argument of an MCP prompt, as `prompts/list` shows it. */
+export interface McpPromptArgument {
+  /** The PowerShell parameter's name. */
+  name: string;
+  /** Its help text, else what the schema says of its values. @default undefined */
+  description?: string;
+  /** Whether the parameter is mandatory. */
+  required: boolean;
+}
+
+/** One MCP prompt: a command whose output becomes the prompt's messages. */
+export interface McpPromptDescriptor {
+  /** The prompt's name, e.g. `get_greeting`. */
+  name: string;
+  /** The PowerShell command, e.g. `Get-Greeting`. */
+  command: string;
+  /** The command's description, as its tool's. */
+  description: string;
+  /** The arguments, in the order of the command's parameters. */
+  arguments: McpPromptArgument[];
+  /**
+   * The tool of the command's default parameter set, narrowed to `arguments`: what binds and
+   * checks a prompt's arguments and what authorization reads (`RequiredRoles`).
+   */
+  tool: ToolDescriptor;
 }

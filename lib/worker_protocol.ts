@@ -221,6 +221,12 @@ export interface InvokeParams {
    * for confirmation (protocol §4.4). @default the runspace's own (PowerShell's "High")
    */
   confirmPreference?: ConfirmLevel;
+  /**
+   * Complete `parameter` of `command` instead of running it: the worker writes how many values
+   * PowerShell's completion offers for `word`, then the values; `parameters` are the other
+   * arguments, as strings (protocol §4.4). @default none: the command runs
+   */
+  complete?: { parameter: string; word: string };
 }
 
 /** A `progress` frame: the newest progress record of a running invoke (protocol §4.4). */

@@ -56,6 +56,11 @@ export interface CommandRun {
    * runspace's own
    */
   confirmPreference?: ConfirmLevel;
+  /**
+   * Complete this parameter of the command for `word` instead of running it; `parameters` then
+   * hold the other arguments as strings (`lib/mcp_completion.ts`). @default none: the command runs
+   */
+  complete?: { parameter: string; word: string };
 }
 
 /** What the worker adds to every run it sends (see {@linkcode invokeRequest}). */
@@ -76,6 +81,7 @@ export function invokeRequest(run: CommandRun, context: RunContext): InvokeParam
   const params: InvokeParams = { command, parameters, credentials, depth };
   if (provider) params.provider = provider;
   if (run.confirmPreference) params.confirmPreference = run.confirmPreference;
+  if (run.complete) params.complete = run.complete;
   if (properties === "display") params.select = { properties: null, display: true };
   else if (properties !== undefined) params.select = { properties, display: false };
   if (maxResults !== undefined) params.first = maxResults;

@@ -43,6 +43,7 @@ const shell = (extra: Partial<ShellSettings> = {}): ShellSettings => ({
   commands: [],
   includePatterns: [],
   excludePatterns: [],
+  promptCommands: [],
   modules: [],
   startupScript: null,
   startupScriptPath: null,

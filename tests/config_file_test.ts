@@ -123,6 +123,7 @@ Deno.test("defaultConfigText() holds every setting svc has", () => {
     "ShellConfiguration:MaxRequestedPropertyWildcards",
     "ShellConfiguration:MaxResultBytes",
     "ShellConfiguration:Modules",
+    "ShellConfiguration:PromptCommands",
     "ShellConfiguration:PromptsAnsweredBy",
     "ShellConfiguration:PwshPath",
     "ShellConfiguration:SerializationDepth",

@@ -1,12 +1,14 @@
 /**
  * Clients other than the TypeScript SDK (issue 13): the MCP Inspector's `--strict` tool-schema
  * portability check, and the official C# client (where `dotnet` is installed), against svc in
- * both tool granularities, on real pwsh.
+ * both tool granularities, on real pwsh; and MCP prompts with both (the Inspector CLI lists and
+ * gets them, the C# client gets and completes them).
  * Deno fetches the Inspector from the npm registry on first use; the C# client is built from
  * `tests/interop/CsharpClient` with packages from nuget.org.
  */
 import assert from "node:assert/strict";
 import { fixtureConfig, TEST_PWSH } from "./support/harness.ts";
+import { PROMPT_CONFIG } from "./support/prompts.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const INSPECTOR = "npm:@modelcontextprotocol/inspector@2.12.0";
@@ -16,6 +18,19 @@ const GRANULARITIES = ["ParameterSet", "Command"] as const;
 async function svcCommand(granularity: string): Promise<{ dir: string; command: string[] }> {
   const dir = await Deno.makeTempDir({ prefix: "svc-interop-" });
   const config = fixtureConfig({ ToolGranularity: granularity, CacheDirectory: `${dir}/cache` });
+  await Deno.writeTextFile(`${dir}/appsettings.json`, JSON.stringify(config));
+  const command = [`${root}bin/svc`, "serve", "--config", `${dir}/appsettings.json`];
+  return { dir, command: [...command, "--pwsh", TEST_PWSH] };
+}
+
+/** A temp dir holding the prompts' config (`support/prompts.ts`), and the svc command line. */
+async function promptCommand(): Promise<{ dir: string; command: string[] }> {
+  const dir = await Deno.makeTempDir({ prefix: "svc-interop-prompts-" });
+  const shell = PROMPT_CONFIG.ShellConfiguration as Record<string, unknown>;
+  const config = {
+    ...PROMPT_CONFIG,
+    ShellConfiguration: { ...shell, CacheDirectory: `${dir}/cache` },
+  };
   await Deno.writeTextFile(`${dir}/appsettings.json`, JSON.stringify(config));
   const command = [`${root}bin/svc`, "serve", "--config", `${dir}/appsettings.json`];
   return { dir, command: [...command, "--pwsh", TEST_PWSH] };
@@ -72,6 +87,53 @@ for (const granularity of GRANULARITIES) {
   });
 }
 
+Deno.test("the MCP Inspector CLI lists svc's prompts and gets one, its arguments as values", async () => {
+  await svcInstalled;
+  const { dir, command } = await promptCommand();
+  const inspector = (...args: string[]) =>
+    run(Deno.execPath(), [
+      "run",
+      "--allow-all",
+      "--quiet",
+      "--no-config",
+      "--no-lock",
+      INSPECTOR,
+      "--cli",
+      ...args,
+      "--",
+      ...command,
+    ], dir);
+  try {
+    const listed = await inspector("--method", "prompts/list");
+    assert.equal(listed.code, 0, listed.stderr);
+    const { prompts } = JSON.parse(listed.stdout) as {
+      prompts: { name: string; arguments: { name: string; required: boolean }[] }[];
+    };
+    assert.deepEqual(prompts.map((p) => p.name), [
+      "get_broken",
+      "get_note_review",
+      "new_greeting_card",
+    ]);
+    assert.deepEqual(prompts[2]!.arguments[0], {
+      name: "Name",
+      description: "Who the card is for.",
+      required: true,
+    });
+    const got = await inspector(
+      "--method",
+      "prompts/get",
+      "--prompt-name",
+      "get_note_review",
+      "--prompt-args",
+      "Text=$(exit 9)",
+    );
+    assert.equal(got.code, 0, got.stderr);
+    assert.deepEqual(JSON.parse(got.stdout).messages[1].content.resource.text, "$(exit 9)");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 const DOTNET = (() => {
   for (const dir of (Deno.env.get("PATH") ?? "").split(":")) {
     try {
@@ -83,7 +145,7 @@ const DOTNET = (() => {
 
 Deno.test({
   name: DOTNET
-    ? "the official C# client lists and calls svc's tools in both granularities, and answers a 2025-11-25 confirmation"
+    ? "the official C# client lists and calls svc's tools in both granularities, answers a 2025-11-25 confirmation, and gets and completes prompts"
     : "the official C# client lists and calls svc's tools [skipped: no dotnet on PATH]",
   ignore: !DOTNET,
   fn: async () => {
@@ -191,6 +253,55 @@ Deno.test({
         /^Argument 'Confirm' of tool 'clear_fixture_note' may only be true/,
       );
       assert.equal(await Deno.readTextFile(victim), "keep");
+
+      // Prompts: listed with their arguments, got with role messages, completed from PowerShell.
+      const prompted = commands["prompts"] = await promptCommand();
+      await Deno.writeTextFile(
+        `${build}/get-prompts.json`,
+        JSON.stringify({
+          calls: [],
+          prompts: [
+            { name: "new_greeting_card", arguments: { Name: "Bob", Day: "Sunday" } },
+            { name: "new_greeting_card", arguments: { Name: "Mallory" } },
+          ],
+          completions: [
+            { prompt: "new_greeting_card", argument: "Name", value: "" },
+            { prompt: "get_note_review", argument: "Topic", value: "bu" },
+          ],
+        }),
+      );
+      const asked = await run(
+        DOTNET!,
+        [client, `${build}/get-prompts.json`, ...prompted.command],
+        prompted.dir,
+        dotnetEnv,
+      );
+      assert.equal(asked.code, 0, asked.stderr);
+      const shown = JSON.parse(asked.stdout) as {
+        prompts: { name: string; arguments: { name: string; required?: boolean }[] }[];
+        promptResults: { messages?: unknown[]; protocolError?: string }[];
+        completionResults: { completion: { values: string[]; total: number; hasMore: boolean } }[];
+      };
+      assert.deepEqual(shown.prompts.map((p) => p.name), [
+        "get_broken",
+        "get_note_review",
+        "new_greeting_card",
+      ]);
+      assert.deepEqual(shown.promptResults[0]!.messages, [
+        {
+          role: "user",
+          content: {
+            type: "text",
+            text: "Write a warm Thanks card of 2 lines for Bob, to arrive on Sunday.",
+          },
+        },
+        { role: "assistant", content: { type: "text", text: "Dear Bob," } },
+      ]);
+      assert.match(shown.promptResults[1]!.protocolError!, /Invalid argument 'Name' for prompt/);
+      assert.deepEqual(shown.completionResults.map((r) => r.completion), [
+        { values: ["Alice", "Bob", "Carol Ann"], total: 3, hasMore: false },
+        { values: ["budget"], total: 1, hasMore: false },
+      ]);
     } finally {
       for (const { dir } of Object.values(commands)) await Deno.remove(dir, { recursive: true });
       await Deno.remove(build, { recursive: true });

@@ -30,6 +30,7 @@ const shell: ShellSettings = {
   commands: [],
   includePatterns: [],
   excludePatterns: [],
+  promptCommands: [],
   modules: [FIXTURE_MODULE],
   startupScript: null,
   startupScriptPath: null,

@@ -22,6 +22,7 @@ $ProgressPreference = 'SilentlyContinue'
 . ([System.IO.Path]::Combine($PSScriptRoot, 'protocol.ps1'))
 . ([System.IO.Path]::Combine($PSScriptRoot, 'runspace_state.ps1'))
 . ([System.IO.Path]::Combine($PSScriptRoot, 'discovery.ps1'))
+. ([System.IO.Path]::Combine($PSScriptRoot, 'completion.ps1'))
 . ([System.IO.Path]::Combine($PSScriptRoot, 'reset.ps1'))
 . ([System.IO.Path]::Combine($PSScriptRoot, 'operations.ps1'))
 . ([System.IO.Path]::Combine($PSScriptRoot, 'projection.ps1'))
@@ -64,6 +65,7 @@ function Invoke-SlotLoop([Svc.Host.SlotLoop]$Loop) {
 # ---------------------------------------------------------------------------------------------------
 
 $Process['Live'][$Slot] = $true
+[Svc.Host.Invocation]::CompletionScript = $CompletionScript.ToString()
 try {
     # The host's own runspaces are not a call's leftovers (ProcessState.RetireReason).
     [Svc.Host.ProcessState]::AddHostRunspace([runspace]::DefaultRunspace)

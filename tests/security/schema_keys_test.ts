@@ -42,6 +42,7 @@ const shell = {
   Modules: [],
   IncludePatterns: ["Get-*"],
   ExcludePatterns: ["Remove-*"],
+  PromptCommands: ["Get-Greeting"],
   ToolCallTimeout: "00:01:00",
   MaxResultBytes: 4096,
   SerializationDepth: 3,

@@ -71,6 +71,12 @@ namespace Svc.Host
         /// <summary>The prompts of an interactive call (<c>interactive</c>), else null.</summary>
         public Prompter Prompter { get { return _prompter; } }
 
+        /// <summary>
+        /// The script an invoke with <c>complete</c> runs instead of its command (lib/host/completion.ps1),
+        /// set once by each slot as it starts; null until then, and such an invoke is refused.
+        /// </summary>
+        public static string CompletionScript { get; set; }
+
         private Invocation()
         {
         }
@@ -127,14 +133,29 @@ namespace Svc.Host
                 if (first < 1) throw new ArgumentException("First " + first + " is not a positive count.");
             }
 
+            object completeValue = request["complete"];
+            Hashtable complete = completeValue as Hashtable;
+            if (completeValue != null && (complete == null || !(complete["parameter"] is string) || !(complete["word"] is string))) throw new ArgumentException("The invoke complete is not an object with a parameter and a word.");
+            if (complete != null && CompletionScript == null) throw new ArgumentException("This worker has no completion script.");
+
             PowerShell ps = PowerShell.Create(worker);
             object savedProgress = null;
             bool progressSet = false;
             LiveLog log = null;
             try
             {
-                ps.AddCommand(command);
-                if (parameters != null)
+                if (complete != null)
+                {
+                    // The command is completed, not run: its other arguments only tell completers what
+                    // the line holds so far, as strings in the line CompleteInput parses.
+                    ps.AddScript(CompletionScript, true).AddParameter("Command", command).AddParameter("Parameter", complete["parameter"])
+                        .AddParameter("Word", complete["word"]).AddParameter("Arguments", parameters ?? new Hashtable());
+                }
+                else
+                {
+                    ps.AddCommand(command);
+                }
+                if (parameters != null && complete == null)
                 {
                     foreach (DictionaryEntry entry in parameters)
                     {

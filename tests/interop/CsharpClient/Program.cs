@@ -3,7 +3,10 @@
 // `protocolError`). Used by tests/interop_test.ts.
 // The file is the array of calls, or {"calls": [...], "answers": [<ElicitResult>, ...]}: then the
 // client speaks 2025-11-25, declares form elicitation, answers each elicitation/create with the next
-// of those results and reports each request it got as `elicitations`.
+// of those results and reports each request it got as `elicitations`. An object may instead hold
+// "prompts": [{"name", "arguments"}] and "completions": [{"prompt", "argument", "value"}]: the
+// client lists the prompts, gets and completes those, and reports them as `prompts`,
+// `promptResults` and `completionResults`.
 // Usage: CsharpClient <calls.json> <server command> [server arguments...]
 using System.Text.Json;
 using System.Text.Json.Nodes;
@@ -13,7 +16,7 @@ using ModelContextProtocol.Protocol;
 
 var file = JsonNode.Parse(File.ReadAllText(args[0]))!;
 var calls = file is JsonArray list ? list : file["calls"]!.AsArray();
-var answers = file is JsonObject ? file["answers"]!.AsArray() : null;
+var answers = file is JsonObject && file["answers"] is JsonArray given ? given : null;
 var answered = 0;
 var elicitations = new JsonArray();
 var options = new McpClientOptions();
@@ -66,9 +69,41 @@ foreach (var call in calls)
         results.Add(new JsonObject { ["protocolError"] = error.Message });
     }
 }
+var prompts = new JsonArray();
+var promptResults = new JsonArray();
+var completionResults = new JsonArray();
+if (file is JsonObject && file["prompts"] is JsonArray wanted)
+{
+    foreach (var prompt in await client.ListPromptsAsync())
+    {
+        prompts.Add(JsonSerializer.SerializeToNode(prompt.ProtocolPrompt, McpJsonUtilities.DefaultOptions));
+    }
+    foreach (var get in wanted)
+    {
+        var arguments = get!["arguments"]!.AsObject().ToDictionary(p => p.Key, p => (object?)p.Value!.GetValue<string>());
+        try
+        {
+            var result = await client.GetPromptAsync(get["name"]!.GetValue<string>(), arguments);
+            promptResults.Add(JsonSerializer.SerializeToNode(result, McpJsonUtilities.DefaultOptions));
+        }
+        catch (McpProtocolException error)
+        {
+            promptResults.Add(new JsonObject { ["protocolError"] = error.Message });
+        }
+    }
+    foreach (var completion in file["completions"]!.AsArray())
+    {
+        var reference = new PromptReference { Name = completion!["prompt"]!.GetValue<string>() };
+        var result = await client.CompleteAsync(reference, completion["argument"]!.GetValue<string>(), completion["value"]!.GetValue<string>());
+        completionResults.Add(JsonSerializer.SerializeToNode(result, McpJsonUtilities.DefaultOptions));
+    }
+}
 Console.WriteLine(new JsonObject
 {
     ["tools"] = tools,
     ["results"] = results,
     ["elicitations"] = elicitations,
+    ["prompts"] = prompts,
+    ["promptResults"] = promptResults,
+    ["completionResults"] = completionResults,
 }.ToJsonString());
