@@ -80,6 +80,12 @@ Deno.test("the MCP conformance suite passes every scenario that applies, at 2026
   // answer to a question svc asked counts (docs/security.md, "The human decides"), so the fixture
   // tool it calls lets its caller answer, as an operator's unattended automation would.
   const shell = {
+    PromptCommands: [
+      "Test-SimplePrompt",
+      "Test-PromptWithArguments",
+      "Test-PromptWithEmbeddedResource",
+      "Test-PromptWithImage",
+    ],
     CommandOverrides: {
       "Test-InputRequiredResultElicitation": { PromptsAnsweredBy: "Caller" },
     },
