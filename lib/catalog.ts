@@ -22,6 +22,7 @@ import { annotationsFor, confirmImpactOf } from "./catalog_annotations.ts";
 import {
   ALL_SETS,
   cap,
+  commandHelp,
   PARAMETER_DESCRIPTION_CAP,
   sanitize,
   toolDescription,
@@ -325,6 +326,7 @@ function buildTool(
     annotations: annotationsFor(command.name, command.verb),
     ...confirmImpactOf(command),
     parameters,
+    help: commandHelp(command),
   };
 }
 

@@ -55,6 +55,7 @@ export function commandTool(
     ...confirmImpactOf(command),
     parameters,
     parameterSetTools: sets,
+    ...(sets[0]?.help ? { help: sets[0].help } : {}),
   };
 }
 

@@ -28,8 +28,8 @@ const log = logger("catalog");
 
 // Raised whenever the catalog's policy changes what it builds from the same metadata (8: tools
 // sorted by name, portable schemas, provider parameters; 9: the source files it was built from;
-// 10: shorter generated descriptions).
-const CACHE_FORMAT = 10;
+// 10: shorter generated descriptions; 11: each tool's help for its help resource).
+const CACHE_FORMAT = 11;
 
 /**
  * The discovery scripts the worker runs: what they report decides the catalog, so a catalog cached

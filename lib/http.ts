@@ -68,9 +68,10 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
   // The front brings the MCP SDK (about 50 ms of CPU): loaded once the first pwsh is spawned, it no
   // longer delays that spawn.
   await pool.spawned;
-  const [{ HttpFront }, { HeldCalls }] = await Promise.all([
+  const [{ HttpFront }, { HeldCalls }, { ResultPages }] = await Promise.all([
     import("./http_front.ts"),
     import("./input_required.ts"),
+    import("./result_pages.ts"),
   ]);
   const catalog = new CatalogStore({
     shell: settings.shell,
@@ -149,6 +150,10 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     authorize: (principal, tool) => auth.mayCall(principal, tool),
     logArguments: settings.auth.logArguments,
     heldCalls,
+    resultPages: new ResultPages({
+      ...settings.shell.resultResources,
+      pageBytes: settings.shell.maxResultBytes,
+    }),
   };
   front = new HttpFront({ http, pool, mcp, auth });
   loaded(front);
@@ -172,6 +177,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
   );
   // A held call would hold the drain up for as long as UserInputTimeout.
   heldCalls.close();
+  mcp.resultPages?.close();
   await front.closeStreams();
   const drained = server.shutdown();
   // Connections still open once the pool has cut their calls off answer them with the failure

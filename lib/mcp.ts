@@ -48,6 +48,8 @@ import type { WorkerProgress } from "./worker.ts";
 import { CallLog, requestLogLevel, sessionLogLevel } from "./client_log.ts";
 import { pushedPrompts } from "./elicitation_push.ts";
 import { asksForms, INPUT_REQUIRED_REVISION } from "./elicitation.ts";
+import { registerResources } from "./resources.ts";
+import type { ResultPages } from "./result_pages.ts";
 
 /** Options of {@linkcode createMcpServer}. */
 export interface McpServerOptions extends CallOptions {
@@ -65,6 +67,11 @@ export interface McpServerOptions extends CallOptions {
    * JSON, which has no stream for it
    */
   requestsDuringCall?: boolean;
+  /**
+   * Where output cut at `MaxResultBytes` is kept as a resource its result links to
+   * (`lib/result_pages.ts`). @default none: what a result cannot hold is dropped
+   */
+  resultPages?: ResultPages;
 }
 
 /** The principal of a request, as the HTTP transport passes it in `authInfo`; else the local user. */
@@ -232,7 +239,11 @@ export function createMcpServer(options: McpServerOptions): Server {
   const server = new Server(
     { name: "svc", version },
     {
-      capabilities: { tools: { listChanged: true }, logging: {} },
+      capabilities: {
+        tools: { listChanged: true },
+        resources: { listChanged: true },
+        logging: {},
+      },
       instructions: SERVER_INSTRUCTIONS,
     },
   );
@@ -256,9 +267,12 @@ export function createMcpServer(options: McpServerOptions): Server {
         requestLogLevel(ctx, sessionLevel),
         (params) => ctx.mcpReq.notify({ method: "notifications/message", params }),
       );
+      const principal = principalOf(ctx.http?.authInfo);
+      const owner = options.resultPages ? ownerOf(principal) : null;
       const context: CallContext = {
         signal: ctx.mcpReq.signal,
-        principal: principalOf(ctx.http?.authInfo),
+        principal,
+        ...(owner === null ? {} : { keepRest: { pages: options.resultPages!, owner } }),
         ...(pushed ? { onPrompt: pushed } : {}),
         ...(token === undefined ? {} : {
           onProgress: progressNotifier((params) =>
@@ -283,5 +297,6 @@ export function createMcpServer(options: McpServerOptions): Server {
     },
   );
 
+  registerResources(server, options, (ctx) => principalOf(ctx.http?.authInfo));
   return server;
 }
