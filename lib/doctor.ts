@@ -13,6 +13,7 @@
  */
 import { dangerousCommandWarnings } from "./dangerous.ts";
 import type { ToolDescriptor } from "./tool_descriptor.ts";
+import { type ResourceRow, resourceRows } from "./resources.ts";
 import { ANONYMOUS, Authenticator } from "./auth.ts";
 import type { Settings, SettingSource } from "./config.ts";
 import { type HostMode, replacementOf } from "./config_pool.ts";
@@ -70,6 +71,8 @@ export interface DoctorReport {
     /** Who answers the tool's prompts, and when it asks (`promptSummary`, lib/prompt_policy.ts). */
     prompts: string;
   }[];
+  /** The resources and templates clients can list (`lib/resources.ts`). */
+  resources: ResourceRow[];
   pool: Settings["pool"] & { workers: DoctorWorker[] };
   auth: {
     enabled: boolean;
@@ -111,6 +114,7 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
     powershell: { path: null, origin: null, version: null, edition: null, missingMembers: null },
     modules: [],
     tools: [],
+    resources: [],
     pool: { ...settings.pool, workers: [] },
     auth: authSummary(settings),
     warnings: [...settings.warnings],
@@ -159,6 +163,9 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
       // in the caches: a first start after doctor, or after an image build that ran it, is warm.
       await storeCatalog(catalog, { shell: settings.shell, pwsh });
       report.tools = catalog.tools.map((tool) => toolRow(tool, settings));
+      const resources = resourceRows(settings.shell.resources ?? [], catalog.tools);
+      report.resources = resources.rows;
+      report.warnings.push(...resources.warnings);
       // Missing modules, commands and name collisions, as the catalog noticed them.
       report.warnings.push(...catalog.warnings);
       report.leftOut.push(...(catalog.leftOut ?? []));
@@ -438,6 +445,8 @@ export function formatDoctorText(report: DoctorReport): string {
       }; prompts ${t.prompts})`,
     );
   }
+  section(`Resources (${report.resources.length})`);
+  for (const r of report.resources) lines.push(`  ${r.uri}  (${r.name}) <- ${r.servedBy}`);
   section("Worker pool");
   const p = report.pool;
   lines.push(

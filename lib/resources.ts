@@ -279,3 +279,52 @@ function withCacheHint<T extends ReadResourceResult>(
 function cut(text: string, max = 200): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
+
+/** A resource or template as `svc doctor` lists it. */
+export interface ResourceRow {
+  /** Its URI or URI template. */
+  uri: string;
+  /** Its name: the configuration's key, or `tool help`. */
+  name: string;
+  /** What a read serves: the tool it calls, or svc's own. */
+  servedBy: string;
+}
+
+/**
+ * The resources and templates the configuration offers over `tools` (the help template first),
+ * and a warning for each configured one that reads nothing: its command offers no tool, or a
+ * variable is no parameter of it.
+ */
+export function resourceRows(
+  resources: ResourceSetting[],
+  tools: ToolDescriptor[],
+): { rows: ResourceRow[]; warnings: string[] } {
+  const rows: ResourceRow[] = [{
+    uri: HELP_TEMPLATE,
+    name: "tool help",
+    servedBy: `svc: the help of each of ${tools.length} tool(s)`,
+  }];
+  const warnings: string[] = [];
+  for (const setting of resources) {
+    const values = Object.fromEntries(setting.uri.variables.map((v) => [v, ""]));
+    const tool = toolFor(tools, setting, values);
+    const where = `Resource '${setting.name}' (ShellConfiguration:Resources:${setting.name})`;
+    if (tool === null) {
+      warnings.push(`${where} reads nothing: command '${setting.command}' is offered as no tool`);
+      continue;
+    }
+    const unknown = setting.uri.variables.filter((v) =>
+      !tool.parameters.some((p) => p.name.toLowerCase() === v.toLowerCase())
+    );
+    if (unknown.length > 0) {
+      warnings.push(
+        `${where} reads nothing: ${
+          unknown.map((v) => `{${v}}`).join(", ")
+        } of '${setting.uri.text}' is no parameter of tool '${tool.name}'`,
+      );
+      continue;
+    }
+    rows.push({ uri: setting.uri.text, name: setting.name, servedBy: `tool ${tool.name}` });
+  }
+  return { rows, warnings };
+}

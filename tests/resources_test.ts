@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { startHttpSvc, startSvc } from "./support/harness.ts";
+import { eventually, runSvc, startHttpSvc, startSvc, TEST_PWSH } from "./support/harness.ts";
 
 const MODULE = `function Get-Greeting {
     <#
@@ -78,7 +78,7 @@ async function readsAsConfigured(client: Client, era: string, marker: string): P
   assert.match(help.text!, /Greets someone\.\n\nReturns a friendly greeting\./);
   assert.match(
     help.text!,
-    /\| `Name` \| string \(System\.String\) \| yes \|  \| Who to greet\. \|/,
+    /\| `Name` \| string \(System\.String\) \| yes \| {2}\| Who to greet\. \|/,
   );
   assert.match(help.text!, /\| `Times` \| integer \(System\.Int32\) \| no \| 1 \|/);
   assert.match(
@@ -154,6 +154,19 @@ for (const era of ERAS) {
       await using svc = await startSvc({ config, era, env: { SVC_CACHE_DIR: `${dir}/cache` } });
       await readsAsConfigured(svc.client!, era, `${dir}/pwned`);
       await keepsTheRest(svc.client!);
+      // A reload is a new resource list: each tool's help is a resource. (A 2026-07-28 client
+      // hears of it only through a subscription it opens, as of tools/list_changed.)
+      if (era !== "2025-11-25") return;
+      let changed = 0;
+      svc.client!.setNotificationHandler("notifications/resources/list_changed", () => {
+        changed++;
+      });
+      await Deno.writeTextFile(`${dir}/MyTools.psm1`, "function Get-Added { 'added' }\n", {
+        append: true,
+      });
+      assert.ok(await eventually(() => changed >= 1, 60_000), "resources/list_changed was sent");
+      const { resources } = await svc.client!.listResources();
+      assert.ok(resources.some((r) => r.uri === "svc://help/get_added"));
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
@@ -212,6 +225,33 @@ Deno.test("resources over HTTP in both eras: roles decide what a caller reads, a
         await bob.close();
       }
     }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("svc doctor lists the resources and templates, and says which read nothing", async () => {
+  const { dir, config } = await resourceConfig();
+  const resources = config.ShellConfiguration.Resources as Record<string, unknown>;
+  resources.typo = { Uri: "greet://x/{Nmae}", Command: "Get-Greeting" };
+  resources.gone = { Uri: "gone://x", Command: "Get-Nothing" };
+  try {
+    await Deno.writeTextFile(`${dir}/appsettings.json`, JSON.stringify(config));
+    const doctor = await runSvc(["doctor", "--config", `${dir}/appsettings.json`], {
+      env: { SVC_CACHE_DIR: `${dir}/cache`, SVC_PWSH: TEST_PWSH },
+    });
+    assert.match(
+      doctor.stdout,
+      /Resources \(4\)\n {2}svc:\/\/help\/\{tool\} {2}\(tool help\) <- svc: the help of each of 4 tool\(s\)\n {2}greet:\/\/people\/\{Name\} {2}\(greeting\) <- tool get_greeting\n {2}data:\/\/bytes {2}\(bytes\) <- tool get_bytes\n/,
+    );
+    assert.match(
+      doctor.stdout,
+      /Resource 'typo' \(ShellConfiguration:Resources:typo\) reads nothing: \{Nmae\} of 'greet:\/\/x\/\{Nmae\}' is no parameter of tool 'get_greeting'/,
+    );
+    assert.match(
+      doctor.stdout,
+      /Resource 'gone' .* reads nothing: command 'Get-Nothing' is offered as no tool/,
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
