@@ -107,7 +107,7 @@ export interface ShellSettings {
   resources?: ResourceSetting[];
   /**
    * What is kept of output cut at `maxResultBytes`, readable as a resource its result links to
-   * (`lib/result_pages.ts`). @default 1 MiB a call, 32 MiB in all, for 10 minutes
+   * (`lib/result_pages.ts`). @default 96 KiB a call (4 pages of the default cap), 16 MiB in all, for 10 minutes
    * (`ShellConfiguration:ResultResources:MaxBytes`, `…:TotalBytes`, `…:Ttl`)
    */
   resultResources?: { maxBytes: number; totalBytes: number; ttlMs: number };

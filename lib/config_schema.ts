@@ -261,12 +261,12 @@ const shellSection = z.object({
     MaxBytes: setting("integer", {
       text:
         "Output of one call kept past MaxResultBytes, readable in pages by the caller as a resource its result links to; 0 keeps none.",
-      default: 1_048_576,
+      default: 98_304,
       min: 0,
     }),
     TotalBytes: setting("integer", {
       text: "Output kept for all calls together; the oldest goes first to make room.",
-      default: 33_554_432,
+      default: 16_777_216,
       min: 0,
     }),
     Ttl: setting("timeSpan", {

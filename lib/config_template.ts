@@ -120,9 +120,9 @@ const DEFAULT_CONFIG_TEXT =
     // Output cut at MaxResultBytes stays readable by its caller, as a resource its result links to.
     "ResultResources": {
       // Bytes kept of one call's output past the cut; 0 keeps none.
-      "MaxBytes": 1048576,
+      "MaxBytes": 98304,
       // Bytes kept of all calls together; the oldest goes first.
-      "TotalBytes": 33554432,
+      "TotalBytes": 16777216,
       // How long it stays readable.
       "Ttl": "00:10:00"
     },

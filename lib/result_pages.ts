@@ -15,9 +15,9 @@ import type { InvokeResult } from "./worker_protocol.ts";
 
 /** Options of {@linkcode ResultPages} (`ShellConfiguration:ResultResources`). */
 export interface ResultPagesOptions {
-  /** Output kept of one call, in bytes of JSON; 0 keeps none. @default 1048576 */
+  /** Output kept of one call, in bytes of JSON; 0 keeps none. @default 98304 */
   maxBytes: number;
-  /** Output kept of all calls together. @default 33554432 */
+  /** Output kept of all calls together. @default 16777216 */
   totalBytes: number;
   /** How long output stays readable, in ms. @default 600000 */
   ttlMs: number;

@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { docBlock } from "./support/docs.ts";
 import { eventually, runSvc, startHttpSvc, startSvc, TEST_PWSH } from "./support/harness.ts";
 
 const MODULE = `function Get-Greeting {
@@ -37,15 +38,9 @@ async function resourceConfig(extra: Record<string, unknown> = {}) {
   const config = {
     ShellConfiguration: {
       Modules: [`${dir}/MyTools.psm1`],
-      Resources: {
-        greeting: {
-          Uri: "greet://people/{Name}",
-          Command: "Get-Greeting",
-          Description: "A greeting",
-        },
-        bytes: { Uri: "data://bytes", Command: "Get-Bytes", MimeType: "image/png" },
-        setting: { Uri: "config://settings/{Key}", Command: "Get-Setting" },
-      },
+      // docs/resources.md's example, as written there.
+      Resources: JSON.parse(`{${docBlock("docs/resources.md", "recipe: resources", "json")}}`)
+        .Resources as Record<string, unknown>,
     },
     McpServer: { RunspacePool: { StopTimeout: "00:00:02" } },
     ...extra,
@@ -252,6 +247,28 @@ Deno.test("svc doctor lists the resources and templates, and says which read not
       doctor.stdout,
       /Resource 'gone' .* reads nothing: command 'Get-Nothing' is offered as no tool/,
     );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a resource svc cannot serve stops svc at start, naming the key (exit code 2)", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-resources-bad-" });
+  try {
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ Uri: "people/{Name}", Command: "Get-Date" }, /Resources:r:Uri'.*has no scheme/],
+      [{ Uri: "x://{+Name}", Command: "Get-Date" }, /'\{\+Name\}' is not a level-1 variable/],
+      [{ Uri: "x://{A}/{a}", Command: "Get-Date" }, /variable '\{a\}' appears twice/],
+      [{ Uri: "svc://help/x", Command: "Get-Date" }, /the svc: scheme is svc's own/],
+      [{ Uri: "x://y" }, /Resources:r:Command'.*a resource needs a Command/],
+    ];
+    for (const [resource, message] of cases) {
+      const config = { ShellConfiguration: { Resources: { r: resource } } };
+      await Deno.writeTextFile(`${dir}/appsettings.json`, JSON.stringify(config));
+      const run = await runSvc(["doctor", "--config", `${dir}/appsettings.json`]);
+      assert.equal(run.code, 2, run.stdout + run.stderr);
+      assert.match(run.stdout + run.stderr, message);
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
