@@ -36,6 +36,7 @@ import type {
 } from "./worker.ts";
 import { outputShaping, refusedProperties, requestedProperties } from "./output_shaping.ts";
 import { closestNames } from "./suggest.ts";
+import { linkRest, type ResultPages } from "./result_pages.ts";
 
 const log = logger("mcp");
 
@@ -169,6 +170,11 @@ export interface CallContext {
   whyNobodyAsks?: string;
   /** Receives the call's stream records the client asked for as log messages; without it none are sent. */
   log?: InvokeOptions["log"];
+  /**
+   * Where output cut at `MaxResultBytes` is kept for `owner` as a resource the result links to.
+   * @default none: what the result cannot hold is dropped
+   */
+  keepRest?: { pages: ResultPages; owner: string };
 }
 
 async function runCall(
@@ -298,6 +304,7 @@ async function runBound(options: CallOptions, call: BoundCall): Promise<CallOutc
           // there is what _MaxResults does, while a command run for its effects runs to its end.
           stopWhenFull: tool.annotations.readOnlyHint,
           confirmPreference: shell.confirmPreference,
+          ...(context.keepRest ? { keepOutputBytes: context.keepRest.pages.maxBytes } : {}),
           ...outputShaping(shell, override, shaping),
         },
         {
@@ -320,6 +327,7 @@ async function runBound(options: CallOptions, call: BoundCall): Promise<CallOutc
       ...answers,
       parameters,
     });
+    if (context.keepRest) linkRest(result, outcome.result, tool.name, context.keepRest);
     return finished(result, outcome.interrupted ?? (result.isError ? "error" : "ok"));
   } catch (error) {
     if (error instanceof WorkerUnavailableError) {

@@ -22,6 +22,7 @@ import { annotationsFor, confirmImpactOf, outputMediaTypeOf } from "./catalog_an
 import {
   ALL_SETS,
   cap,
+  commandHelp,
   PARAMETER_DESCRIPTION_CAP,
   sanitize,
   toolDescription,
@@ -333,6 +334,7 @@ function buildTool(
     ...confirmImpactOf(command),
     ...outputMediaTypeOf(command),
     parameters,
+    help: commandHelp(command),
   };
 }
 

@@ -56,6 +56,7 @@ export function commandTool(
     ...outputMediaTypeOf(command),
     parameters,
     parameterSetTools: sets,
+    ...(sets[0]?.help ? { help: sets[0].help } : {}),
   };
 }
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { DescriptionSource } from "./tool_descriptor.ts";
+import type { DescriptionSource, ToolHelp } from "./tool_descriptor.ts";
 import type { CommandMeta, ParameterSetMeta } from "./worker_protocol.ts";
 
 /** Name PowerShell gives the one parameter set of a command that declares none. */
@@ -85,4 +85,27 @@ export function cap(text: string, max: number): string {
   const cut = text.slice(0, max - 1);
   const space = cut.lastIndexOf(" ");
   return `${(space > max / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
+/**
+ * The help a command's tools show as resources: its help text cleaned, every parameter's type, and
+ * the defaults and examples help states. Code keeps its lines; only control characters go.
+ */
+export function commandHelp(command: CommandMeta): ToolHelp {
+  const types: Record<string, string> = {};
+  for (const set of command.parameterSets) {
+    for (const parameter of set.parameters) types[parameter.name] ??= parameter.type;
+  }
+  const clean = (text: string | null | undefined) => sanitize(text ?? "") || null;
+  const help = command.help;
+  return {
+    synopsis: clean(help?.synopsis),
+    description: clean(help?.description),
+    types,
+    defaults: { ...help?.defaults },
+    examples: (help?.examples ?? []).map((example) => ({
+      code: example.code.replace(/\r\n?/g, "\n").replace(/[^\P{Cc}\n\t]/gu, ""),
+      remarks: clean(example.remarks),
+    })),
+  };
 }

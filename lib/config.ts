@@ -12,6 +12,7 @@ import { type PoolSettings, readPool } from "./config_pool.ts";
 import { dirname, isAbsolute } from "node:path";
 import { hintFor, Reader, type SettingSource } from "./config_reader.ts";
 import { type CommandOverride, type PromptsAnsweredBy, readOverrides } from "./config_overrides.ts";
+import { readResources, type ResourceSetting } from "./config_resources.ts";
 import { FLAGS, flagVariable, flagWords, type GivenFlag } from "./config_flags.ts";
 import { type HttpSettings, readHttp } from "./config_http.ts";
 import {
@@ -107,6 +108,14 @@ export interface ShellSettings {
   confirmPreference: ConfirmLevel;
   /** Per-command overrides, keyed as written (matched case-insensitively). @default {} */
   commandOverrides: Record<string, CommandOverride>;
+  /** Resources backed by commands (`ShellConfiguration:Resources`). @default none */
+  resources?: ResourceSetting[];
+  /**
+   * What is kept of output cut at `maxResultBytes`, readable as a resource its result links to
+   * (`lib/result_pages.ts`). @default 96 KiB a call (4 pages of the default cap), 16 MiB in all, for 10 minutes
+   * (`ShellConfiguration:ResultResources:MaxBytes`, `…:TotalBytes`, `…:Ttl`)
+   */
+  resultResources?: { maxBytes: number; totalBytes: number; ttlMs: number };
   /** Directory of the catalog cache. @default the user cache dir + "/svc" (`ShellConfiguration:CacheDirectory`, env `SVC_CACHE_DIR`) */
   cacheDirectory: string | null;
   /**
@@ -327,6 +336,12 @@ function resolveSettings(
     promptsAnsweredBy: read.choice("ShellConfiguration:PromptsAnsweredBy", PROMPT_ANSWERERS),
     confirmPreference: read.choice("ShellConfiguration:ConfirmPreference", CONFIRM_LEVELS),
     commandOverrides: later(() => readOverrides(read)),
+    resources: later(() => readResources(read)),
+    resultResources: {
+      maxBytes: read.integer("ShellConfiguration:ResultResources:MaxBytes"),
+      totalBytes: read.integer("ShellConfiguration:ResultResources:TotalBytes"),
+      ttlMs: read.timeSpan("ShellConfiguration:ResultResources:Ttl"),
+    },
     cacheDirectory: variable("ShellConfiguration:CacheDirectory") ??
       read.path("ShellConfiguration:CacheDirectory", cwd),
     hostCacheDirectory: variable("ShellConfiguration:HostCacheDirectory") ??

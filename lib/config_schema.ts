@@ -138,6 +138,24 @@ const commandOverride = z.object({
   }),
 }).partial();
 
+const resourceEntry = z.object({
+  Uri: setting("text", {
+    text:
+      "The resource's URI, or an RFC 6570 URI template whose {variables} are parameters of the command (level 1: {name}); svc: URIs are svc's own.",
+  }),
+  Command: setting("text", {
+    text:
+      "The command a read runs, one svc offers as a tool: a read is a call of it, with its roles, time limit, output bound and audit line.",
+  }),
+  Title: setting("text", { text: "A title for people.", computed: "none" }),
+  Description: setting("text", { text: "What the resource holds.", computed: "none" }),
+  MimeType: setting("text", {
+    text: "The media type of its contents.",
+    computed:
+      "text/plain for output of one string, application/octet-stream for bytes, else application/json",
+  }),
+}).partial();
+
 const shellSection = z.object({
   Commands: setting("strings", { text: "Explicit command names offered as tools." }),
   CommandNames: setting("strings", { text: "PoshMcp's name for Commands." }),
@@ -242,6 +260,24 @@ const shellSection = z.object({
   }),
   CommandOverrides: z.record(z.string(), commandOverride),
   FunctionOverrides: z.record(z.string(), commandOverride),
+  Resources: z.record(z.string(), resourceEntry),
+  ResultResources: z.object({
+    MaxBytes: setting("integer", {
+      text:
+        "Output of one call kept past MaxResultBytes, readable in pages by the caller as a resource its result links to; 0 keeps none.",
+      default: 98_304,
+      min: 0,
+    }),
+    TotalBytes: setting("integer", {
+      text: "Output kept for all calls together; the oldest goes first to make room.",
+      default: 16_777_216,
+      min: 0,
+    }),
+    Ttl: setting("timeSpan", {
+      text: "How long kept output stays readable after its call.",
+      default: "00:10:00",
+    }),
+  }).partial(),
   Environment: z.object({
     StartupScript: setting("text", { text: "Inline startup script, run after StartupScriptPath." }),
     StartupScriptPath: setting("text", {

@@ -115,6 +115,19 @@ const DEFAULT_CONFIG_TEXT =
     // ask the user before each call runs. Get-Process offers no CommandLine: the machine's command
     // lines often hold other programs' secrets.
     "CommandOverrides": ${renderOverrides(DEFAULT_SHELL["CommandOverrides"], "    ")},
+    // Resources backed by commands, by name: Uri is a URI, or a template whose {Name} is a
+    // parameter of the command; Command is one of the tools above, and a read runs like a call of
+    // it. E.g. "greeting": { "Uri": "greet://people/{Name}", "Command": "Get-Greeting" }
+    "Resources": {},
+    // Output cut at MaxResultBytes stays readable by its caller, as a resource its result links to.
+    "ResultResources": {
+      // Bytes kept of one call's output past the cut; 0 keeps none.
+      "MaxBytes": 98304,
+      // Bytes kept of all calls together; the oldest goes first.
+      "TotalBytes": 16777216,
+      // How long it stays readable.
+      "Ttl": "00:10:00"
+    },
     // What runs in every worker before its first call.
     "Environment": {
       // Script file run once per worker; empty for none. A relative path (like every path in this

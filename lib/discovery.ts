@@ -29,8 +29,9 @@ const log = logger("catalog");
 
 // Raised whenever the catalog's policy changes what it builds from the same metadata (8: tools
 // sorted by name, portable schemas, provider parameters; 9: the source files it was built from;
-// 10: shorter generated descriptions; 11: the media type a command declares with [OutputType]).
-const CACHE_FORMAT = 11;
+// 10: shorter generated descriptions; 11: the media type a command declares with [OutputType];
+// 12: each tool's help for its help resource).
+const CACHE_FORMAT = 12;
 
 /**
  * The discovery scripts the worker runs: what they report decides the catalog, so a catalog cached

@@ -13,6 +13,7 @@
  */
 import { dangerousCommandWarnings } from "./dangerous.ts";
 import type { ToolDescriptor } from "./tool_descriptor.ts";
+import { type ResourceRow, resourceRows } from "./resources.ts";
 import { ANONYMOUS, Authenticator } from "./auth.ts";
 import type { Settings, SettingSource } from "./config.ts";
 import { type HostMode, replacementOf } from "./config_pool.ts";
@@ -72,6 +73,8 @@ export interface DoctorReport {
   }[];
   /** The MCP prompts (`ShellConfiguration:PromptCommands`), their arguments (`*`: required). */
   prompts: { name: string; command: string; arguments: string[] }[];
+  /** The resources and templates clients can list (`lib/resources.ts`). */
+  resources: ResourceRow[];
   pool: Settings["pool"] & { workers: DoctorWorker[] };
   auth: {
     enabled: boolean;
@@ -114,6 +117,7 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
     modules: [],
     tools: [],
     prompts: [],
+    resources: [],
     pool: { ...settings.pool, workers: [] },
     auth: authSummary(settings),
     warnings: [...settings.warnings],
@@ -167,6 +171,9 @@ export async function runDoctor(settings: Settings, options: DoctorOptions): Pro
         command: prompt.command,
         arguments: prompt.arguments.map((a) => `${a.name}${a.required ? "*" : ""}`),
       }));
+      const resources = resourceRows(settings.shell.resources ?? [], catalog.tools);
+      report.resources = resources.rows;
+      report.warnings.push(...resources.warnings);
       // Missing modules, commands and name collisions, as the catalog noticed them.
       report.warnings.push(...catalog.warnings);
       report.leftOut.push(...(catalog.leftOut ?? []));
@@ -446,6 +453,8 @@ export function formatDoctorText(report: DoctorReport): string {
       }; prompts ${t.prompts})`,
     );
   }
+  section(`Resources (${report.resources.length})`);
+  for (const r of report.resources) lines.push(`  ${r.uri}  (${r.name}) <- ${r.servedBy}`);
   if (report.prompts.length > 0) {
     section(`Prompts (${report.prompts.length})`);
     for (const prompt of report.prompts) {

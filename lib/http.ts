@@ -68,11 +68,14 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
   // The front brings the MCP SDK (about 50 ms of CPU): loaded once the first pwsh is spawned, it no
   // longer delays that spawn.
   await pool.spawned;
-  const [{ HttpFront }, { HeldCalls }, { toolsListCacheHint }] = await Promise.all([
-    import("./http_front.ts"),
-    import("./input_required.ts"),
-    import("./mcp.ts"),
-  ]);
+  const [{ HttpFront }, { HeldCalls }, { toolsListCacheHint }, { ResultPages }] = await Promise.all(
+    [
+      import("./http_front.ts"),
+      import("./input_required.ts"),
+      import("./mcp.ts"),
+      import("./result_pages.ts"),
+    ],
+  );
   const catalog = new CatalogStore({
     shell: settings.shell,
     pwsh,
@@ -155,6 +158,10 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
       authenticated: settings.auth.enabled,
       reloadOnChange: settings.shell.reloadOnChange,
     }),
+    resultPages: new ResultPages({
+      ...settings.shell.resultResources,
+      pageBytes: settings.shell.maxResultBytes,
+    }),
   };
   front = new HttpFront({ http, pool, mcp, auth });
   loaded(front);
@@ -178,6 +185,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
   );
   // A held call would hold the drain up for as long as UserInputTimeout.
   heldCalls.close();
+  mcp.resultPages?.close();
   await front.closeStreams();
   const drained = server.shutdown();
   // Connections still open once the pool has cut their calls off answer them with the failure

@@ -105,7 +105,7 @@ export class HttpFront {
     this.#routes = routes;
   }
 
-  /** Notifies connected clients that the tool list changed. */
+  /** Notifies connected clients that the tool list, and with it the resource list, changed. */
   toolsChanged(): void {
     this.#mcp.toolsChanged();
     this.#sessions.toolsChanged();

@@ -118,11 +118,12 @@ export class McpEndpoint {
     });
   }
 
-  /** Tells clients of the 2026-07-28 handlers that the tool list changed. */
+  /** Tells clients of the 2026-07-28 handlers that the tool list, and with it the resource list, changed. */
   toolsChanged(): void {
     for (const handler of Object.values(this.#modern)) {
       handler.notify.toolsChanged?.();
       if (this.#options.mcp.shell.promptCommands.length > 0) handler.notify.promptsChanged?.();
+      handler.notify.resourcesChanged?.();
     }
   }
 

@@ -109,7 +109,7 @@ export class StatefulSessions {
     });
   }
 
-  /** Notifies every session that the tool list changed. */
+  /** Notifies every session that the tool list, and with it the resource list, changed. */
   toolsChanged(): void {
     for (const session of this.#sessions.values()) {
       sendListsChanged(session.server);

@@ -2,8 +2,9 @@
  * The MCP server object shared by both transports: `tools/list` from the catalog, and `tools/call`
  * through `lib/call.ts` with what MCP adds to a call: progress and log notifications, prompts as
  * `elicitation/create` (2025-11-25) or `input_required` rounds (2026-07-28), and the protocol error
- * of an unknown tool. Where the configuration offers prompts, `prompts/list` and `prompts/get`
- * (`lib/mcp_prompt.ts`) and `completion/complete` (`lib/mcp_completion.ts`) too.
+ * of an unknown tool. Resources (`lib/resources.ts`) and `completion/complete`
+ * (`lib/mcp_completion.ts`) always; where the configuration offers prompts, `prompts/list` and
+ * `prompts/get` (`lib/mcp_prompt.ts`) too.
  *
  * @module
  */
@@ -52,6 +53,8 @@ import { pushedPrompts } from "./elicitation_push.ts";
 import { asksForms, INPUT_REQUIRED_REVISION } from "./elicitation.ts";
 import { getPrompt, promptsFor, toMcpPrompt } from "./mcp_prompt.ts";
 import { complete } from "./mcp_completion.ts";
+import { registerResources } from "./resources.ts";
+import type { ResultPages } from "./result_pages.ts";
 
 /** Options of {@linkcode createMcpServer}. */
 export interface McpServerOptions extends CallOptions {
@@ -74,6 +77,11 @@ export interface McpServerOptions extends CallOptions {
    * @default the SDK's: 0 and private
    */
   toolsListCache?: CacheHint;
+  /**
+   * Where output cut at `MaxResultBytes` is kept as a resource its result links to
+   * (`lib/result_pages.ts`). @default none: what a result cannot hold is dropped
+   */
+  resultPages?: ResultPages;
 }
 
 /**
@@ -258,11 +266,12 @@ async function holdableCall(
 }
 
 /**
- * Tells a server's client that the lists a reload may change did change: the tools, and the
- * prompts where the server offers them.
+ * Tells a server's client that the lists a reload may change did change: the tools, the
+ * resources (each tool's help is one), and the prompts where the server offers them.
  */
 export function sendListsChanged(server: Server): void {
   server.sendToolListChanged().catch(() => {});
+  server.sendResourceListChanged().catch(() => {});
   if (server.getCapabilities().prompts) server.sendPromptListChanged().catch(() => {});
 }
 
@@ -281,8 +290,10 @@ export function createMcpServer(options: McpServerOptions): Server {
     {
       capabilities: {
         tools: { listChanged: true },
+        resources: { listChanged: true },
         logging: {},
-        ...(offersPrompts ? { prompts: { listChanged: true }, completions: {} } : {}),
+        completions: {},
+        ...(offersPrompts ? { prompts: { listChanged: true } } : {}),
       },
       instructions: SERVER_INSTRUCTIONS,
       ...(options.toolsListCache ? { cacheHints: { "tools/list": options.toolsListCache } } : {}),
@@ -303,15 +314,16 @@ export function createMcpServer(options: McpServerOptions): Server {
           principal: principalOf(ctx.http?.authInfo),
         }),
     );
-    server.setRequestHandler(
-      "completion/complete",
-      (request, ctx) =>
-        complete(options, request.params, {
-          signal: signalOf(ctx),
-          principal: principalOf(ctx.http?.authInfo),
-        }),
-    );
   }
+  // Prompts' arguments and resource templates' variables (the help template's at least).
+  server.setRequestHandler(
+    "completion/complete",
+    (request, ctx) =>
+      complete(options, request.params, {
+        signal: signalOf(ctx),
+        principal: principalOf(ctx.http?.authInfo),
+      }),
+  );
 
   server.setRequestHandler("tools/list", async (_request, ctx) => {
     const tools = await toolsFor(options, principalOf(ctx.http?.authInfo));
@@ -331,9 +343,12 @@ export function createMcpServer(options: McpServerOptions): Server {
         requestLogLevel(ctx, sessionLevel),
         (params) => ctx.mcpReq.notify({ method: "notifications/message", params }),
       );
+      const principal = principalOf(ctx.http?.authInfo);
+      const owner = options.resultPages ? ownerOf(principal) : null;
       const context: CallContext = {
         signal: ctx.mcpReq.signal,
-        principal: principalOf(ctx.http?.authInfo),
+        principal,
+        ...(owner === null ? {} : { keepRest: { pages: options.resultPages!, owner } }),
         ...(pushed ? { onPrompt: pushed } : {}),
         ...(token === undefined ? {} : {
           onProgress: progressNotifier((params) =>
@@ -358,5 +373,6 @@ export function createMcpServer(options: McpServerOptions): Server {
     },
   );
 
+  registerResources(server, options, (ctx) => principalOf(ctx.http?.authInfo));
   return server;
 }

@@ -3,8 +3,8 @@
  * argument (ValidateSet, enums, `[ArgumentCompleter]`, `Register-ArgumentCompleter`, provider paths
  * for path parameters), asked of a worker the transport lends, as any call is
  * (docs/mcp-prompts.md). A reference names what is completed: a prompt's argument is its command's
- * parameter; `completeParameter` completes any command's parameter, for whatever else binds values
- * to parameters (a resource template's variables, once there are templates).
+ * parameter, and a resource template's variable the parameter of its command's tool it binds (the
+ * help template's `{tool}`: the tools the caller may call).
  *
  * @module
  */
@@ -12,6 +12,7 @@ import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import type { CompleteRequest, CompleteResult } from "@modelcontextprotocol/server";
 import type { CallOptions, WorkerCall } from "./call.ts";
 import { findPrompt } from "./mcp_prompt.ts";
+import { templateVariable } from "./resources.ts";
 import { logger } from "./log.ts";
 
 const log = logger("mcp");
@@ -120,9 +121,7 @@ export async function complete(
   const { ref, argument } = params;
   const given = params.context?.arguments ?? {};
   if (ref.type === "ref/resource") {
-    // A resource template's variables complete here once templates exist: each binds to a
-    // parameter of its command, which completeParameter completes as it does a prompt's.
-    return NONE;
+    return await completeVariable(options, ref.uri, argument, given, call);
   }
   const prompt = await findPrompt(options, ref.name, call.principal);
   const target = prompt.arguments.find((a) => a.name === argument.name);
@@ -142,6 +141,47 @@ export async function complete(
   return await completeParameter(options, {
     command: prompt.command,
     parameter: target.name,
+    word: argument.value,
+    arguments: others,
+  }, call);
+}
+
+/**
+ * Completes a variable of a resource template the caller may read: the help template's `{tool}`
+ * from the names of the tools it may call, a configured template's variable as its parameter, with
+ * the template's other variables the client sends as the other arguments.
+ */
+async function completeVariable(
+  options: CallOptions,
+  uriTemplate: string,
+  argument: { name: string; value: string },
+  given: Record<string, string>,
+  call: WorkerCall,
+): Promise<CompleteResult> {
+  const target = await templateVariable(options, uriTemplate, argument.name, call.principal);
+  if (target === null) {
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `Resource template '${uriTemplate.slice(0, 200)}' has no variable '${
+        argument.name.slice(0, 100)
+      }' to complete`,
+    );
+  }
+  if (target.kind === "tool") {
+    const word = argument.value.toLowerCase();
+    const all = target.tools.filter((name) => name.startsWith(word));
+    const values = all.slice(0, MAX_COMPLETION_VALUES);
+    return { completion: { values, total: all.length, hasMore: all.length > values.length } };
+  }
+  const others: Record<string, string> = {};
+  for (const [name, value] of Object.entries(given)) {
+    if (name !== argument.name && target.variables.includes(name) && typeof value === "string") {
+      others[name] = value;
+    }
+  }
+  return await completeParameter(options, {
+    command: target.command,
+    parameter: target.parameter,
     word: argument.value,
     arguments: others,
   }, call);

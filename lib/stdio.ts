@@ -73,6 +73,8 @@ class StdioSession implements AsyncDisposable {
         // As sendListsChanged (lib/mcp.ts) does, which this module loads only once a worker starts.
         for (const server of this.#servers) {
           server.sendToolListChanged().catch(() => {});
+          // Each tool's help is a resource: the resource list changed with the tools.
+          server.sendResourceListChanged().catch(() => {});
           if (server.getCapabilities().prompts) server.sendPromptListChanged().catch(() => {});
         }
       },
@@ -213,16 +215,25 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   await using session = new StdioSession(settings, pwsh);
   // The MCP SDK (about 40 ms of CPU) loads once the worker's start is under way. Waiting for the
   // spawn itself made the first call 13 ms sooner and tools/list 25 ms later (bench P1, N = 10).
-  const [{ serveStdio: sdkServeStdio, StdioServerTransport }, { createMcpServer }, { HeldCalls }] =
-    await Promise.all([
-      import("@modelcontextprotocol/server/stdio"),
-      import("./mcp.ts"),
-      import("./input_required.ts"),
-    ]);
+  const [
+    { serveStdio: sdkServeStdio, StdioServerTransport },
+    { createMcpServer },
+    { HeldCalls },
+    { ResultPages },
+  ] = await Promise.all([
+    import("@modelcontextprotocol/server/stdio"),
+    import("./mcp.ts"),
+    import("./input_required.ts"),
+    import("./result_pages.ts"),
+  ]);
   // One worker runs one call at a time, so a second held call can only follow the first.
   const heldCalls = new HeldCalls({
     timeoutMs: settings.shell.userInputTimeoutMs,
     maxPerCaller: settings.http.limits.maxStreamsPerCaller,
+  });
+  const resultPages = new ResultPages({
+    ...settings.shell.resultResources,
+    pageBytes: settings.shell.maxResultBytes,
   });
   const stdin = process.stdin.pipe(jsonRpcLineFilter({
     reply: (message) => process.stdout.write(`${JSON.stringify(message)}\n`),
@@ -251,6 +262,7 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
       shell: settings.shell,
       version,
       heldCalls,
+      resultPages,
     });
     session.attach(server);
     return server;
@@ -266,6 +278,7 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   } finally {
     // A held call ends with the connection, and its timer with it.
     heldCalls.close();
+    resultPages.close();
     await handle.close().catch(() => {});
   }
 }

@@ -53,6 +53,23 @@ export interface ToolAnnotations {
   openWorldHint: boolean;
 }
 
+/**
+ * What a tool's help resource shows beyond its schema (`lib/resource_help.ts`): the command's help
+ * text, each parameter's PowerShell type, the defaults help states, and its examples.
+ */
+export interface ToolHelp {
+  /** The help synopsis, cleaned; null without help content. */
+  synopsis: string | null;
+  /** The help description, cleaned; null without help content. */
+  description: string | null;
+  /** The PowerShell type of each parameter, by name (`System.String[]`). */
+  types: Record<string, string>;
+  /** Default values as help states them, by parameter name; empty without help content. */
+  defaults: Record<string, string>;
+  /** The help's examples, in order. */
+  examples: { code: string; remarks: string | null }[];
+}
+
 /** One MCP tool: a command and one of its parameter sets, or all of them (`ToolGranularity: Command`). */
 export interface ToolDescriptor {
   /** MCP tool name, e.g. `get_process_name`. */
@@ -103,6 +120,11 @@ export interface ToolDescriptor {
    * the worker at discovery (`catalog_overrides.ts`). @default undefined
    */
   overrideAliases?: string[];
+  /**
+   * The command's help for its help resource. @default undefined: a descriptor built by hand, or
+   * a catalog cached before help was kept (the resource then shows the schema only)
+   */
+  help?: ToolHelp;
 }
 
 /** One argument of an MCP prompt, as `prompts/list` shows it. */

@@ -32,6 +32,7 @@ import type {
   CommandsResult,
   DescribeResult,
   InvokeOutcome,
+  InvokeParams,
   InvokeResult,
   PromptAnswer,
   ResetResult,
@@ -86,6 +87,8 @@ interface Pending {
   listeners?: CallListeners;
   /** The reset the worker runs after answering this invoke (`thenReset`): pending from then on. */
   then?: Pending;
+  /** Output bytes the invoke may send beyond its limits (`CommandRun.keepOutputBytes`). @default 0 */
+  keptBytes?: number;
 }
 
 /** Failures of an invoke refused before it ran, which no chained reset follows. */
@@ -381,7 +384,7 @@ export class RunspaceWorker implements AsyncDisposable {
     if (this.#maxResultBytes === null || (op !== undefined && DISCOVERY_OPS.has(op))) {
       return DISCOVERY_FRAME_BYTES;
     }
-    return callFrameBytes(this.#maxResultBytes);
+    return callFrameBytes(this.#maxResultBytes) + (this.#pending?.keptBytes ?? 0);
   }
 
   /** Fails the request in flight with the one sentence that says why an oversized frame was refused. */
@@ -566,8 +569,19 @@ export class RunspaceWorker implements AsyncDisposable {
       });
       return { id, response: Promise.reject(error) };
     }
+    const granted = (params as InvokeParams | undefined)?.limits?.outputBytes;
+    const kept = op === "invoke" && granted && this.#limits
+      ? granted - this.#limits.outputBytes
+      : 0;
     const response = new Promise<unknown>((resolve, reject) => {
-      this.#pending = { id, op, resolve, reject, ...(listeners ? { listeners } : {}) };
+      this.#pending = {
+        id,
+        op,
+        resolve,
+        reject,
+        ...(listeners ? { listeners } : {}),
+        ...(kept > 0 ? { keptBytes: kept } : {}),
+      };
     });
     if (chainReset) {
       const pending = this.#pending!, thenReset = ++this.#nextId;

@@ -53,6 +53,10 @@ export interface HelpMeta {
   synopsis: string | null;
   description: string | null;
   parameters: Record<string, string>;
+  /** Default values as help states them, by parameter name. Absent from an older worker's answer. */
+  defaults?: Record<string, string>;
+  /** The help's examples: code, and the remarks after it. Absent from an older worker's answer. */
+  examples?: { code: string; remarks: string | null }[];
 }
 
 /** Metadata of one command (protocol §4.3). */

@@ -61,6 +61,11 @@ export interface CommandRun {
    * hold the other arguments as strings (`lib/mcp_completion.ts`). @default none: the command runs
    */
   complete?: { parameter: string; word: string };
+  /**
+   * Output bytes the worker may send beyond `limits.outputBytes`, which svc keeps past
+   * `MaxResultBytes` for the call's result resource (`lib/result_pages.ts`). @default 0
+   */
+  keepOutputBytes?: number;
 }
 
 /** What the worker adds to every run it sends (see {@linkcode invokeRequest}). */
@@ -90,6 +95,10 @@ export function invokeRequest(run: CommandRun, context: RunContext): InvokeParam
   if (context.log) params.log = context.log;
   if (context.limits !== null) {
     params.limits = run.stopWhenFull ? { ...context.limits, stopWhenFull: true } : context.limits;
+    const keep = run.keepOutputBytes ?? 0;
+    if (keep > 0) {
+      params.limits = { ...params.limits, outputBytes: params.limits.outputBytes + keep };
+    }
   }
   return params;
 }

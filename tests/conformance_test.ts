@@ -86,6 +86,24 @@ Deno.test("the MCP conformance suite passes every scenario that applies, at 2026
       "Test-PromptWithEmbeddedResource",
       "Test-PromptWithImage",
     ],
+    Resources: {
+      "static-text": {
+        Uri: "test://static-text",
+        Command: "Get-FixtureStaticText",
+        Description: "A static text",
+      },
+      "static-binary": {
+        Uri: "test://static-binary",
+        Command: "Get-FixtureStaticBinary",
+        Description: "A PNG image",
+        MimeType: "image/png",
+      },
+      template: {
+        Uri: "test://template/{id}/data",
+        Command: "Get-FixtureTemplateData",
+        Description: "Data by id",
+      },
+    },
     CommandOverrides: {
       "Test-InputRequiredResultElicitation": { PromptsAnsweredBy: "Caller" },
     },

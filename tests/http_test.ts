@@ -95,7 +95,10 @@ Deno.test("http serves MCP to every client era, plus /tools, /call and health, i
       assert.deepEqual(outputOf(result), ["Hello, modern!"]);
       // Under the default MaxResultBytes no size hint, and a cut result says so in both halves.
       assert.ok(tools.every((tool) => tool._meta === undefined));
-      const cut = await client.callTool({ name: "get_fixture_record", arguments: { Count: 1000 } });
+      const cut = await client.callTool({
+        name: "get_fixture_record",
+        arguments: { Count: 100_000 },
+      });
       const structured = cut.structuredContent as {
         output: unknown[];
         truncated: { keptItems: number; stopped?: true };

@@ -1,8 +1,9 @@
 /**
  * Clients other than the TypeScript SDK (issue 13): the MCP Inspector's `--strict` tool-schema
- * portability check, and the official C# client (where `dotnet` is installed), against svc in
- * both tool granularities, on real pwsh; and MCP prompts with both (the Inspector CLI lists and
- * gets them, the C# client gets and completes them).
+ * portability check and its reads of resources in both eras, and the official C# client (where
+ * `dotnet` is installed), against svc in both tool granularities and with resources, on real pwsh;
+ * and MCP prompts with both (the Inspector CLI lists and gets them, the C# client gets and
+ * completes them).
  * Deno fetches the Inspector from the npm registry on first use; the C# client is built from
  * `tests/interop/CsharpClient` with packages from nuget.org.
  */
@@ -14,10 +15,22 @@ const root = new URL("../", import.meta.url).pathname;
 const INSPECTOR = "npm:@modelcontextprotocol/inspector@2.12.0";
 const GRANULARITIES = ["ParameterSet", "Command"] as const;
 
+/** A resource backed by a fixture command, for the clients that read resources. */
+const RESOURCES = {
+  greeting: { Uri: "greet://people/{Name}", Command: "Get-FixtureGreeting" },
+};
+
 /** A temp dir holding a config of the given granularity, and the svc command line serving it. */
-async function svcCommand(granularity: string): Promise<{ dir: string; command: string[] }> {
+async function svcCommand(
+  granularity: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ dir: string; command: string[] }> {
   const dir = await Deno.makeTempDir({ prefix: "svc-interop-" });
-  const config = fixtureConfig({ ToolGranularity: granularity, CacheDirectory: `${dir}/cache` });
+  const config = fixtureConfig({
+    ToolGranularity: granularity,
+    CacheDirectory: `${dir}/cache`,
+    ...extra,
+  });
   await Deno.writeTextFile(`${dir}/appsettings.json`, JSON.stringify(config));
   const command = [`${root}bin/svc`, "serve", "--config", `${dir}/appsettings.json`];
   return { dir, command: [...command, "--pwsh", TEST_PWSH] };
@@ -129,6 +142,48 @@ Deno.test("the MCP Inspector CLI lists svc's prompts and gets one, its arguments
     );
     assert.equal(got.code, 0, got.stderr);
     assert.deepEqual(JSON.parse(got.stdout).messages[1].content.resource.text, "$(exit 9)");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+// The C# client below reads templates, help and kept output; the Inspector lists and reads in each era.
+Deno.test("the MCP Inspector lists and reads svc's resources in both eras", async () => {
+  await svcInstalled;
+  const { dir, command } = await svcCommand("ParameterSet", { Resources: RESOURCES });
+  const inspect = async (era: string[], method: string[]) => {
+    const inspector = await run(Deno.execPath(), [
+      "run",
+      "--allow-all",
+      "--quiet",
+      "--no-config",
+      "--no-lock",
+      INSPECTOR,
+      "--cli",
+      ...era,
+      ...method,
+      "--",
+      ...command,
+    ], dir);
+    assert.equal(inspector.code, 0, inspector.stderr);
+    return JSON.parse(inspector.stdout);
+  };
+  try {
+    for (const era of [[], ["--protocol-era", "modern"]]) {
+      const { resources } = await inspect(era, ["--method", "resources/list"]);
+      assert.ok(
+        resources.some((r: { uri: string }) => r.uri === "svc://help/get_fixture_greeting"),
+      );
+      const read = await inspect(era, [
+        "--method",
+        "resources/read",
+        "--uri",
+        "greet://people/Inspector",
+      ]);
+      assert.deepEqual(read.contents, [
+        { uri: "greet://people/Inspector", mimeType: "text/plain", text: "Hello, Inspector!" },
+      ]);
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -302,6 +357,47 @@ Deno.test({
         { values: ["Alice", "Bob", "Carol Ann"], total: 3, hasMore: false },
         { values: ["budget"], total: 1, hasMore: false },
       ]);
+
+      // Resources: the help and a command-backed template are listed and read, and output cut at
+      // MaxResultBytes is read back through the result's resource_link.
+      const withResources = commands["Resources"] = await svcCommand("ParameterSet", {
+        Resources: RESOURCES,
+      });
+      await Deno.writeTextFile(
+        `${build}/resources.json`,
+        JSON.stringify([
+          { read: "svc://help/get_fixture_greeting" },
+          { read: "greet://people/C%23%20client" },
+          { tool: "get_fixture_record", arguments: { Count: 100_000 } },
+          { read: "<link>" },
+          { read: "greet://people/a/b" },
+        ]),
+      );
+      const read = await run(
+        DOTNET!,
+        [client, `${build}/resources.json`, ...withResources.command],
+        withResources.dir,
+        dotnetEnv,
+      );
+      assert.equal(read.code, 0, read.stderr);
+      const listed = JSON.parse(read.stdout) as {
+        resources: string[];
+        resourceTemplates: string[];
+        results: {
+          contents?: { text: string }[];
+          structuredContent?: { output: { Id: number }[] };
+          protocolError?: string;
+        }[];
+      };
+      assert.ok(listed.resources.includes("svc://help/get_fixture_greeting"));
+      assert.deepEqual(listed.resourceTemplates, ["svc://help/{tool}", "greet://people/{Name}"]);
+      const [help, greeting, cut, page, missing] = listed.results;
+      assert.match(help!.contents![0]!.text, /^# get_fixture_greeting\n/);
+      assert.equal(greeting!.contents![0]!.text, "Hello, C# client!");
+      const kept = cut!.structuredContent!.output;
+      const first = (JSON.parse(page!.contents![0]!.text) as { Id: number }[])[0]!;
+      assert.equal(first.Id, kept.at(-1)!.Id + 1, "the page starts after the kept items");
+      assert.match(missing!.protocolError!, /Resource 'greet:\/\/people\/a\/b' was not found/);
     } finally {
       for (const { dir } of Object.values(commands)) await Deno.remove(dir, { recursive: true });
       await Deno.remove(build, { recursive: true });

@@ -162,6 +162,14 @@ Deno.test({
       ).mcpServers.mytools as { command: string; args: string[]; env?: Record<string, string> };
       // Copied as it is, the entry works: svc finds its own PowerShell, no SVC_PWSH needed.
       assert.equal(entry.env, undefined, "the client entry sets no environment");
+      // Step 7's resource, put where the step says.
+      const configPath = `${home}/mytools/appsettings.json`;
+      const configText = await Deno.readTextFile(configPath);
+      assert.ok(configText.includes('"Resources": {}'), "the created file has an empty Resources");
+      await Deno.writeTextFile(
+        configPath,
+        configText.replace('"Resources": {}', block("guide: resource", "json").trim()),
+      );
       await withStdioServer({
         command: entry.command,
         args: entry.args,
@@ -227,6 +235,15 @@ Deno.test({
         });
         assert.equal(bypass.isError, true);
         assert.equal((await Deno.readTextFile(note)).trim(), "a note");
+
+        // Step 7: the tool's help and the configured resource.
+        const help = await client.readResource({ uri: "svc://help/get_greeting" });
+        assert.match(JSON.stringify(help.contents), /Greets someone by name.*Who to greet/);
+        const greeting = await client.readResource({ uri: "greet://people/Ada" });
+        assert.deepEqual(
+          greeting.contents.map((c) => "text" in c ? c.text : null),
+          ["Hello, Ada"],
+        );
       });
     } finally {
       await Deno.remove(home, { recursive: true });

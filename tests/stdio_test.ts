@@ -255,7 +255,7 @@ Deno.test("stdio serves the fixture module and built-ins with their names, schem
     const text = textOf(result);
     assert.match(
       text,
-      /output truncated: at least \d+ bytes exceed ShellConfiguration:MaxResultBytes \(24576\)/,
+      /output truncated: (at least )?\d+ bytes exceed ShellConfiguration:MaxResultBytes \(24576\)/,
     );
     assert.equal((result.structuredContent?.truncated as { limit: number }).limit, 24_576);
   });

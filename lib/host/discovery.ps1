@@ -196,23 +196,36 @@ $DescribeScript = {
 
     $helpMeta = {
         param($Command)
-        $none = [ordered]@{ synopsis = $null; description = $null; parameters = [ordered]@{} }
+        $none = [ordered]@{ synopsis = $null; description = $null; parameters = [ordered]@{}; defaults = [ordered]@{}; examples = @() }
         if ($Command.CommandType -eq 'Cmdlet' -and -not (& $hasHelpFile $Command)) { return $none }
         $help = @(Microsoft.PowerShell.Core\Get-Help -Name $Command.Name -ErrorAction Stop)[0]
         if ($null -eq $help) { return $null }
         # Without a help file Get-Help invents a synopsis from the syntax; that is not help text.
         if ($help.PSObject.TypeNames -contains 'ExtendedCmdletHelpInfo') { return $none }
         $parameters = [ordered]@{}
+        $defaults = [ordered]@{}
         foreach ($p in @($help.parameters.parameter)) {
             if ($null -eq $p) { continue }
             $text = & $joinText $p.description
             if ($text) { $parameters[[string]$p.name] = $text }
+            # Help files write "None" where a parameter has no default; comment-based help leaves it empty.
+            $default = ([string]$p.defaultValue).Trim()
+            if ($default -and $default -ne 'None') { $defaults[[string]$p.name] = $default }
+        }
+        $examples = [System.Collections.Generic.List[object]]::new()
+        foreach ($example in @($help.examples.example)) {
+            if ($null -eq $example) { continue }
+            $code = ([string]$example.code).Trim()
+            if (-not $code) { continue }
+            $examples.Add([ordered]@{ code = $code; remarks = & $joinText $example.remarks })
         }
         $synopsis = ([string]$help.Synopsis).Trim()
         return [ordered]@{
             synopsis    = if ($synopsis) { $synopsis } else { $null }
             description = & $joinText $help.description
             parameters  = $parameters
+            defaults    = $defaults
+            examples    = $examples
         }
     }
 

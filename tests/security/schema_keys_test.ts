@@ -83,6 +83,16 @@ const shell = {
       ConfirmBeforeRun: false,
     },
   },
+  Resources: {
+    ops: {
+      Uri: "greet://people/{Name}",
+      Command: "Get-Date",
+      Title: "Greeting",
+      Description: "A greeting.",
+      MimeType: "text/plain",
+    },
+  },
+  ResultResources: { MaxBytes: 65536, TotalBytes: 1048576, Ttl: "00:01:00" },
   Environment: {
     StartupScript: "$x = 1",
     // Relative: the file beside the configuration, written below.

@@ -1,6 +1,8 @@
 // Drives svc with the official C# MCP client: lists the tools, makes the calls named in a JSON
 // file, and prints what the client saw as one JSON document (a JSON-RPC error as
 // `protocolError`). Used by tests/interop_test.ts.
+// A call is {"tool", "arguments"} or {"read": "<uri>"} (a resource; "<link>" reads the first
+// resource_link of the results before it); resources and templates are listed too.
 // The file is the array of calls, or {"calls": [...], "answers": [<ElicitResult>, ...]}: then the
 // client speaks 2025-11-25, declares form elicitation, answers each elicitation/create with the next
 // of those results and reports each request it got as `elicitations`. An object may instead hold
@@ -54,9 +56,34 @@ foreach (var tool in await client.ListToolsAsync())
         ["inputSchema"] = JsonNode.Parse(tool.JsonSchema.GetRawText()),
     });
 }
+var resources = new JsonArray();
+foreach (var resource in await client.ListResourcesAsync()) resources.Add(resource.Uri);
+var templates = new JsonArray();
+foreach (var template in await client.ListResourceTemplatesAsync()) templates.Add(template.UriTemplate);
 var results = new JsonArray();
 foreach (var call in calls)
 {
+    // {"read": "<uri>"} reads a resource; "<link>" as the uri reads the first resource_link of the
+    // results so far.
+    if (call!["read"] is JsonNode read)
+    {
+        var uri = read.GetValue<string>();
+        if (uri == "<link>")
+        {
+            uri = results.SelectMany(r => r?["content"]?.AsArray() ?? new JsonArray())
+                .First(c => c?["type"]?.GetValue<string>() == "resource_link")!["uri"]!.GetValue<string>();
+        }
+        try
+        {
+            var contents = await client.ReadResourceAsync(uri);
+            results.Add(JsonSerializer.SerializeToNode(contents, McpJsonUtilities.DefaultOptions));
+        }
+        catch (McpProtocolException error)
+        {
+            results.Add(new JsonObject { ["protocolError"] = error.Message });
+        }
+        continue;
+    }
     var arguments = call!["arguments"]!.AsObject()
         .ToDictionary(p => p.Key, p => (object?)JsonSerializer.SerializeToElement(p.Value, McpJsonUtilities.DefaultOptions));
     try
@@ -101,6 +128,8 @@ if (file is JsonObject && file["prompts"] is JsonArray wanted)
 Console.WriteLine(new JsonObject
 {
     ["tools"] = tools,
+    ["resources"] = resources,
+    ["resourceTemplates"] = templates,
     ["results"] = results,
     ["elicitations"] = elicitations,
     ["prompts"] = prompts,
