@@ -153,10 +153,15 @@ Deno.test("stdio: images, audio and resources a command writes are content of th
     // 3000: 4.1k, which the worker sends (its bound is 1.25 times the cap) and svc leaves out.
     for (const size of [3000, 5000]) {
       const over = await call("get_fixture_media", { Size: size });
-      assert.ok(over.content.every((b) => b.type === "text"), `${size}: no media block`);
+      // Left out of the result, and kept whole past the cut (a link to it ends the result).
+      assert.ok(
+        over.content.every((b) => b.type === "text" || b.type === "resource_link"),
+        `${size}: no media block`,
+      );
+      assert.equal(over.content.at(-1)!.type, "resource_link");
       const [item] = over.structuredContent?.output as string[];
       assert.match(item!, /^\[svc: a media item of \d+ bytes as JSON was left out/);
-      assert.match(over.content.at(-1)!.text!, /exceed ShellConfiguration:MaxResultBytes \(4096\)/);
+      assert.match(over.content.at(-2)!.text!, /exceed ShellConfiguration:MaxResultBytes \(4096\)/);
       const truncated = over.structuredContent?.truncated as { shortenedFirst: boolean };
       assert.equal(truncated.shortenedFirst, true);
       assert.ok(JSON.stringify(over).length < 4096, `${size}: the result stays within the cap`);
