@@ -13,6 +13,25 @@ import { PROMPT_CONFIG } from "./support/prompts.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const INSPECTOR = "npm:@modelcontextprotocol/inspector@2.12.0";
+
+/**
+ * Runs the Inspector's CLI with `args` against svc started by `command`, from `dir` and without
+ * config or lock, so the tests never touch deno.lock.
+ */
+function inspector(dir: string, command: string[], ...args: string[]) {
+  return run(Deno.execPath(), [
+    "run",
+    "--allow-all",
+    "--quiet",
+    "--no-config",
+    "--no-lock",
+    INSPECTOR,
+    "--cli",
+    ...args,
+    "--",
+    ...command,
+  ], dir);
+}
 const GRANULARITIES = ["ParameterSet", "Command"] as const;
 
 /** A resource backed by a fixture command, for the clients that read resources. */
@@ -74,25 +93,11 @@ for (const granularity of GRANULARITIES) {
     await svcInstalled;
     const { dir, command } = await svcCommand(granularity);
     try {
-      // Run from the temp dir without config or lock, so the test never touches deno.lock.
-      const inspector = await run(Deno.execPath(), [
-        "run",
-        "--allow-all",
-        "--quiet",
-        "--no-config",
-        "--no-lock",
-        INSPECTOR,
-        "--cli",
-        "--strict",
-        "--method",
-        "tools/list",
-        "--",
-        ...command,
-      ], dir);
-      assert.equal(inspector.code, 0, inspector.stderr);
+      const checked = await inspector(dir, command, "--strict", "--method", "tools/list");
+      assert.equal(checked.code, 0, checked.stderr);
       // --strict prints each finding ("Error: tool …", "Warning: tool …") and a count line.
-      assert.doesNotMatch(inspector.stderr, /(Error|Warning): tool|across \d+ tool/);
-      const { tools } = JSON.parse(inspector.stdout) as { tools: { name: string }[] };
+      assert.doesNotMatch(checked.stderr, /(Error|Warning): tool|across \d+ tool/);
+      const { tools } = JSON.parse(checked.stdout) as { tools: { name: string }[] };
       assert.ok(tools.some((tool) => tool.name.startsWith("get_fixture_item")));
     } finally {
       await Deno.remove(dir, { recursive: true });
@@ -103,21 +108,8 @@ for (const granularity of GRANULARITIES) {
 Deno.test("the MCP Inspector CLI lists svc's prompts and gets one, its arguments as values", async () => {
   await svcInstalled;
   const { dir, command } = await promptCommand();
-  const inspector = (...args: string[]) =>
-    run(Deno.execPath(), [
-      "run",
-      "--allow-all",
-      "--quiet",
-      "--no-config",
-      "--no-lock",
-      INSPECTOR,
-      "--cli",
-      ...args,
-      "--",
-      ...command,
-    ], dir);
   try {
-    const listed = await inspector("--method", "prompts/list");
+    const listed = await inspector(dir, command, "--method", "prompts/list");
     assert.equal(listed.code, 0, listed.stderr);
     const { prompts } = JSON.parse(listed.stdout) as {
       prompts: { name: string; arguments: { name: string; required: boolean }[] }[];
@@ -133,6 +125,8 @@ Deno.test("the MCP Inspector CLI lists svc's prompts and gets one, its arguments
       required: true,
     });
     const got = await inspector(
+      dir,
+      command,
       "--method",
       "prompts/get",
       "--prompt-name",
@@ -152,21 +146,9 @@ Deno.test("the MCP Inspector lists and reads svc's resources in both eras", asyn
   await svcInstalled;
   const { dir, command } = await svcCommand("ParameterSet", { Resources: RESOURCES });
   const inspect = async (era: string[], method: string[]) => {
-    const inspector = await run(Deno.execPath(), [
-      "run",
-      "--allow-all",
-      "--quiet",
-      "--no-config",
-      "--no-lock",
-      INSPECTOR,
-      "--cli",
-      ...era,
-      ...method,
-      "--",
-      ...command,
-    ], dir);
-    assert.equal(inspector.code, 0, inspector.stderr);
-    return JSON.parse(inspector.stdout);
+    const read = await inspector(dir, command, ...era, ...method);
+    assert.equal(read.code, 0, read.stderr);
+    return JSON.parse(read.stdout);
   };
   try {
     for (const era of [[], ["--protocol-era", "modern"]]) {

@@ -8,8 +8,15 @@
  * roles, for its completions too.
  */
 import assert from "node:assert/strict";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { eventually, runSvc, startHttpSvc, startSvc, TEST_PWSH } from "./support/harness.ts";
+import type { Client } from "@modelcontextprotocol/client";
+import {
+  connectWithKey,
+  eventually,
+  runSvc,
+  startHttpSvc,
+  startSvc,
+  TEST_PWSH,
+} from "./support/harness.ts";
 import { PROMPT_CONFIG } from "./support/prompts.ts";
 import { walkConfiguration } from "./support/walk.ts";
 import { parse } from "jsonc-parser";
@@ -182,18 +189,8 @@ Deno.test("prompts and completions over HTTP in both eras, and roles decide who 
     },
   };
   await using svc = await startHttpSvc({ config });
-  const connect = async (key: string, era: "2025-11-25" | "2026-07-28") => {
-    const client = new Client(
-      { name: "t", version: "1" },
-      era === "2026-07-28" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {},
-    );
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${svc.url}/mcp`), {
-        requestInit: { headers: { "X-API-Key": key } },
-      }),
-    );
-    return client;
-  };
+  const connect = (key: string, era: "2025-11-25" | "2026-07-28") =>
+    connectWithKey(`${svc.url}/mcp`, key, era);
   for (const era of ["2025-11-25", "2026-07-28"] as const) {
     const ops = await connect("ops-key", era);
     try {

@@ -6,9 +6,16 @@
  * output is readable by its own caller only.
  */
 import assert from "node:assert/strict";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import type { Client } from "@modelcontextprotocol/client";
 import { docBlock } from "./support/docs.ts";
-import { eventually, runSvc, startHttpSvc, startSvc, TEST_PWSH } from "./support/harness.ts";
+import {
+  connectWithKey,
+  eventually,
+  runSvc,
+  startHttpSvc,
+  startSvc,
+  TEST_PWSH,
+} from "./support/harness.ts";
 
 const MODULE = `function Get-Greeting {
     <#
@@ -202,18 +209,8 @@ Deno.test("resources over HTTP in both eras: roles decide what a caller reads, a
   };
   try {
     await using svc = await startHttpSvc({ config, env: { SVC_CACHE_DIR: `${dir}/cache` } });
-    const connect = async (key: string, era: string) => {
-      const client = new Client(
-        { name: "svc-resources", version: "1.0.0" },
-        era === "2026-07-28" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {},
-      );
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${svc.url}/mcp`), {
-          requestInit: { headers: { "X-API-Key": key } },
-        }),
-      );
-      return client;
-    };
+    const connect = (key: string, era: (typeof ERAS)[number]) =>
+      connectWithKey(`${svc.url}/mcp`, key, era);
     for (const era of ERAS) {
       const alice = await connect("alice-key-7d2e", era);
       const bob = await connect("bob-key-91ac", era);

@@ -9,6 +9,7 @@ import {
   Client,
   type ElicitRequestFormParams,
   type ElicitResult,
+  StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { Client as V1Client } from "sdk1/client/index.js";
@@ -289,6 +290,26 @@ export async function startSvc(options: StartSvcOptions = {}): Promise<SvcConnec
     protocolVersion: () => client.getNegotiatedProtocolVersion(),
     close: () => client.close(),
   });
+}
+
+/**
+ * An SDK client connected to svc's MCP endpoint `url` over HTTP, sending an API key when given,
+ * speaking `era` (default: the SDK's own negotiation, 2025-11-25).
+ */
+export async function connectWithKey(
+  url: string,
+  key: string | null,
+  era: "2025-11-25" | "2026-07-28" = "2025-11-25",
+): Promise<Client> {
+  const client = new Client(
+    { name: "svc-test", version: "1.0.0" },
+    era === "2026-07-28" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {},
+  );
+  const headers: Record<string, string> = key === null ? {} : { "X-API-Key": key };
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }),
+  );
+  return client;
 }
 
 /** Lets `elicitor`, when given, answer the client's elicitation requests. */
