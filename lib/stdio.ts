@@ -47,7 +47,8 @@ class StdioSession implements AsyncDisposable {
   #current: Promise<ReadyWorker>;
   readonly #catalog: CatalogStore;
   #closed = false;
-  #servers = new Set<Server>();
+  /** Each server instance, with what tells its client of a reload (`sendListsChanged`). */
+  #servers = new Map<Server, () => void>();
   /** Calls running on each worker, so that one replaced by a reload is closed once it is idle. */
   readonly #running = new Map<ReadyWorker["worker"], number>();
   /** Workers a reload replaced, closed when their last call ends. */
@@ -70,13 +71,7 @@ class StdioSession implements AsyncDisposable {
         return { worker, modules: startup.modules };
       },
       onChange: () => {
-        // As sendListsChanged (lib/mcp.ts) does, which this module loads only once a worker starts.
-        for (const server of this.#servers) {
-          server.sendToolListChanged().catch(() => {});
-          // Each tool's help is a resource: the resource list changed with the tools.
-          server.sendResourceListChanged().catch(() => {});
-          if (server.getCapabilities().prompts) server.sendPromptListChanged().catch(() => {});
-        }
+        for (const tell of this.#servers.values()) tell();
       },
     });
     this.#watch = settings.shell.reloadOnChange
@@ -94,9 +89,12 @@ class StdioSession implements AsyncDisposable {
     await this.#catalog.catalog();
   }
 
-  /** Registers a server instance to be told when the tool list changes. */
-  attach(server: Server): void {
-    this.#servers.add(server);
+  /**
+   * Registers a server instance to be told when the tools change: `tell` sends it what a reload
+   * changes (`sendListsChanged` of `lib/mcp.ts`, which this module loads once a worker starts).
+   */
+  attach(server: Server, tell: () => void): void {
+    this.#servers.set(server, tell);
   }
 
   /** The runner that the MCP server uses for this session. */
@@ -217,7 +215,7 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   // spawn itself made the first call 13 ms sooner and tools/list 25 ms later (bench P1, N = 10).
   const [
     { serveStdio: sdkServeStdio, StdioServerTransport },
-    { createMcpServer },
+    { createMcpServer, sendListsChanged },
     { HeldCalls },
     { ResultPages },
   ] = await Promise.all([
@@ -264,7 +262,7 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
       heldCalls,
       resultPages,
     });
-    session.attach(server);
+    session.attach(server, () => sendListsChanged(server));
     return server;
   }, {
     transport,

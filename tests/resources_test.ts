@@ -164,16 +164,63 @@ for (const era of ERAS) {
       // A reload is a new resource list: each tool's help is a resource. (A 2026-07-28 client
       // hears of it only through a subscription it opens, as of tools/list_changed.)
       if (era !== "2025-11-25") return;
+      const client = svc.client!;
       let changed = 0;
-      svc.client!.setNotificationHandler("notifications/resources/list_changed", () => {
+      client.setNotificationHandler("notifications/resources/list_changed", () => {
         changed++;
       });
+      const updated: string[] = [];
+      client.setNotificationHandler("notifications/resources/updated", (note) => {
+        updated.push(note.params.uri);
+      });
+      // Any URI within the bounds is accepted, readable or not; a reload tells of those it may
+      // change: help (even of a tool not there yet) and what a configured resource matches.
+      const subscribed = [
+        "svc://help/get_greeting",
+        "svc://help/get_added",
+        "greet://people/Ada",
+        "svc://results/x/1",
+        "other://x",
+      ];
+      for (const uri of subscribed) assert.deepEqual(await client.subscribeResource({ uri }), {});
+      await assert.rejects(
+        client.subscribeResource({ uri: `other://${"x".repeat(2048)}` }),
+        /a URI of 2056 characters is over the 2048 a subscription takes/,
+      );
+      for (let i = subscribed.length; i < 100; i++) {
+        await client.subscribeResource({ uri: `other://filler/${i}` });
+      }
+      await assert.rejects(
+        client.subscribeResource({ uri: "other://one-more" }),
+        /this connection has 100 subscriptions, the most svc keeps/,
+      );
+      for (let i = subscribed.length; i < 100; i++) {
+        await client.unsubscribeResource({ uri: `other://filler/${i}` });
+      }
       await Deno.writeTextFile(`${dir}/MyTools.psm1`, "function Get-Added { 'added' }\n", {
         append: true,
       });
       assert.ok(await eventually(() => changed >= 1, 60_000), "resources/list_changed was sent");
-      const { resources } = await svc.client!.listResources();
+      // Sent right after list_changed, on the same stream: a short wait is room enough.
+      await eventually(() => updated.length >= 3, 5_000);
+      const { resources } = await client.listResources();
       assert.ok(resources.some((r) => r.uri === "svc://help/get_added"));
+      assert.deepEqual(updated.sort(), [
+        "greet://people/Ada",
+        "svc://help/get_added",
+        "svc://help/get_greeting",
+      ]);
+      // Unsubscribed: the next reload tells of the others only.
+      updated.length = 0;
+      assert.deepEqual(await client.unsubscribeResource({ uri: "svc://help/get_greeting" }), {});
+      await client.unsubscribeResource({ uri: "svc://help/get_added" });
+      await Deno.writeTextFile(`${dir}/MyTools.psm1`, "function Get-Other { 'other' }\n", {
+        append: true,
+      });
+      assert.ok(await eventually(() => changed >= 2, 60_000), "resources/list_changed again");
+      assert.ok(await eventually(() => updated.length >= 1, 5_000), "greet://people/Ada updated");
+      // In the order of subscribing: an update of the help would have come first.
+      assert.deepEqual(updated, ["greet://people/Ada"]);
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
