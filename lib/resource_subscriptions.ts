@@ -1,11 +1,14 @@
 /**
- * Resource subscriptions of the 2025 era (`resources/subscribe`, `resources/unsubscribe`): each
- * MCP server instance (a stdio connection, a Stateful HTTP session) keeps the URIs its client
+ * Resource subscriptions. In the 2025 era (`resources/subscribe`, `resources/unsubscribe`) each MCP
+ * server instance (a stdio connection, a Stateful HTTP session) keeps the URIs its client
  * subscribed to, and after a reload tells it `notifications/resources/updated` for each one a
- * reload may have changed. A subscription is accepted for any URI within the bounds, whether or not
- * the caller may read it, so that subscribing tells nothing a read would not: what a URI names is
- * decided when it is read, and which URIs are told of a reload depends on the URI alone, never on
- * the caller's tools.
+ * reload may have changed. In the 2026-07-28 era a client names its URIs in a
+ * `subscriptions/listen` request's `resourceSubscriptions`, which the SDK serves; svc bounds them
+ * ({@linkcode ListenedUris}) and publishes an update of each one a reload may have changed, which
+ * the SDK delivers to the listens that named it. A subscription is accepted for any URI within the
+ * bounds, whether or not the caller may read it, so that subscribing tells nothing a read would
+ * not: what a URI names is decided when it is read, and which URIs are told of a reload depends on
+ * the URI alone, never on the caller's tools.
  *
  * @module
  */
@@ -16,6 +19,9 @@ import { MAX_URI_LENGTH } from "./resource_template.ts";
 
 /** How many URIs one server instance keeps subscribed; one more is refused. */
 const MAX_SUBSCRIPTIONS = 100;
+
+/** How many distinct URIs the listens of one HTTP front or stdio connection keep together. */
+const MAX_LISTENED = 10_000;
 
 interface Subscriptions {
   uris: Set<string>;
@@ -73,8 +79,67 @@ export function sendResourcesUpdated(server: Server): void {
   const subscribed = subscriptions.get(server);
   if (subscribed === undefined) return;
   for (const uri of subscribed.uris) {
-    const mayChange = helpToolOf(uri) !== null ||
-      subscribed.resources.some((setting) => setting.uri.match(uri) !== null);
-    if (mayChange) server.sendResourceUpdated({ uri }).catch(() => {});
+    if (mayChange(uri, subscribed.resources)) server.sendResourceUpdated({ uri }).catch(() => {});
+  }
+}
+
+/** Whether a reload may change what `uri` reads: a help URI, or one a configured resource matches. */
+function mayChange(uri: string, resources: ResourceSetting[]): boolean {
+  return helpToolOf(uri) !== null || resources.some((setting) => setting.uri.match(uri) !== null);
+}
+
+/**
+ * The URIs that open 2026-07-28 listens (`subscriptions/listen`) name, counted per listen, so that
+ * a reload publishes an update of each one it may have changed.
+ */
+export class ListenedUris {
+  readonly #resources: ResourceSetting[];
+  readonly #counts = new Map<string, number>();
+
+  /** `resources` are the configured resources, as for {@linkcode registerSubscriptions}. */
+  constructor(resources: ResourceSetting[]) {
+    this.#resources = resources;
+  }
+
+  /**
+   * Bounds the `resourceSubscriptions` of `message` when it is a `subscriptions/listen` request,
+   * in place: the first 100 distinct URIs of at most 2048 characters, while all listens together
+   * name at most 10000 distinct URIs; the rest are dropped, so the SDK's acknowledgement says which
+   * it honors. Returns what ends the listen's count (call it once the listen ends), or null for
+   * any other message, and for a list the SDK will refuse (one that is not all strings).
+   */
+  admit(message: unknown): (() => void) | null {
+    const request = message as
+      | { method?: unknown; params?: { notifications?: { resourceSubscriptions?: unknown } } }
+      | null;
+    if (request === null || typeof request !== "object") return null;
+    const notifications = request.params?.notifications;
+    const list = notifications?.resourceSubscriptions;
+    if (request.method !== "subscriptions/listen" || !Array.isArray(list)) return null;
+    if (!list.every((uri) => typeof uri === "string")) return null;
+    const kept: string[] = [];
+    for (const uri of list as string[]) {
+      if (kept.length >= MAX_SUBSCRIPTIONS) break;
+      if (uri.length > MAX_URI_LENGTH || kept.includes(uri)) continue;
+      if (!this.#counts.has(uri) && this.#counts.size >= MAX_LISTENED) continue;
+      kept.push(uri);
+      this.#counts.set(uri, (this.#counts.get(uri) ?? 0) + 1);
+    }
+    notifications!.resourceSubscriptions = kept;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      for (const uri of kept) {
+        const left = this.#counts.get(uri)! - 1;
+        if (left > 0) this.#counts.set(uri, left);
+        else this.#counts.delete(uri);
+      }
+    };
+  }
+
+  /** The URIs open listens name that a reload may have changed (as {@linkcode sendResourcesUpdated}). */
+  updatable(): string[] {
+    return [...this.#counts.keys()].filter((uri) => mayChange(uri, this.#resources));
   }
 }

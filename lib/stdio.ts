@@ -218,11 +218,13 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     { createMcpServer, sendListsChanged },
     { HeldCalls },
     { ResultPages },
+    { ListenedUris },
   ] = await Promise.all([
     import("@modelcontextprotocol/server/stdio"),
     import("./mcp.ts"),
     import("./input_required.ts"),
     import("./result_pages.ts"),
+    import("./resource_subscriptions.ts"),
   ]);
   // One worker runs one call at a time, so a second held call can only follow the first.
   const heldCalls = new HeldCalls({
@@ -233,7 +235,25 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     ...settings.shell.resultResources,
     pageBytes: settings.shell.maxResultBytes,
   });
+  // The resource URIs this connection's 2026-07-28 listens name, by listen request id.
+  const listened = new ListenedUris(settings.shell.resources ?? []);
+  const listens = new Map<unknown, () => void>();
   const stdin = process.stdin.pipe(jsonRpcLineFilter({
+    onMessage: (message) => {
+      if (message.method === "notifications/cancelled") {
+        const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
+        listens.get(id)?.();
+        listens.delete(id);
+        return false;
+      }
+      // As many listens as the SDK keeps open on one connection (its default, 1024).
+      if (listens.size >= 1024 && !listens.has(message.id)) return false;
+      const endListen = listened.admit(message);
+      if (endListen === null) return false;
+      listens.get(message.id)?.();
+      listens.set(message.id, endListen);
+      return true;
+    },
     reply: (message) => process.stdout.write(`${JSON.stringify(message)}\n`),
     onRefused: (reason, bytes) =>
       log.warning(
@@ -254,7 +274,7 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     }
   }
   const transport = new ClosingStdioTransport(stdin, process.stdout);
-  const handle = sdkServeStdio(() => {
+  const handle = sdkServeStdio(({ era }) => {
     const server = createMcpServer({
       runner: session.runner(),
       shell: settings.shell,
@@ -262,7 +282,12 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
       heldCalls,
       resultPages,
     });
-    session.attach(server, () => sendListsChanged(server));
+    session.attach(server, () => {
+      sendListsChanged(server);
+      // A 2026-07-28 instance's updates go, through the SDK, to the listens that name their URI.
+      if (era !== "modern") return;
+      for (const uri of listened.updatable()) server.sendResourceUpdated({ uri }).catch(() => {});
+    });
     return server;
   }, {
     transport,
