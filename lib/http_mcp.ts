@@ -17,7 +17,7 @@ import {
 } from "@modelcontextprotocol/server";
 import type { Principal } from "./auth.ts";
 import type { HttpTransportMode } from "./config_http.ts";
-import type { BodyBounds } from "./http_body.ts";
+import { type BodyBounds, onBodyEnd } from "./http_body.ts";
 import { HttpError } from "./http_errors.ts";
 import { readJsonBody, requireJsonContent } from "./http_json_body.ts";
 import {
@@ -32,6 +32,7 @@ import { isEventStream } from "./http_responses.ts";
 import type { StatefulSessions } from "./http_sessions.ts";
 import { logger } from "./log.ts";
 import { authInfoOf, createMcpServer, type McpServerOptions } from "./mcp.ts";
+import { ListenedUris } from "./resource_subscriptions.ts";
 
 const log = logger("http");
 
@@ -51,10 +52,13 @@ export interface McpEndpointOptions {
 export class McpEndpoint {
   readonly #options: McpEndpointOptions;
   readonly #modern: Record<ResponseMode, McpHttpHandler>;
+  /** The resource URIs open 2026-07-28 listens name, for the updates of a reload. */
+  readonly #listened: ListenedUris;
 
   /** Builds the 2026-07-28 handlers, one per response mode. */
   constructor(options: McpEndpointOptions) {
     this.#options = options;
+    this.#listened = new ListenedUris(options.mcp.shell.resources ?? []);
     const factory = () => createMcpServer(options.mcp);
     const onerror = (error: Error) => log.debug("MCP handler: {Error}", { Error: error.message });
     this.#modern = {
@@ -94,10 +98,18 @@ export class McpEndpoint {
       }
       // Given the parsed body, the modern handler never reads the (consumed) body of `req`: no copy
       // of the request is made (its headers cost more to copy than the rest of the routing).
-      return await this.#modern[mode].fetch(req, {
-        parsedBody: body,
-        authInfo: authInfoOf(principal),
-      });
+      const endListen = this.#listened.admit(body);
+      try {
+        const response = await this.#modern[mode].fetch(req, {
+          parsedBody: body,
+          authInfo: authInfoOf(principal),
+        });
+        // A listen's stream is open until the client or svc ends it.
+        return endListen ? onBodyEnd(response, endListen) : response;
+      } catch (error) {
+        endListen?.();
+        throw error;
+      }
     }
     if (req.method === "GET" || req.method === "DELETE") {
       if (sessionId && stateful) {
@@ -118,12 +130,17 @@ export class McpEndpoint {
     });
   }
 
-  /** Tells clients of the 2026-07-28 handlers that the tool list, and with it the resource list, changed. */
+  /**
+   * Tells clients of the 2026-07-28 handlers that the tool list, and with it the resource list,
+   * changed, and that each resource their listens name that a reload may change was updated.
+   */
   toolsChanged(): void {
+    const updated = this.#listened.updatable();
     for (const handler of Object.values(this.#modern)) {
       handler.notify.toolsChanged?.();
       if (this.#options.mcp.shell.promptCommands.length > 0) handler.notify.promptsChanged?.();
       handler.notify.resourcesChanged?.();
+      for (const uri of updated) handler.notify.resourceUpdated?.(uri);
     }
   }
 

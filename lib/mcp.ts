@@ -54,6 +54,7 @@ import { asksForms, INPUT_REQUIRED_REVISION } from "./elicitation.ts";
 import { getPrompt, promptsFor, toMcpPrompt } from "./mcp_prompt.ts";
 import { complete } from "./mcp_completion.ts";
 import { registerResources } from "./resources.ts";
+import { sendResourcesUpdated } from "./resource_subscriptions.ts";
 import type { ResultPages } from "./result_pages.ts";
 
 /** Options of {@linkcode createMcpServer}. */
@@ -267,12 +268,14 @@ async function holdableCall(
 
 /**
  * Tells a server's client that the lists a reload may change did change: the tools, the
- * resources (each tool's help is one), and the prompts where the server offers them.
+ * resources (each tool's help is one), and the prompts where the server offers them; then that
+ * each subscribed resource a reload may change was updated.
  */
 export function sendListsChanged(server: Server): void {
   server.sendToolListChanged().catch(() => {});
   server.sendResourceListChanged().catch(() => {});
   if (server.getCapabilities().prompts) server.sendPromptListChanged().catch(() => {});
+  sendResourcesUpdated(server);
 }
 
 /** The signal of a request: the SDK's, joined with its HTTP request's ({@linkcode requestSignalNow}). */
@@ -290,7 +293,7 @@ export function createMcpServer(options: McpServerOptions): Server {
     {
       capabilities: {
         tools: { listChanged: true },
-        resources: { listChanged: true },
+        resources: { listChanged: true, subscribe: true },
         logging: {},
         completions: {},
         ...(offersPrompts ? { prompts: { listChanged: true } } : {}),

@@ -27,6 +27,7 @@ import { ownerOf, type Principal } from "./auth.ts";
 import { type CallOptions, callTool, toolsFor } from "./call.ts";
 import type { ResourceSetting } from "./config_resources.ts";
 import { HELP_TEMPLATE, helpDocument, helpToolOf, helpUri } from "./resource_help.ts";
+import { registerSubscriptions } from "./resource_subscriptions.ts";
 import { isResultUri, type ResultPages } from "./result_pages.ts";
 import type { JsonSchema, ToolDescriptor } from "./tool_descriptor.ts";
 
@@ -40,8 +41,9 @@ export interface ResourceOptions extends CallOptions {
 const HELP_TTL_MS = 60_000;
 
 /**
- * Serves `resources/list`, `resources/templates/list` and `resources/read` on `server` (whose
- * capabilities must include `resources`); `principalOf` names the caller of a request.
+ * Serves `resources/list`, `resources/templates/list`, `resources/read`, and the subscriptions of
+ * `lib/resource_subscriptions.ts` on `server` (whose capabilities must include `resources` with
+ * `subscribe`); `principalOf` names the caller of a request.
  */
 export function registerResources(
   server: Server,
@@ -49,6 +51,7 @@ export function registerResources(
   principalOf: (ctx: ServerContext) => Principal,
 ): void {
   const configured = options.shell.resources ?? [];
+  registerSubscriptions(server, configured);
   server.setRequestHandler("resources/list", async (_request, ctx) => {
     const tools = await toolsFor(options, principalOf(ctx));
     const resources: Resource[] = tools.map((tool) => ({

@@ -47,7 +47,8 @@ class StdioSession implements AsyncDisposable {
   #current: Promise<ReadyWorker>;
   readonly #catalog: CatalogStore;
   #closed = false;
-  #servers = new Set<Server>();
+  /** Each server instance, with what tells its client of a reload (`sendListsChanged`). */
+  #servers = new Map<Server, () => void>();
   /** Calls running on each worker, so that one replaced by a reload is closed once it is idle. */
   readonly #running = new Map<ReadyWorker["worker"], number>();
   /** Workers a reload replaced, closed when their last call ends. */
@@ -70,13 +71,7 @@ class StdioSession implements AsyncDisposable {
         return { worker, modules: startup.modules };
       },
       onChange: () => {
-        // As sendListsChanged (lib/mcp.ts) does, which this module loads only once a worker starts.
-        for (const server of this.#servers) {
-          server.sendToolListChanged().catch(() => {});
-          // Each tool's help is a resource: the resource list changed with the tools.
-          server.sendResourceListChanged().catch(() => {});
-          if (server.getCapabilities().prompts) server.sendPromptListChanged().catch(() => {});
-        }
+        for (const tell of this.#servers.values()) tell();
       },
     });
     this.#watch = settings.shell.reloadOnChange
@@ -94,9 +89,12 @@ class StdioSession implements AsyncDisposable {
     await this.#catalog.catalog();
   }
 
-  /** Registers a server instance to be told when the tool list changes. */
-  attach(server: Server): void {
-    this.#servers.add(server);
+  /**
+   * Registers a server instance to be told when the tools change: `tell` sends it what a reload
+   * changes (`sendListsChanged` of `lib/mcp.ts`, which this module loads once a worker starts).
+   */
+  attach(server: Server, tell: () => void): void {
+    this.#servers.set(server, tell);
   }
 
   /** The runner that the MCP server uses for this session. */
@@ -217,14 +215,16 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   // spawn itself made the first call 13 ms sooner and tools/list 25 ms later (bench P1, N = 10).
   const [
     { serveStdio: sdkServeStdio, StdioServerTransport },
-    { createMcpServer },
+    { createMcpServer, sendListsChanged },
     { HeldCalls },
     { ResultPages },
+    { ListenedUris },
   ] = await Promise.all([
     import("@modelcontextprotocol/server/stdio"),
     import("./mcp.ts"),
     import("./input_required.ts"),
     import("./result_pages.ts"),
+    import("./resource_subscriptions.ts"),
   ]);
   // One worker runs one call at a time, so a second held call can only follow the first.
   const heldCalls = new HeldCalls({
@@ -235,7 +235,25 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     ...settings.shell.resultResources,
     pageBytes: settings.shell.maxResultBytes,
   });
+  // The resource URIs this connection's 2026-07-28 listens name, by listen request id.
+  const listened = new ListenedUris(settings.shell.resources ?? []);
+  const listens = new Map<unknown, () => void>();
   const stdin = process.stdin.pipe(jsonRpcLineFilter({
+    onMessage: (message) => {
+      if (message.method === "notifications/cancelled") {
+        const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
+        listens.get(id)?.();
+        listens.delete(id);
+        return false;
+      }
+      // As many listens as the SDK keeps open on one connection (its default, 1024).
+      if (listens.size >= 1024 && !listens.has(message.id)) return false;
+      const endListen = listened.admit(message);
+      if (endListen === null) return false;
+      listens.get(message.id)?.();
+      listens.set(message.id, endListen);
+      return true;
+    },
     reply: (message) => process.stdout.write(`${JSON.stringify(message)}\n`),
     onRefused: (reason, bytes) =>
       log.warning(
@@ -256,7 +274,7 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     }
   }
   const transport = new ClosingStdioTransport(stdin, process.stdout);
-  const handle = sdkServeStdio(() => {
+  const handle = sdkServeStdio(({ era }) => {
     const server = createMcpServer({
       runner: session.runner(),
       shell: settings.shell,
@@ -264,7 +282,12 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
       heldCalls,
       resultPages,
     });
-    session.attach(server);
+    session.attach(server, () => {
+      sendListsChanged(server);
+      // A 2026-07-28 instance's updates go, through the SDK, to the listens that name their URI.
+      if (era !== "modern") return;
+      for (const uri of listened.updatable()) server.sendResourceUpdated({ uri }).catch(() => {});
+    });
     return server;
   }, {
     transport,

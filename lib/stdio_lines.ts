@@ -17,6 +17,11 @@ export interface LineFilterOptions {
   reply: (message: Record<string, unknown>) => void;
   /** Told about each refused line (its size, never its content, which may hold a secret). */
   onRefused?: (reason: RefusedLine, bytes: number) => void;
+  /**
+   * Sees each message passed on, and may change it in place: it then returns true, and the message
+   * is passed on as it is now. @default none: every line passes as it came
+   */
+  onMessage?: (message: Record<string, unknown>) => boolean;
 }
 
 /** True for something the SDK's JSON-RPC message schema can accept: a request, notification or response. */
@@ -37,7 +42,7 @@ function idOf(value: unknown): string | number | null {
  * `options.reply`. Empty lines are dropped silently.
  */
 export function jsonRpcLineFilter(options: LineFilterOptions): Transform {
-  const { reply, onRefused } = options;
+  const { reply, onRefused, onMessage } = options;
   let pending = "";
   const decoder = new TextDecoder();
   const check = (line: string, push: (text: string) => void) => {
@@ -68,7 +73,8 @@ export function jsonRpcLineFilter(options: LineFilterOptions): Transform {
       });
       return;
     }
-    push(`${text}\n`);
+    const changed = onMessage?.(parsed as Record<string, unknown>) ?? false;
+    push(`${changed ? JSON.stringify(parsed) : text}\n`);
   };
   return new Transform({
     transform(chunk: Uint8Array | string, _encoding: string, done: TransformCallback) {

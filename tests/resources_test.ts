@@ -3,7 +3,8 @@
  * resources and templates the configuration backs with commands (text, JSON and bytes; values from
  * the URI bound as parameter values, never run), output cut at MaxResultBytes read back in pages,
  * over stdio and HTTP in both eras; over HTTP, roles decide what a caller lists and reads, and kept
- * output is readable by its own caller only.
+ * output is readable by its own caller only. A reload updates the subscribed resources it may change
+ * (resources/subscribe in the 2025 era, a listen's resourceSubscriptions in the 2026-07-28 era).
  */
 import assert from "node:assert/strict";
 import type { Client } from "@modelcontextprotocol/client";
@@ -168,19 +169,86 @@ for (const era of ERAS) {
       await using svc = await startSvc({ config, era, env: { SVC_CACHE_DIR: `${dir}/cache` } });
       await readsAsConfigured(svc.client!, era, `${dir}/pwned`);
       await keepsTheRest(svc.client!);
-      // A reload is a new resource list: each tool's help is a resource. (A 2026-07-28 client
-      // hears of it only through a subscription it opens, as of tools/list_changed.)
-      if (era !== "2025-11-25") return;
+      // A reload is a new resource list (each tool's help is a resource), and an update of each
+      // subscribed URI it may change: help (even of a tool not there yet) and what a configured
+      // resource matches, never kept output or what names nothing. Any URI within the bounds is
+      // accepted, readable or not. A 2025-era client subscribes with resources/subscribe, a
+      // 2026-07-28 one names the URIs in the listen that also brings it list_changed.
+      const client = svc.client!;
       let changed = 0;
-      svc.client!.setNotificationHandler("notifications/resources/list_changed", () => {
+      client.setNotificationHandler("notifications/resources/list_changed", () => {
         changed++;
       });
+      const updated: string[] = [];
+      client.setNotificationHandler("notifications/resources/updated", (note) => {
+        updated.push(note.params.uri);
+      });
+      const subscribed = [
+        "svc://help/get_greeting",
+        "svc://help/get_added",
+        "greet://people/Ada",
+        "svc://results/x/1",
+        "other://x",
+      ];
+      const tooLong = `other://${"x".repeat(2048)}`;
+      const fillers = Array.from({ length: 100 }, (_, i) => `other://filler/${i}`);
+      let listen: Awaited<ReturnType<Client["listen"]>> | null = null;
+      if (era === "2025-11-25") {
+        for (const uri of subscribed) assert.deepEqual(await client.subscribeResource({ uri }), {});
+        await assert.rejects(
+          client.subscribeResource({ uri: tooLong }),
+          /a URI of 2056 characters is over the 2048 a subscription takes/,
+        );
+        for (const uri of fillers.slice(subscribed.length)) await client.subscribeResource({ uri });
+        await assert.rejects(
+          client.subscribeResource({ uri: "other://one-more" }),
+          /this connection has 100 subscriptions, the most svc keeps/,
+        );
+        for (const uri of fillers) await client.unsubscribeResource({ uri });
+      } else {
+        // The first 100 distinct URIs within the bound are honored, and the acknowledgement says so.
+        listen = await client.listen({
+          resourcesListChanged: true,
+          resourceSubscriptions: [tooLong, ...subscribed, subscribed[0]!, ...fillers],
+        });
+        assert.deepEqual(
+          listen.honoredFilter.resourceSubscriptions,
+          [...subscribed, ...fillers.slice(0, 100 - subscribed.length)],
+        );
+      }
       await Deno.writeTextFile(`${dir}/MyTools.psm1`, "function Get-Added { 'added' }\n", {
         append: true,
       });
       assert.ok(await eventually(() => changed >= 1, 60_000), "resources/list_changed was sent");
-      const { resources } = await svc.client!.listResources();
+      // Sent right after list_changed, on the same stream: a short wait is room enough.
+      await eventually(() => updated.length >= 3, 5_000);
+      const { resources } = await client.listResources();
       assert.ok(resources.some((r) => r.uri === "svc://help/get_added"));
+      assert.deepEqual(updated.sort(), [
+        "greet://people/Ada",
+        "svc://help/get_added",
+        "svc://help/get_greeting",
+      ]);
+      // Unsubscribed from the help: the next reload tells of the rest only.
+      updated.length = 0;
+      if (listen === null) {
+        assert.deepEqual(await client.unsubscribeResource({ uri: "svc://help/get_greeting" }), {});
+        await client.unsubscribeResource({ uri: "svc://help/get_added" });
+      } else {
+        await listen.close();
+        listen = await client.listen({
+          resourcesListChanged: true,
+          resourceSubscriptions: ["greet://people/Ada", "svc://results/x/1"],
+        });
+      }
+      await Deno.writeTextFile(`${dir}/MyTools.psm1`, "function Get-Other { 'other' }\n", {
+        append: true,
+      });
+      assert.ok(await eventually(() => changed >= 2, 60_000), "resources/list_changed again");
+      assert.ok(await eventually(() => updated.length >= 1, 5_000), "greet://people/Ada updated");
+      // In the order of subscribing: an update of the help would have come first.
+      assert.deepEqual(updated, ["greet://people/Ada"]);
+      await listen?.close();
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
@@ -233,6 +301,59 @@ Deno.test("resources over HTTP in both eras: roles decide what a caller reads, a
         await alice.close();
         await bob.close();
       }
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("resources over HTTP: a reload updates what a Stateful session subscribed to and what a 2026-07-28 listen names", async () => {
+  const { dir, config } = await resourceConfig();
+  const shell = config.ShellConfiguration as Record<string, unknown>;
+  try {
+    await using svc = await startHttpSvc({
+      config: {
+        ...config,
+        ShellConfiguration: { ...shell, ReloadOnChange: true },
+        McpServer: { HttpTransportMode: "Stateful", RunspacePool: { StopTimeout: "00:00:02" } },
+      },
+      env: { SVC_CACHE_DIR: `${dir}/cache` },
+    });
+    const heard = new Map<string, string[]>();
+    const connect = async (era: string) => {
+      const client = new Client(
+        { name: "svc-resources", version: "1.0.0" },
+        era === "2026-07-28" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {},
+      );
+      heard.set(era, []);
+      client.setNotificationHandler("notifications/resources/updated", (note) => {
+        heard.get(era)!.push(note.params.uri);
+      });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${svc.url}/mcp`)));
+      return client;
+    };
+    const legacy = await connect("2025-11-25");
+    const modern = await connect("2026-07-28");
+    try {
+      const uris = ["svc://help/get_greeting", "other://x", "config://settings/a"];
+      for (const uri of uris) await legacy.subscribeResource({ uri });
+      const listen = await modern.listen({ resourceSubscriptions: uris });
+      assert.deepEqual(listen.honoredFilter.resourceSubscriptions, uris);
+      // The module is watched once the catalog is known.
+      await legacy.listTools();
+      assert.ok(await eventually(() => /Watching 1 folder/.test(svc.stderr()), 30_000));
+      await Deno.writeTextFile(`${dir}/MyTools.psm1`, "function Get-Added { 'added' }\n", {
+        append: true,
+      });
+      const told = ["config://settings/a", "svc://help/get_greeting"];
+      for (const era of ERAS) {
+        assert.ok(await eventually(() => heard.get(era)!.length >= 2, 60_000), era);
+        assert.deepEqual(heard.get(era)!.sort(), told, era);
+      }
+      await listen.close();
+    } finally {
+      await legacy.close();
+      await modern.close();
     }
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -99,3 +99,26 @@ Deno.test("jsonRpcLineFilter() works without onRefused", async () => {
   await ended;
   assert.equal(replies.length, 1);
 });
+
+Deno.test("jsonRpcLineFilter() passes a message onMessage changed as it is now, the rest as they came", async () => {
+  const stream = jsonRpcLineFilter({
+    reply: () => {},
+    onMessage: (message) => {
+      if (message.method !== "subscriptions/listen") return false;
+      message.params = { notifications: { resourceSubscriptions: ["svc://help/x"] } };
+      return true;
+    },
+  });
+  const out: string[] = [];
+  stream.on("data", (chunk: Uint8Array | string) => {
+    out.push(typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk));
+  });
+  const ended = new Promise((resolve) => stream.on("end", resolve));
+  stream.write(`${PING}\n{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{}}\n`);
+  stream.end();
+  await ended;
+  assert.equal(
+    out.join(""),
+    `${PING}\n{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["svc://help/x"]}}}\n`,
+  );
+});
