@@ -13,35 +13,38 @@
  * with `UserInputTimeout`). The binding is a keyed digest of the caller, the tool and the call's
  * arguments: an answer belongs to one call, and a retry naming another tool or other arguments is
  * refused with nothing run. The caller and the tool are also checked against the held call itself.
- * {@linkcode callWithInput} serves one round.
+ * A `prompts/get` whose command asks is held the same way, bound to the MCP prompt's name and
+ * arguments, never answerable by a retry of a tool call (or the other way round).
+ * `callWithInput` (`lib/input_required_round.ts`) serves one round.
  *
  * @module
  */
 import {
   type CallToolResult,
   createRequestStateCodec,
-  type ElicitResult,
-  inputRequired,
-  type InputRequiredResult,
-  inputResponse,
+  type GetPromptResult,
   ProtocolError,
   ProtocolErrorCode,
   type RequestStateCodec,
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import { createHmac } from "node:crypto";
-import { toElicitation, toPromptAnswer } from "./elicitation.ts";
 import type { PromptAnswer, WorkerLog, WorkerProgress, WorkerPrompt } from "./worker_protocol.ts";
-import { failureResult } from "./result.ts";
 import { DEFAULT_USER_INPUT_TIMEOUT_MS } from "./worker_prompts.ts";
 import { logger } from "./log.ts";
 
 const log = logger("mcp");
 
+/** What a held call runs: a tool (`tools/call`) or an MCP prompt's command (`prompts/get`). */
+export type HeldKind = "tool" | "prompt";
+
+/** The result of a held call's request: a tool's, or an MCP prompt's messages. */
+export type HeldResult = CallToolResult | GetPromptResult;
+
 /** What a held call tells the request serving it. */
 export type HeldEvent =
   | { kind: "prompt"; prompt: WorkerPrompt }
-  | { kind: "finished"; result: CallToolResult }
+  | { kind: "finished"; result: HeldResult }
   | { kind: "failed"; error: unknown };
 
 /**
@@ -53,8 +56,10 @@ export class HeldCall {
   readonly id: string = crypto.randomUUID();
   /** Whose call it is (the caller's owner key): only they may resume it. */
   readonly owner: string;
-  /** The tool called: a retry must name the same one. */
+  /** The tool called, or the MCP prompt got: a retry must name the same one. */
   readonly tool: string;
+  /** Whether a tool or an MCP prompt: a retry must be the same request. */
+  readonly kind: HeldKind;
   /** Keyed digest of the caller, the tool and the arguments: a retry must bring the same. */
   readonly binding: string;
   /** Counts the prompts it was held at, so a state of an earlier one cannot answer a later one. */
@@ -74,11 +79,20 @@ export class HeldCall {
   #givenUp = false;
   #onEnd: () => void = () => {};
 
-  /** A call of `owner` to `tool` bound to `binding` ({@linkcode HeldCalls.binding}). */
-  constructor(owner: string, tool: string, binding: string) {
+  /**
+   * A call of `owner` to `tool` bound to `binding` ({@linkcode HeldCalls.binding}); `kind` says
+   * whether `tool` names a tool or an MCP prompt. @default kind "tool"
+   */
+  constructor(owner: string, tool: string, binding: string, kind: HeldKind = "tool") {
     this.owner = owner;
     this.tool = tool;
     this.binding = binding;
+    this.kind = kind;
+  }
+
+  /** "Tool call <name>" or "Prompt <name>", for the log. */
+  get label(): string {
+    return `${this.kind === "tool" ? "Tool call" : "Prompt"} ${this.tool}`;
   }
 
   /** Aborted when the call is given up (its requester went away); the call's own signal. */
@@ -240,11 +254,12 @@ export class HeldCalls {
   }
 
   /**
-   * The binding of a call of `owner` to `tool` with `args`: a keyed digest of the three, the
-   * arguments in a canonical form (object keys sorted), so a retry bringing the same arguments in
-   * another order is the same call.
+   * The binding of a call of `owner` to `tool` with `args`: a keyed digest of the three and of
+   * `kind` (a tool and an MCP prompt of one name are different calls), the arguments in a
+   * canonical form (object keys sorted), so a retry bringing the same arguments in another order
+   * is the same call. @default kind "tool"
    */
-  binding(owner: string, tool: string, args: unknown): string {
+  binding(owner: string, tool: string, args: unknown, kind: HeldKind = "tool"): string {
     let canonical: string;
     try {
       canonical = JSON.stringify(
@@ -260,7 +275,9 @@ export class HeldCalls {
       // Nested too deep to encode: such arguments are refused when the call is bound anyway.
       canonical = "\u0000unbindable";
     }
-    return createHmac("sha256", this.#bindingKey).update(`${owner}\u0000${tool}\u0000${canonical}`)
+    return createHmac("sha256", this.#bindingKey).update(
+      `${kind}\u0000${owner}\u0000${tool}\u0000${canonical}`,
+    )
       .digest("base64url").slice(0, 32);
   }
 
@@ -340,14 +357,23 @@ export class HeldCalls {
   }
 
   /**
-   * The held call a retry's `requestState` names, if `owner` may resume it with `tool` and `args`;
-   * it is marked busy until the request serving it returns.
+   * The held call a retry's `requestState` names, if `owner` may resume it with `tool` (a tool, or
+   * an MCP prompt where `kind` says so) and `args`; it is marked busy until the request serving it
+   * returns.
    *
    * @throws {ProtocolError} InvalidParams (-32602), one sentence saying why, when the state does
    * not verify (changed, expired, another process's), names no held call, an earlier prompt, another
-   * caller's call, another tool or other arguments, or another request is resuming the call.
+   * caller's call, another tool or prompt or other arguments, or another request is resuming the
+   * call.
    */
-  async resume(state: unknown, tool: string, owner: string, args: unknown): Promise<HeldCall> {
+  async resume(
+    state: unknown,
+    tool: string,
+    owner: string,
+    args: unknown,
+    kind: HeldKind = "tool",
+  ): Promise<HeldCall> {
+    const invalid = (reason: string) => invalidState(reason, kind);
     let payload: StatePayload;
     try {
       if (typeof state !== "string") throw new Error("malformed");
@@ -367,13 +393,21 @@ export class HeldCalls {
         "requestState names no call waiting for input (it has finished, or no answer came within ShellConfiguration:UserInputTimeout)",
       );
     }
-    if (call.tool !== tool) {
-      throw invalid(`requestState belongs to a call of '${call.tool}', not of '${tool}'`);
+    if (call.kind !== kind) {
+      throw invalid(
+        `requestState belongs to a call of the ${call.kind} '${call.tool}', not of the ${kind} '${tool}'`,
+      );
     }
-    const binding = this.binding(owner, tool, args);
+    const named = (name: string) => kind === "tool" ? `'${name}'` : `prompt '${name}'`;
+    if (call.tool !== tool) {
+      throw invalid(`requestState belongs to a call of ${named(call.tool)}, not of ${named(tool)}`);
+    }
+    const binding = this.binding(owner, tool, args, kind);
     if (payload.b !== call.binding || binding !== call.binding) {
       throw invalid(
-        `requestState belongs to a call of '${tool}' with other arguments: a question is answered only for the call that asked it`,
+        `requestState belongs to a call of ${
+          named(tool)
+        } with other arguments: a question is answered only for the call that asked it`,
       );
     }
     if (payload.r !== call.round) {
@@ -393,8 +427,8 @@ export class HeldCalls {
   }
 
   #expire(call: HeldCall): void {
-    log.info("Tool call {Tool}: no answer to its prompt within {TimeoutMs} ms; giving it up.", {
-      Tool: call.tool,
+    log.info("{Call}: no answer to its prompt within {TimeoutMs} ms; giving it up.", {
+      Call: call.label,
       TimeoutMs: this.#options.timeoutMs,
     });
     this.release(call);
@@ -402,192 +436,11 @@ export class HeldCalls {
   }
 }
 
-function invalid(reason: string): ProtocolError {
+function invalidState(reason: string, kind: HeldKind): ProtocolError {
   return new ProtocolError(
     ProtocolErrorCode.InvalidParams,
-    `${reason}; call the tool again without requestState.`,
+    `${reason}; ${
+      kind === "tool" ? "call the tool" : "get the prompt"
+    } again without requestState.`,
   );
-}
-
-/** One tools/call round of a 2026-07-28 client that can answer elicitations. */
-export interface InputCall {
-  /** The process's held calls. */
-  calls: HeldCalls;
-  /** The tool named by the request. */
-  tool: string;
-  /** The caller's owner key. */
-  owner: string;
-  /** The request's arguments: a retry must bring those of the call it answers. */
-  arguments: unknown;
-  /** The request's raw `requestState`, if any. */
-  requestState: unknown;
-  /** The request's `inputResponses`, if any. */
-  inputResponses: Record<string, unknown> | undefined;
-  /**
-   * Whether an answer sent with the first request, before any question, may answer `prompt`.
-   * @default never: only an answer to a question svc asked in this call counts
-   */
-  answersUpFront?: (prompt: WorkerPrompt) => boolean;
-  /** The request's signal: aborted, the call is given up. */
-  signal: AbortSignal;
-  /** Receives the call's progress while this request serves it; without it none is sent. */
-  onProgress?: (progress: WorkerProgress) => void;
-  /** Receives the call's log records while this request serves it; without it none are sent. */
-  onLog?: (log: WorkerLog) => void;
-  /**
-   * Starts the call with the held call's signal, `onPrompt`, `onProgress` and `onLog` (which go to
-   * the request serving the call at the time); resolves with its result, or rejects with what the
-   * request serving it then throws (an unknown tool's protocol error).
-   */
-  start(call: {
-    signal: AbortSignal;
-    onPrompt: (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer>;
-    onProgress: (progress: WorkerProgress) => void;
-    onLog: (log: WorkerLog) => void;
-  }): Promise<CallToolResult>;
-}
-
-/**
- * Serves one round: without `requestState`, starts the call; with it, resumes the held call it
- * names with the answer in `inputResponses` (or asks the same question again, with a fresh state,
- * when they lack it). Resolves with the call's result, or `input_required` for its next prompt.
- * Without `requestState`, `inputResponses` whose key matches a prompt answer it directly, once, where
- * `answersUpFront` allows it.
- *
- * @throws {ProtocolError} InvalidParams for a `requestState` {@linkcode HeldCalls.resume} refuses.
- */
-export async function callWithInput(
-  input: InputCall,
-): Promise<CallToolResult | InputRequiredResult> {
-  const { calls, inputResponses } = input;
-  if (input.requestState !== undefined) {
-    const call = await calls.resume(input.requestState, input.tool, input.owner, input.arguments);
-    const prompt = call.pending!;
-    const key = toElicitation(prompt).key;
-    const answer = answerIn(inputResponses, key, prompt);
-    if (answer === null) {
-      call.busy = false;
-      return await inputRequiredFor(calls, call, prompt);
-    }
-    call.answer(answer);
-    call.progress = input.onProgress ?? null;
-    call.log = input.onLog ?? null;
-    return await serve(calls, call, input.signal, undefined);
-  }
-  const call = new HeldCall(
-    input.owner,
-    input.tool,
-    calls.binding(input.owner, input.tool, input.arguments),
-  );
-  call.progress = input.onProgress ?? null;
-  call.log = input.onLog ?? null;
-  let refusal: string | null = null;
-  input.start({
-    signal: call.signal,
-    onPrompt: (prompt, signal) => call.prompted(prompt, signal),
-    onProgress: (progress) => call.progress?.(progress),
-    onLog: (log) => call.log?.(log),
-  }).then(
-    (result) =>
-      call.finished({
-        kind: "finished",
-        result: refusal === null ? result : failureResult(refusal),
-      }),
-    (error) => call.finished({ kind: "failed", error }),
-  );
-  // Answers sent up front, each used once (a copy: the request's own object stays as it came), for
-  // the prompts they may answer.
-  const upFront: UpFront = {
-    answers: Object.assign(Object.create(null), inputResponses),
-    allowed: input.answersUpFront ?? (() => false),
-  };
-  return await serve(calls, call, input.signal, upFront, (message) => (refusal = message));
-}
-
-/** Answers sent with a call's first request, and which prompts they may answer. */
-interface UpFront {
-  answers: Record<string, unknown>;
-  allowed: (prompt: WorkerPrompt) => boolean;
-}
-
-/** Reads `call`'s events until its result or a prompt nobody answered yet. */
-async function serve(
-  calls: HeldCalls,
-  call: HeldCall,
-  signal: AbortSignal,
-  upFront: UpFront | undefined,
-  refuse: (message: string) => void = () => {},
-): Promise<CallToolResult | InputRequiredResult> {
-  call.busy = true;
-  try {
-    for (;;) {
-      let event: HeldEvent;
-      try {
-        event = await call.next(signal);
-      } catch (error) {
-        calls.release(call);
-        call.abort("The request serving the call was cancelled.");
-        throw error;
-      }
-      if (event.kind === "finished") return event.result;
-      if (event.kind === "failed") throw event.error;
-      // The worker layer gave up waiting already: the call runs on to its result.
-      if (call.pending === null) continue;
-      const key = toElicitation(event.prompt).key;
-      const given = upFront?.allowed(event.prompt)
-        ? answerIn(upFront.answers, key, event.prompt)
-        : null;
-      if (upFront) delete upFront.answers[key];
-      if (given !== null) {
-        // The caller's, not the user's: the audit and the result say so.
-        call.answer({ ...given, by: "caller" });
-        continue;
-      }
-      call.round++;
-      const refusal = calls.hold(call);
-      if (refusal !== null) {
-        refuse(refusal);
-        call.answer({ action: "cancel" });
-        continue;
-      }
-      log.debug("Tool call {Tool} is held for its user's answer to question {Round}.", {
-        Tool: call.tool,
-        Round: call.round,
-      });
-      call.busy = false;
-      return await inputRequiredFor(calls, call, event.prompt);
-    }
-  } finally {
-    call.busy = false;
-    call.progress = null;
-    call.log = null;
-  }
-}
-
-/**
- * The `input_required` result asking `prompt`, with a fresh state. Asking again does not restart
- * the time limit: a client cannot keep a worker by retrying without an answer.
- */
-async function inputRequiredFor(
-  calls: HeldCalls,
-  call: HeldCall,
-  prompt: WorkerPrompt,
-): Promise<InputRequiredResult> {
-  const { key, params } = toElicitation(prompt);
-  return inputRequired({
-    inputRequests: { [key]: { method: "elicitation/create", params } },
-    requestState: await calls.state(call),
-  });
-}
-
-/** The answer to `prompt` in `responses[key]`; null when there is no elicitation result there. */
-function answerIn(
-  responses: Record<string, unknown> | undefined,
-  key: string,
-  prompt: WorkerPrompt,
-): PromptAnswer | null {
-  const view = inputResponse(responses, key);
-  if (view.kind !== "elicit") return null;
-  const result = { action: view.action, ...(view.content ? { content: view.content } : {}) };
-  return toPromptAnswer(prompt, result as ElicitResult);
 }

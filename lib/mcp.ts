@@ -35,7 +35,8 @@ import {
   requestSignalNow,
   toolsFor,
 } from "./call.ts";
-import { callWithInput, type HeldCalls } from "./input_required.ts";
+import type { HeldCalls } from "./input_required.ts";
+import { callWithInput } from "./input_required_round.ts";
 import { chooseParameterSet } from "./parameter_set.ts";
 import type { ToolDescriptor } from "./tool_descriptor.ts";
 import type { ShellSettings } from "./config.ts";
@@ -51,7 +52,7 @@ import type { WorkerProgress } from "./worker.ts";
 import { CallLog, requestLogLevel, sessionLogLevel } from "./client_log.ts";
 import { pushedPrompts } from "./elicitation_push.ts";
 import { asksForms, INPUT_REQUIRED_REVISION } from "./elicitation.ts";
-import { getPrompt, promptsFor, toMcpPrompt } from "./mcp_prompt.ts";
+import { getPrompt, holdablePrompt, promptsFor, toMcpPrompt } from "./mcp_prompt.ts";
 import { complete } from "./mcp_completion.ts";
 import { registerResources } from "./resources.ts";
 import { sendResourcesUpdated } from "./resource_subscriptions.ts";
@@ -309,14 +310,20 @@ export function createMcpServer(options: McpServerOptions): Server {
       const prompts = await promptsFor(options, principalOf(ctx.http?.authInfo));
       return { prompts: prompts.map(toMcpPrompt) };
     });
-    server.setRequestHandler(
-      "prompts/get",
-      (request, ctx) =>
-        getPrompt(options, request.params.name, request.params.arguments, {
-          signal: signalOf(ctx),
-          principal: principalOf(ctx.http?.authInfo),
-        }),
-    );
+    // A prompt's command asks its user as a tool call's does, in either era.
+    server.setRequestHandler("prompts/get", (request, ctx) => {
+      const principal = principalOf(ctx.http?.authInfo);
+      if (options.heldCalls && mayHold(ctx)) {
+        return holdablePrompt(options, options.heldCalls, request.params, ctx, principal);
+      }
+      const asked = pushedPrompts(server, ctx, options.requestsDuringCall ?? true);
+      const pushed = asked && options.heldCalls ? options.heldCalls.bounded(asked) : asked;
+      return getPrompt(options, request.params.name, request.params.arguments, {
+        signal: signalOf(ctx),
+        principal,
+        ...(pushed ? { onPrompt: pushed } : {}),
+      });
+    });
   }
   // Prompts' arguments and resource templates' variables (the help template's at least).
   server.setRequestHandler(

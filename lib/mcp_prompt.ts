@@ -1,24 +1,42 @@
 /**
  * MCP prompts (`prompts/list`, `prompts/get`): a command of `ShellConfiguration:PromptCommands` run
  * like a tool call (a worker the transport lends, reset after over HTTP; its time limit, output
- * bound, roles and audit line), its output turned into the prompt's messages (docs/mcp-prompts.md).
- * The arguments a client sends are bound as the command's parameter values, never read as code.
+ * bound, roles, audit line and the questions it asks its user, under the same policy), its output
+ * turned into the prompt's messages (docs/mcp-prompts.md). The arguments a client sends are bound
+ * as the command's parameter values, never read as code.
  *
  * @module
  */
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
-import type { GetPromptResult, Prompt, PromptMessage } from "@modelcontextprotocol/server";
-import type { Principal } from "./auth.ts";
+import type {
+  GetPromptResult,
+  InputRequiredResult,
+  Prompt,
+  PromptMessage,
+  ServerContext,
+} from "@modelcontextprotocol/server";
+import { ownerOf, type Principal } from "./auth.ts";
 import { bindArguments } from "./arguments.ts";
-import type { CallOptions, WorkerCall } from "./call.ts";
+import { type CallOptions, outsideRequest, requestSignalNow, type WorkerCall } from "./call.ts";
 import { overrideOf } from "./config_overrides.ts";
-import { callPrompts } from "./prompt_policy.ts";
+import type { HeldCalls } from "./input_required.ts";
+import { callWithInput } from "./input_required_round.ts";
+import {
+  callPrompts,
+  confirmRun,
+  type PromptNoteOptions,
+  promptNotes,
+  promptPolicyOf,
+  refusalBeforeRun,
+  RUN_QUESTION_SEQ,
+} from "./prompt_policy.ts";
 import { describeErrors, workerFailureMessage } from "./result.ts";
 import { closestNames } from "./suggest.ts";
 import { WorkerUnavailableError } from "./errors.ts";
 import { logger } from "./log.ts";
 import type { McpPromptDescriptor, ToolParameter } from "./tool_descriptor.ts";
 import type { InvokeOutcome } from "./worker.ts";
+import type { PromptAnswer, WorkerPrompt } from "./worker_protocol.ts";
 
 const log = logger("mcp");
 
@@ -84,12 +102,23 @@ export function argumentValue(parameter: Pick<ToolParameter, "schema">, value: s
   return value;
 }
 
+/** A `prompts/get`'s caller and how its command's questions reach its user. */
+export interface PromptCall extends WorkerCall {
+  /**
+   * Asks the client's user what the command asks (as a tool call's `onPrompt`). @default none: a
+   * question stops the command and the prompt fails, and a command that would ask is not run
+   */
+  onPrompt?: (prompt: WorkerPrompt, signal: AbortSignal) => Promise<PromptAnswer>;
+  /** Why nobody can be asked, where `onPrompt` is absent. @default that the client declared no form elicitation */
+  whyNobodyAsks?: string;
+}
+
 /** Runs prompt `name` for `call.principal` and returns its messages; throws a protocol error. */
 export async function getPrompt(
   options: CallOptions,
   name: string,
   args: Record<string, string> | undefined,
-  call: WorkerCall,
+  call: PromptCall,
 ): Promise<GetPromptResult> {
   const { shell, runner } = options;
   const { principal, signal } = call;
@@ -114,9 +143,36 @@ export async function getPrompt(
   const { parameters } = bound.value;
   const override = overrideOf(shell, tool);
   const timeoutMs = override?.toolCallTimeoutMs ?? shell.toolCallTimeoutMs;
-  // Nobody answers a prompt command's questions: one that asks is stopped, as a tool call is when
-  // its client cannot ask its user.
-  const asked = callPrompts(undefined, { tool, principal: principal.name, parameters });
+  const policy = promptPolicyOf(shell, tool);
+  const whyNobodyAsks = call.whyNobodyAsks ? { whyNobodyAsks: call.whyNobodyAsks } : {};
+  // The rules of a tool call: a command that would ask, from a client that cannot ask its user,
+  // is not run at all; one that asks is stopped where nobody answers.
+  const refusal = refusalBeforeRun({
+    tool,
+    parameters,
+    policy,
+    canAsk: call.onPrompt !== undefined,
+    ...whyNobodyAsks,
+  }, shell);
+  if (refusal !== null) {
+    const message = `Prompt '${prompt.name}' (${prompt.command}) was not run: ${refusal.message}`;
+    log.info("Prompt {Prompt} ({Command}) by {Principal} refused: {Message}", {
+      Prompt: prompt.name,
+      Command: prompt.command,
+      Principal: principal.name,
+      Message: message,
+    });
+    throw new ProtocolError(
+      refusal.invalid ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError,
+      message,
+    );
+  }
+  const asked = callPrompts(call.onPrompt, { tool, principal: principal.name, parameters });
+  const answers = {
+    userInputTimeoutMs: shell.userInputTimeoutMs,
+    answeredBySetting: policy.answeredBySetting,
+    ...whyNobodyAsks,
+  };
   const started = performance.now();
   const finished = (outcome: string) =>
     log.info("Prompt {Prompt} ({Command}) by {Principal} finished: {Outcome} in {ElapsedMs} ms.", {
@@ -126,6 +182,17 @@ export async function getPrompt(
       Outcome: outcome,
       ElapsedMs: Math.round(performance.now() - started),
     });
+  if (policy.confirmBeforeRun) {
+    const notRun = await confirmRun(asked, { tool, parameters, signal }, answers);
+    if (notRun) {
+      finished("not run");
+      const note = (notRun.structuredContent as { notes: string[] }).notes[0];
+      throw new ProtocolError(
+        ProtocolErrorCode.InternalError,
+        `Prompt '${prompt.name}' (${prompt.command}) gave no messages: ${note}`,
+      );
+    }
+  }
   let outcome: InvokeOutcome;
   try {
     outcome = await runner.withWorker({ signal, principal }, (worker) =>
@@ -152,7 +219,7 @@ export async function getPrompt(
     finished("error");
     throw new ProtocolError(ProtocolErrorCode.InternalError, `Prompt '${prompt.name}': ${message}`);
   }
-  const failure = failureOf(prompt, outcome, timeoutMs);
+  const failure = failureOf(prompt, outcome, { timeoutMs, ...answers, parameters });
   if (failure !== null) {
     finished(outcome.interrupted ?? "error");
     throw new ProtocolError(ProtocolErrorCode.InternalError, failure);
@@ -166,22 +233,91 @@ export async function getPrompt(
   return { description: prompt.description, messages };
 }
 
+/**
+ * A 2026-07-28 `prompts/get` that may be held for its user, as a tool call is
+ * (`lib/input_required.ts`): its command's questions become `input_required` results, and a retry
+ * with `requestState` resumes it only for the same caller, prompt and arguments. Its command runs
+ * outside the first HTTP request's signal, which ends with that request's response. Answers sent
+ * up front count only where `PromptsAnsweredBy` lets the caller answer. A caller who is nobody in
+ * particular ({@linkcode ownerOf} is null) has nothing held: its command's questions go
+ * unanswered, and a `requestState` it sends names nothing.
+ */
+export async function holdablePrompt(
+  options: CallOptions,
+  calls: HeldCalls,
+  request: { name: string; arguments?: Record<string, string> | undefined },
+  ctx: ServerContext,
+  principal: Principal,
+): Promise<GetPromptResult | InputRequiredResult> {
+  const { name, arguments: args } = request;
+  // The HTTP request's own signal too: a client that disconnects gives its call up.
+  const signal = AbortSignal.any([ctx.mcpReq.signal, requestSignalNow() ?? ctx.mcpReq.signal]);
+  const owner = ownerOf(principal);
+  if (owner === null) {
+    if (ctx.mcpReq.requestState() !== undefined) {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        "requestState names no call waiting for input (a caller whose token has no 'sub' claim has no call held); get the prompt again without requestState.",
+      );
+    }
+    return await getPrompt(options, name, args, {
+      signal,
+      principal,
+      whyNobodyAsks:
+        "svc holds a call for its user only for a caller it can name, and this caller's token has no 'sub' claim",
+    });
+  }
+  const prompt = (await promptsFor(options, principal)).find((p) => p.name === name);
+  const callerAnswers = prompt !== undefined &&
+    promptPolicyOf(options.shell, prompt.tool).answeredBy === "Caller";
+  return await callWithInput<GetPromptResult>({
+    calls,
+    kind: "prompt",
+    tool: name,
+    owner,
+    arguments: args,
+    requestState: ctx.mcpReq.requestState(),
+    inputResponses: ctx.mcpReq.inputResponses,
+    answersUpFront: (asked) => callerAnswers && asked.seq !== RUN_QUESTION_SEQ,
+    signal,
+    start: (held) =>
+      outsideRequest(() =>
+        getPrompt(options, name, args, {
+          signal: held.signal,
+          principal,
+          onPrompt: held.onPrompt,
+        })
+      ),
+    refused: (message) => {
+      throw new ProtocolError(
+        ProtocolErrorCode.InternalError,
+        `Prompt '${name}' gave no messages: ${message}`,
+      );
+    },
+  });
+}
+
 /** Why a prompt's run gave no messages, or null when it gave them. */
 function failureOf(
   prompt: McpPromptDescriptor,
   outcome: InvokeOutcome,
-  timeoutMs: number,
+  options: Omit<PromptNoteOptions, "stopped"> & { timeoutMs: number },
 ): string | null {
   const { result, interrupted } = outcome;
+  const { timeoutMs } = options;
   if (interrupted === "timeout") {
     return `Prompt '${prompt.name}' (${prompt.command}) was stopped after its time limit of ${
       timeoutMs / 1000
     } s (ShellConfiguration:ToolCallTimeout)`;
   }
+  if (interrupted === "prompt") {
+    // The sentence a tool call's result ends with: who answered what, or why nobody could.
+    const note = promptNotes(outcome.prompts ?? [], { ...options, stopped: true }).at(-1) ??
+      "it was stopped at a question to its user";
+    return `Prompt '${prompt.name}' (${prompt.command}) gave no messages: ${note}`;
+  }
   if (interrupted !== null) {
-    return `Prompt '${prompt.name}' (${prompt.command}) was stopped: ${
-      interrupted === "prompt" ? "it asked a question nobody can answer here" : "it was cancelled"
-    }`;
+    return `Prompt '${prompt.name}' (${prompt.command}) was stopped: it was cancelled`;
   }
   const terminating = result.errors.filter((e) => e.terminating);
   if (terminating.length > 0 || (result.hadErrors && result.output.length === 0)) {

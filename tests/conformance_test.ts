@@ -43,6 +43,8 @@ const RUNS: Run[] = [
       "http-header-validation",
       "dns-rebinding-protection",
       "input-required-result-basic-elicitation",
+      // The answer comes with the retry's requestState: the user's, under svc's default policy.
+      "input-required-result-non-tool-request",
     ],
   },
   {
@@ -85,6 +87,7 @@ Deno.test("the MCP conformance suite passes every scenario that applies, at 2026
       "Test-PromptWithArguments",
       "Test-PromptWithEmbeddedResource",
       "Test-PromptWithImage",
+      "Test-InputRequiredResultPrompt",
     ],
     Resources: {
       "static-text": {

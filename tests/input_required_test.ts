@@ -1,5 +1,5 @@
 /**
- * Held calls and their request state (lib/input_required.ts), driven by a fake call that prompts
+ * Held calls and their request state (lib/input_required.ts, lib/input_required_round.ts), driven by a fake call that prompts
  * like a worker does: the rounds, the checks on a retry's state, answers given up front, the bound
  * per caller, the time limit and a cancelled request. The end-to-end tests on real PowerShell are in
  * input_required_e2e_test.ts.
@@ -7,11 +7,13 @@
 import assert from "node:assert/strict";
 import {
   type CallToolResult,
+  type GetPromptResult,
   type InputRequiredResult,
   isInputRequiredResult,
   ProtocolError,
 } from "@modelcontextprotocol/server";
-import { callWithInput, HeldCall, HeldCalls, type InputCall } from "../lib/input_required.ts";
+import { HeldCall, HeldCalls } from "../lib/input_required.ts";
+import { callWithInput, type InputCall } from "../lib/input_required_round.ts";
 import type { PromptAnswer, WorkerPrompt } from "../lib/worker_protocol.ts";
 
 const ask = (name: string, seq = 1): WorkerPrompt => ({
@@ -368,4 +370,61 @@ Deno.test("the call's progress goes to the request serving it at the time", asyn
     onProgress: (p) => seen[1]!.push(p.status),
   });
   assert.deepEqual(seen, [["before"], ["after"]]);
+});
+
+/** An MCP prompt's get that asks `prompt` and fails, as getPrompt does, unless it is accepted. */
+function promptGet(prompt: WorkerPrompt): InputCall<GetPromptResult>["start"] {
+  return async ({ onPrompt }) => {
+    const answer = await onPrompt(prompt, new AbortController().signal);
+    if (answer.action !== "accept") throw new Error(`stopped: ${answer.action}`);
+    return { messages: [{ role: "user", content: { type: "text", text: "ok" } }] };
+  };
+}
+
+Deno.test("a prompts/get is held like a call, and a state of one kind never resumes the other", async () => {
+  const calls = new HeldCalls({ maxPerCaller: 1 });
+  const get = (more: Partial<InputCall<GetPromptResult>> = {}) =>
+    callWithInput<GetPromptResult>({
+      calls,
+      kind: "prompt",
+      tool: "ask",
+      owner: "alice",
+      arguments: { Topic: "budget" },
+      requestState: undefined,
+      inputResponses: undefined,
+      signal: new AbortController().signal,
+      start: promptGet(ask("name")),
+      refused: (message) => {
+        throw new Error(`refused: ${message}`);
+      },
+      ...more,
+    });
+  const first = await get();
+  assert.ok(isInputRequiredResult(first), JSON.stringify(first));
+  const answer = { name: accept({ name: "Ada" }) };
+  // A tool call of the same name and arguments does not answer the prompt's question.
+  await refused(
+    round(calls, prompting([]), {
+      arguments: { Topic: "budget" },
+      requestState: first.requestState,
+      inputResponses: answer,
+    }),
+    /^requestState belongs to a call of the prompt 'ask', not of the tool 'ask'/,
+  );
+  await assert.rejects(
+    get({
+      arguments: { Topic: "backlog" },
+      requestState: first.requestState,
+      inputResponses: answer,
+    }),
+    /^ProtocolError: requestState belongs to a call of prompt 'ask' with other arguments: .*; get the prompt again without requestState\.$/,
+  );
+  // The caller's one held call is taken: the next question cannot be held, and the get says why.
+  await assert.rejects(
+    get(),
+    /^Error: refused: The call waits for input, but this caller already has 1 calls/,
+  );
+  const done = await get({ requestState: first.requestState, inputResponses: answer });
+  assert.deepEqual((done as GetPromptResult).messages.length, 1);
+  assert.equal(calls.heldBy("alice"), 0);
 });

@@ -5,13 +5,22 @@
  * are values and never code, and `completion/complete` answers from PowerShell's completion
  * (ValidateSet, enums, `[ArgumentCompleter]` seeing the other arguments, `Register-ArgumentCompleter`),
  * over stdio and HTTP in both eras; over HTTP with authentication, a prompt needs its command's
- * roles, for its completions too.
+ * roles, for its completions too. A prompt's command that asks its user asks as a tool call does:
+ * by elicitation during the get (2025-11-25), or through `input_required` and a retry bound to the
+ * prompt and its arguments (2026-07-28).
  */
 import assert from "node:assert/strict";
-import type { Client } from "@modelcontextprotocol/client";
+import {
+  Client,
+  type ElicitRequestFormParams,
+  type ElicitResult,
+  StreamableHTTPClientTransport,
+} from "@modelcontextprotocol/client";
 import {
   connectWithKey,
   eventually,
+  fixtureConfig,
+  post,
   runSvc,
   startHttpSvc,
   startSvc,
@@ -309,6 +318,249 @@ Deno.test("svc doctor lists the prompts with their arguments, and a prompt comma
     assert.match(
       text.stdout,
       /\nPrompts \(3\)\n {2}get_broken {2}<- Get-Broken \(arguments: Why; \* required\)\n/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/**
+ * A prompt command that asks its user who a briefing is for, then writes the topic to `Log` (so a
+ * test sees whether it ran on past its question) and the prompt's one message.
+ */
+const ASKING_SCRIPT = String.raw`
+function New-Briefing {
+    <#
+    .SYNOPSIS
+    Asks for a briefing, asking its user who it is for.
+    #>
+    param([Parameter(Mandatory)] [string] $Topic, [string] $Log)
+    $field = [System.Management.Automation.Host.FieldDescription]::new('Audience')
+    $answer = $Host.UI.Prompt('Briefing', "Who is the briefing on $Topic for?", [System.Management.Automation.Host.FieldDescription[]]@($field))
+    if ($Log) { Add-Content -Path $Log -Value $Topic }
+    "Write a briefing on $Topic for $($answer['Audience'])."
+}
+
+function New-Memo {
+    param([Parameter(Mandatory)] [string] $Topic)
+    "Write a memo on $Topic."
+}
+`;
+
+const ASKING_CONFIG = fixtureConfig({
+  PromptCommands: ["New-Briefing", "New-Memo"],
+  Environment: { StartupScript: ASKING_SCRIPT },
+  CommandOverrides: { "New-Memo": { ConfirmBeforeRun: true } },
+});
+
+/** A file path for the command's `Log`, and whether the command wrote it. */
+function briefingLog(dir: string, name: string) {
+  const path = `${dir}/${name}.log`;
+  return {
+    path,
+    written: () => Deno.readTextFile(path).then((text) => text.trim(), () => null),
+  };
+}
+
+Deno.test("stdio 2025-11-25: a prompt's command asks the client's user by elicitation; a decline stops it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-prompts-ask-" });
+  const answers: ElicitResult[] = [];
+  const asked: string[] = [];
+  try {
+    await using svc = await startSvc({
+      config: ASKING_CONFIG,
+      elicitation: (params) => {
+        asked.push(params.message);
+        return Promise.resolve(answers.shift() ?? { action: "cancel" });
+      },
+    });
+    const client = svc.client!;
+    const yes = briefingLog(dir, "yes");
+    answers.push({ action: "accept", content: { Audience: "the board" } });
+    const got = await client.getPrompt({
+      name: "new_briefing",
+      arguments: { Topic: "budget", Log: yes.path },
+    });
+    assert.deepEqual(got.messages, [{
+      role: "user",
+      content: { type: "text", text: "Write a briefing on budget for the board." },
+    }]);
+    assert.match(asked[0] ?? "", /Who is the briefing on budget for\?/);
+    assert.equal(await yes.written(), "budget");
+
+    const no = briefingLog(dir, "no");
+    answers.push({ action: "decline" });
+    await assert.rejects(
+      client.getPrompt({ name: "new_briefing", arguments: { Topic: "backlog", Log: no.path } }),
+      /Prompt 'new_briefing' \(New-Briefing\) gave no messages: The user declined: .*Who is the briefing on backlog for\?.*; the command was stopped/s,
+    );
+    assert.equal(asked.length, 2);
+    assert.equal(await no.written(), null, "the command stopped at its question");
+    assert.match(
+      svc.stderr(),
+      /Tool call new_briefing \(New-Briefing\) by local, question .*: declined\./,
+    );
+
+    // ConfirmBeforeRun: svc asks before the command runs, naming it and its arguments.
+    answers.push({ action: "accept", content: { answer: "Yes" } });
+    const memo = await client.getPrompt({ name: "new_memo", arguments: { Topic: "rota" } });
+    assert.deepEqual(memo.messages, [{
+      role: "user",
+      content: { type: "text", text: "Write a memo on rota." },
+    }]);
+    assert.match(asked[2] ?? "", /Run this command\?\nNew-Memo -Topic 'rota'/);
+    answers.push({ action: "accept", content: { answer: "No" } });
+    await assert.rejects(
+      client.getPrompt({ name: "new_memo", arguments: { Topic: "rota" } }),
+      /Prompt 'new_memo' \(New-Memo\) gave no messages: The user answered No to: .*; the command was not run/s,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("stdio 2025-11-25: a client without elicitation gets a prompt whose command asks stopped, saying why", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-prompts-noask-" });
+  try {
+    await using svc = await startSvc({ config: ASKING_CONFIG });
+    const log = briefingLog(dir, "none");
+    await assert.rejects(
+      svc.client!.getPrompt({
+        name: "new_briefing",
+        arguments: { Topic: "budget", Log: log.path },
+      }),
+      /Prompt 'new_briefing' \(New-Briefing\) gave no messages: The command asked its user: New-Briefing: Briefing: Who is the briefing on budget for\?; this client cannot ask its user, so the command was stopped/,
+    );
+    assert.equal(await log.written(), null);
+    // A command svc must confirm with its user first is not run where nobody can be asked.
+    await assert.rejects(
+      svc.client!.getPrompt({ name: "new_memo", arguments: { Topic: "rota" } }),
+      /Prompt 'new_memo' \(New-Memo\) was not run: .*ConfirmBeforeRun.*this client cannot ask its user/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+type RpcBody = { result?: Record<string, unknown>; error?: { code: number; message: string } };
+
+Deno.test("http 2026-07-28: a prompt's command asks through input_required; a retry is bound to its prompt and arguments", async (t) => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-prompts-mrtr-" });
+  await using svc = await startHttpSvc({ config: ASKING_CONFIG });
+  const raw = async (method: string, params: Record<string, unknown>) =>
+    (await post(`${svc.url}/mcp`, {
+      jsonrpc: "2.0",
+      id: 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+          "io.modelcontextprotocol/clientCapabilities": { elicitation: {} },
+        },
+      },
+    }, {
+      accept: "application/json",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": method,
+      "mcp-name": params["name"] as string,
+    })).body as RpcBody;
+  try {
+    await t.step("the SDK client answers the question and gets the messages", async () => {
+      const client = new Client({ name: "t", version: "1" }, {
+        versionNegotiation: { mode: { pin: "2026-07-28" } },
+        capabilities: { elicitation: { form: {} } },
+      });
+      const asked: string[] = [];
+      client.setRequestHandler("elicitation/create", (request) => {
+        asked.push((request.params as ElicitRequestFormParams).message);
+        return Promise.resolve({ action: "accept", content: { Audience: "new hires" } });
+      });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${svc.url}/mcp`)));
+      try {
+        const log = briefingLog(dir, "sdk");
+        const got = await client.getPrompt({
+          name: "new_briefing",
+          arguments: { Topic: "onboarding", Log: log.path },
+        });
+        assert.deepEqual(got.messages, [{
+          role: "user",
+          content: { type: "text", text: "Write a briefing on onboarding for new hires." },
+        }]);
+        assert.equal(asked.length, 1);
+        assert.match(asked[0]!, /Who is the briefing on onboarding for\?/);
+        assert.equal(await log.written(), "onboarding");
+      } finally {
+        await client.close();
+      }
+    });
+
+    await t.step(
+      "a retry with other arguments, or as a tool call, is -32602 and runs nothing",
+      async () => {
+        const [a, b] = [briefingLog(dir, "a"), briefingLog(dir, "b")];
+        const first = await raw("prompts/get", {
+          name: "new_briefing",
+          arguments: { Topic: "budget", Log: a.path },
+        });
+        assert.equal(first.result?.["resultType"], "input_required", JSON.stringify(first));
+        const requests = first.result!["inputRequests"] as Record<string, unknown>;
+        const [key] = Object.keys(requests);
+        const answer = { [key!]: { action: "accept", content: { Audience: "the board" } } };
+        const requestState = first.result!["requestState"];
+        const crossed = await raw("prompts/get", {
+          name: "new_briefing",
+          arguments: { Topic: "budget", Log: b.path },
+          requestState,
+          inputResponses: answer,
+        });
+        assert.equal(crossed.error?.code, -32602, JSON.stringify(crossed));
+        assert.match(
+          crossed.error!.message,
+          /^requestState belongs to a call of prompt 'new_briefing' with other arguments: a question is answered only for the call that asked it; get the prompt again without requestState\.$/,
+        );
+        const asTool = await raw("tools/call", {
+          name: "new_briefing",
+          arguments: { Topic: "budget", Log: a.path },
+          requestState,
+          inputResponses: answer,
+        });
+        assert.equal(asTool.error?.code, -32602, JSON.stringify(asTool));
+        assert.match(asTool.error!.message, /belongs to a call of the prompt 'new_briefing'/);
+        assert.equal(await a.written(), null, "the held command is still at its question");
+        assert.equal(await b.written(), null);
+        // Its own retry still answers it.
+        const own = await raw("prompts/get", {
+          name: "new_briefing",
+          arguments: { Log: a.path, Topic: "budget" },
+          requestState,
+          inputResponses: answer,
+        });
+        assert.deepEqual(own.result?.["messages"], [{
+          role: "user",
+          content: { type: "text", text: "Write a briefing on budget for the board." },
+        }]);
+        assert.equal(await a.written(), "budget");
+        assert.equal(await b.written(), null);
+      },
+    );
+
+    await t.step(
+      "an answer sent with the first request is not the user's: svc asks anyway",
+      async () => {
+        const c = briefingLog(dir, "c");
+        const early = await raw("prompts/get", {
+          name: "new_briefing",
+          arguments: { Topic: "budget", Log: c.path },
+          inputResponses: {
+            Briefing: { action: "accept", content: { Audience: "me" } },
+            Audience: { action: "accept", content: { Audience: "me" } },
+          },
+        });
+        assert.equal(early.result?.["resultType"], "input_required", JSON.stringify(early));
+        assert.equal(await c.written(), null);
+      },
     );
   } finally {
     await Deno.remove(dir, { recursive: true });
