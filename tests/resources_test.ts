@@ -320,27 +320,23 @@ Deno.test("resources over HTTP: a reload updates what a Stateful session subscri
       env: { SVC_CACHE_DIR: `${dir}/cache` },
     });
     const heard = new Map<string, string[]>();
-    const connect = async (era: string) => {
-      const client = new Client(
-        { name: "svc-resources", version: "1.0.0" },
-        era === "2026-07-28" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {},
-      );
+    const connect = async (era: (typeof ERAS)[number]) => {
+      const client = await connectWithKey(`${svc.url}/mcp`, null, era);
       heard.set(era, []);
       client.setNotificationHandler("notifications/resources/updated", (note) => {
         heard.get(era)!.push(note.params.uri);
       });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${svc.url}/mcp`)));
       return client;
     };
-    const legacy = await connect("2025-11-25");
-    const modern = await connect("2026-07-28");
+    const era2025 = await connect("2025-11-25");
+    const era2026 = await connect("2026-07-28");
     try {
       const uris = ["svc://help/get_greeting", "other://x", "config://settings/a"];
-      for (const uri of uris) await legacy.subscribeResource({ uri });
-      const listen = await modern.listen({ resourceSubscriptions: uris });
+      for (const uri of uris) await era2025.subscribeResource({ uri });
+      const listen = await era2026.listen({ resourceSubscriptions: uris });
       assert.deepEqual(listen.honoredFilter.resourceSubscriptions, uris);
       // The module is watched once the catalog is known.
-      await legacy.listTools();
+      await era2025.listTools();
       assert.ok(await eventually(() => /Watching 1 folder/.test(svc.stderr()), 30_000));
       await Deno.writeTextFile(`${dir}/MyTools.psm1`, "function Get-Added { 'added' }\n", {
         append: true,
@@ -352,8 +348,8 @@ Deno.test("resources over HTTP: a reload updates what a Stateful session subscri
       }
       await listen.close();
     } finally {
-      await legacy.close();
-      await modern.close();
+      await era2025.close();
+      await era2026.close();
     }
   } finally {
     await Deno.remove(dir, { recursive: true });
