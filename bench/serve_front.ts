@@ -5,7 +5,7 @@
  * Logs to stderr like `svc serve`, including the "listening on" line the harness waits for.
  *
  *   deno run -A bench/serve_front.ts --server svc|deno --config <file> --pwsh <path>
- *     [--tls-certificate <file> --tls-key <file>]
+ *     [--port 0] [--tls-certificate <file> --tls-key <file>]
  *
  * @module
  */
@@ -20,6 +20,7 @@ const { values } = parseArgs({
     server: { type: "string", default: "svc" },
     config: { type: "string" },
     pwsh: { type: "string" },
+    port: { type: "string", default: "0" },
     "tls-certificate": { type: "string" },
     "tls-key": { type: "string" },
   },
@@ -27,7 +28,7 @@ const { values } = parseArgs({
 const settings = await loadSettings({
   config: values.config,
   host: "127.0.0.1",
-  port: "0",
+  port: values.port,
   tlsCertificate: values["tls-certificate"],
   tlsKey: values["tls-key"],
 });

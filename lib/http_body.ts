@@ -110,6 +110,12 @@ export async function readBodyText(req: Request, bounds: BodyBounds): Promise<st
     await req.body?.cancel().catch(() => {});
     throw new BodyTooLarge(limit);
   }
+  const whole = wholeBodies.get(req);
+  if (whole !== undefined) {
+    wholeBodies.delete(req);
+    if (whole.length > limit) throw new BodyTooLarge(limit);
+    return utf8(whole);
+  }
   if (!req.body) return "";
   // One buffer, grown by doubling up to the limit, rather than the pieces as they came: a body
   // sent as a million one-byte chunks (or TCP segments) would be held as a million arrays of a
@@ -162,11 +168,30 @@ export async function readBodyText(req: Request, bounds: BodyBounds): Promise<st
     reader.releaseLock();
     budget.give(taken);
   }
+  return utf8(bytes.subarray(0, total));
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+function utf8(bytes: Uint8Array): string {
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(0, total));
+    return strictUtf8.decode(bytes);
   } catch (error) {
     throw new BodyNotText("The request body is not UTF-8 text", { cause: error });
   }
+}
+
+/** Bodies that arrived whole with their request's head, by request (see {@linkcode withWholeBody}). */
+const wholeBodies = new WeakMap<Request, Uint8Array>();
+
+/**
+ * Marks `req`'s body as `bytes`, all of it already received (with the head), so that
+ * {@linkcode readBodyText} takes them as they are instead of pulling `req.body`, a stream, piece by
+ * piece; the limit still applies. `req` is returned.
+ */
+export function withWholeBody(req: Request, bytes: Uint8Array): Request {
+  wholeBodies.set(req, bytes);
+  return req;
 }
 
 /** True when a `Content-Type` header value names JSON (`application/json`, any parameters). */

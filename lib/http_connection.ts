@@ -22,6 +22,7 @@ import {
   responseHead,
 } from "./http_wire.ts";
 import { ConnectionInput } from "./http_input.ts";
+import { withWholeBody } from "./http_body.ts";
 import { isEventStream } from "./http_responses.ts";
 import { logger } from "./log.ts";
 
@@ -304,6 +305,18 @@ export class Connection {
         request: new Request(url, { method: head.method, headers, signal }),
         bodyRead: () => read,
       };
+    }
+    if (
+      head.body.kind === "length" && !head.expectContinue &&
+      this.#input.buffered.length >= head.body.length
+    ) {
+      // The whole body came with the head (a small POST, the usual case): it is taken as it is,
+      // rather than through a stream pulled piece by piece, and the connection is free to watch.
+      const bytes = this.#input.buffered.slice(0, head.body.length);
+      this.#input.consume(head.body.length);
+      this.#watchForClose(signal, head);
+      const request = new Request(url, { method: head.method, headers, body: bytes, signal });
+      return { request: withWholeBody(request, bytes), bodyRead: () => true };
     }
     const body = this.#body(head, signal);
     return {

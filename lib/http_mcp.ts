@@ -7,12 +7,20 @@
  * unless the request wants progress (only SSE carries it), or by its session in Stateful mode
  * (`http_sessions.ts`). GET and DELETE exist only for sessions.
  *
+ * A plain 2025-era `tools/call` in Stateless mode answered in JSON (`plainToolCall`: no progress,
+ * no log level, no batch; the most common request by far) is answered here without the SDK: the
+ * SDK would build a transport, a server and two copies of the request for it, check it and the
+ * result with its schemas, and answer exactly what this answers (the result, or the JSON-RPC error
+ * of an unknown tool). A Stateless 2025-era request cannot prompt (no session: no capability was
+ * declared), so nothing else of the SDK's could take part in such a call.
+ *
  * @module
  */
 import {
   createMcpHandler,
   isLegacyRequest,
   type McpHttpHandler,
+  ProtocolErrorCode,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import type { Principal } from "./auth.ts";
@@ -23,12 +31,15 @@ import { readJsonBody, requireJsonContent } from "./http_json_body.ts";
 import {
   asksForProgress,
   claimsModernEra,
+  type PlainToolCall,
+  plainToolCall,
   type ResponseMode,
   responseModeOf,
   withBothAccepts,
   withoutBody,
 } from "./http_message.ts";
 import { isEventStream } from "./http_responses.ts";
+import { callTool } from "./call.ts";
 import type { StatefulSessions } from "./http_sessions.ts";
 import { logger } from "./log.ts";
 import { authInfoOf, createMcpServer, type McpServerOptions } from "./mcp.ts";
@@ -87,6 +98,10 @@ export class McpEndpoint {
         this.#options.bodyBounds,
         "Parse error: the request body is not JSON",
       );
+      if (!stateful && mode !== "sse" && sessionId === null) {
+        const call = plainToolCall(body, req.headers.get("mcp-protocol-version"));
+        if (call) return await this.#plainCall(call, principal, req.signal);
+      }
       // 2026-07-28 requests carry their protocol claim in `_meta`; only the rest needs the SDK's
       // full classification (which validates the whole body, and the modern handler would again).
       // The SDK's "legacy" (`isLegacyRequest`, `legacy: "reject"`) is what svc calls the 2025 era.
@@ -147,6 +162,46 @@ export class McpEndpoint {
   /** Closes the 2026-07-28 handlers. */
   async close(): Promise<void> {
     for (const handler of Object.values(this.#modern)) await handler.close().catch(() => {});
+  }
+
+  /**
+   * A plain 2025-era call (see the module documentation): its result, or the JSON-RPC error the
+   * SDK gives a handler's error (an unknown tool's -32602 with its message; -32603 otherwise).
+   */
+  async #plainCall(
+    call: PlainToolCall,
+    principal: Principal,
+    signal: AbortSignal,
+  ): Promise<Response> {
+    let message: unknown;
+    try {
+      const outcome = await callTool(this.#options.mcp, call.name, call.arguments, {
+        signal,
+        principal,
+      });
+      message = outcome.kind === "unknown-tool"
+        ? {
+          jsonrpc: "2.0",
+          id: call.id,
+          error: { code: ProtocolErrorCode.InvalidParams, message: outcome.message },
+        }
+        : { result: outcome.result, jsonrpc: "2.0", id: call.id };
+    } catch (error) {
+      const { code, data } = error as { code?: unknown; data?: unknown };
+      message = {
+        jsonrpc: "2.0",
+        id: call.id,
+        error: {
+          code: Number.isSafeInteger(code) ? code : ProtocolErrorCode.InternalError,
+          message: (error as Error)?.message ?? "Internal error",
+          ...(data === undefined ? {} : { data }),
+        },
+      };
+    }
+    return new Response(JSON.stringify(message), {
+      status: 200,
+      headers: { "content-type": "application/json" },
+    });
   }
 
   /** An older-era request in Stateless mode: a transport and server of its own. */

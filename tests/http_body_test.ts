@@ -8,6 +8,7 @@ import {
   isJsonContentType,
   onBodyEnd,
   readBodyText,
+  withWholeBody,
 } from "../lib/http_body.ts";
 
 /** Bounds of `limit` bytes and a time no test here comes near. */
@@ -186,4 +187,14 @@ Deno.test("readBodyText() refuses with 503 a body that does not fit the shared b
     assert.equal(await readBodyText(post("y".repeat(90)), bounds), "y".repeat(90));
   }
   assert.ok(budget.take(100), "the whole budget is free again");
+});
+
+Deno.test("readBodyText() takes a body that came whole with its head as it is, within the limit", async () => {
+  const bytes = new TextEncoder().encode('{"a":"é"}');
+  // The stream is never read: its content differs, so the answer shows which was taken.
+  const whole = () => withWholeBody(post("not this"), bytes);
+  assert.equal(await readBodyText(whole(), bounded(1024)), '{"a":"é"}');
+  await assert.rejects(() => readBodyText(whole(), bounded(5)), BodyTooLarge);
+  const invalid = withWholeBody(post("x"), new Uint8Array([0xff, 0xfe]));
+  await assert.rejects(() => readBodyText(invalid, bounded(10)), BodyNotText);
 });

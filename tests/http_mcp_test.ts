@@ -102,6 +102,43 @@ Deno.test("Stateless: a 2025-11-25 request is answered without a session, in the
   ]);
 });
 
+Deno.test("Stateless: a plain 2025-era tools/call is answered as the SDK answers it, without it", async () => {
+  let invoked = 0;
+  await using mcp = await endpointOf("Stateless", () => invoked++);
+  const headers = { ...JSON_ONLY, "mcp-protocol-version": "2025-11-25" };
+  const answer = async (params: Record<string, unknown>, id: string | number) => {
+    const response = await mcp.endpoint.handle(
+      requestTo("/mcp", { body: { jsonrpc: "2.0", id, method: "tools/call", params }, headers }),
+      ANONYMOUS_CALLER,
+    );
+    return {
+      status: response.status,
+      type: response.headers.get("content-type"),
+      body: await response.text(),
+    };
+  };
+  // A key of params the SDK ignores, but svc's own answer does not take: the SDK answers those.
+  const viaSdk = (params: Record<string, unknown>) => ({ ...params, viaSdk: true });
+  const cases: [Record<string, unknown>, string | number][] = [
+    [{ name: "get_greeting", arguments: { Name: "Ada" } }, 1], // the worker fails: a tool error
+    [{ name: "get_greeting", arguments: { Name: 7 } }, "a"], // an argument of the wrong type
+    [{ name: "get_greeting" }, 2], // a required argument missing
+    [{ name: "no_such_tool", arguments: {} }, 3], // a protocol error
+    [{ name: "get_greeting", arguments: { Name: "Ada" }, _meta: { trace: "x" } }, 4],
+  ];
+  for (const [params, id] of cases) {
+    const before = invoked;
+    const direct = await answer(params, id);
+    const directInvokes = invoked - before;
+    const sdk = await answer(viaSdk(params), id);
+    assert.deepEqual(direct, sdk, JSON.stringify(params));
+    assert.equal(invoked - before - directInvokes, directInvokes, "the worker was asked alike");
+    assert.equal(direct.status, 200);
+    assert.match(direct.body, new RegExp(`"id":${JSON.stringify(id)}`));
+  }
+  assert.ok(invoked > 0, "the valid calls reached the worker");
+});
+
 Deno.test("Stateless: a 2026-07-28 request goes to the SDK's handler", async () => {
   await using mcp = await endpointOf("Stateless");
   const response = await mcp.endpoint.handle(

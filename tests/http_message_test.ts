@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   asksForProgress,
   claimsModernEra,
+  plainToolCall,
   responseModeOf,
   withBothAccepts,
   withoutBody,
@@ -75,4 +76,47 @@ Deno.test("withoutBody() copies method, URL and headers without the body; withBo
   assert.equal(copy.signal.aborted, false);
   controller.abort();
   assert.equal(copy.signal.aborted, true, "the copy follows the client's disconnect");
+});
+
+Deno.test("plainToolCall takes a 2025-era tools/call that nothing else can come of, and nothing more", () => {
+  const call = (params: unknown, extra: Record<string, unknown> = {}) => ({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params,
+    ...extra,
+  });
+  assert.deepEqual(plainToolCall(call({ name: "t", arguments: { A: 1 } }), "2025-11-25"), {
+    id: 1,
+    name: "t",
+    arguments: { A: 1 },
+  });
+  assert.deepEqual(plainToolCall(call({ name: "t" }), null), {
+    id: 1,
+    name: "t",
+    arguments: undefined,
+  });
+  assert.ok(plainToolCall(call({ name: "t", _meta: { x: 1 } }), "2025-06-18"));
+  for (
+    const [body, version] of [
+      [call({ name: "t" }), "2026-07-28"], // the 2026 era
+      [call({ name: "t" }), "2024-11-05"], // a version left to the SDK
+      [call({ name: "t" }), "garbage"],
+      [[call({ name: "t" })], null], // a batch
+      [call({ name: "t", _meta: { progressToken: 1 } }), null], // wants progress
+      [call({ name: "t", _meta: { "io.modelcontextprotocol/logLevel": "info" } }), null],
+      [call({ name: "t", task: {} }), null], // a key of params svc does not know
+      [call({ name: "t", arguments: [] }), null],
+      [call({ name: "t", arguments: null }), null],
+      [call({ name: 7 }), null],
+      [call(null), null],
+      [call({ name: "t" }, { id: null }), null],
+      [call({ name: "t" }, { id: 1.5 }), null],
+      [call({ name: "t" }, { extra: 1 }), null],
+      [call({ name: "t" }, { jsonrpc: "1.0" }), null],
+      [call({ name: "t" }, { method: "tools/list" }), null],
+    ] as [unknown, string | null][]
+  ) {
+    assert.equal(plainToolCall(body, version), null, JSON.stringify([body, version]));
+  }
 });

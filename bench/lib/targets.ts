@@ -367,12 +367,15 @@ export interface CommandProcess {
 /**
  * Spawns an HTTP server from a command line in which `{port}` stands for a free port the harness
  * picked, without waiting for anything (see {@linkcode connectWhenListing}). stdout is discarded
- * and stderr kept (tail). Throws when no word contains `{port}`.
+ * and stderr kept (tail); `options` adds environment variables and sets the working directory.
+ * Throws when no word contains `{port}`.
+ * @default options none: the harness's environment and working directory
  */
 export function spawnCommand(
   template: string[],
   path: string,
   tracker?: ProcessTracker,
+  options: { env?: Record<string, string>; cwd?: string } = {},
 ): CommandProcess {
   if (!template.some((word) => word.includes("{port}"))) {
     throw new Error(`--http-command needs {port} where the port goes, got '${template.join(" ")}'`);
@@ -380,7 +383,7 @@ export function spawnCommand(
   const port = freePort();
   const argv = template.map((word) => word.replaceAll("{port}", String(port)));
   const spawnedAt = performance.now();
-  const { child, tail } = spawnLogged(argv, {}, tracker);
+  const { child, tail } = spawnLogged(argv, options, tracker);
   const exited = child.status.then((s) => s.code);
   const base = `http://127.0.0.1:${port}`;
   let stopped: Promise<number> | null = null;
