@@ -42,7 +42,7 @@ import { isEventStream } from "./http_responses.ts";
 import { callTool } from "./call.ts";
 import type { StatefulSessions } from "./http_sessions.ts";
 import { logger } from "./log.ts";
-import { authInfoOf, createMcpServer, type McpServerOptions } from "./mcp.ts";
+import { authInfoOf, callContextOf, createMcpServer, type McpServerOptions } from "./mcp.ts";
 import { ListenedUris } from "./resource_subscriptions.ts";
 
 const log = logger("http");
@@ -175,10 +175,12 @@ export class McpEndpoint {
   ): Promise<Response> {
     let message: unknown;
     try {
-      const outcome = await callTool(this.#options.mcp, call.name, call.arguments, {
-        signal,
-        principal,
-      });
+      const outcome = await callTool(
+        this.#options.mcp,
+        call.name,
+        call.arguments,
+        callContextOf(this.#options.mcp, principal, signal),
+      );
       message = outcome.kind === "unknown-tool"
         ? {
           jsonrpc: "2.0",

@@ -108,6 +108,24 @@ export function toolsListCacheHint(
   };
 }
 
+/**
+ * What the context of every `tools/call` holds, however it arrives: its signal, its caller, and
+ * where output past the cut is kept for that caller (when the server keeps it and the caller has an
+ * owner). Progress, log messages and prompts are added by whoever can carry them.
+ */
+export function callContextOf(
+  options: McpServerOptions,
+  principal: Principal,
+  signal: AbortSignal,
+): CallContext {
+  const owner = options.resultPages ? ownerOf(principal) : null;
+  return {
+    signal,
+    principal,
+    ...(owner === null ? {} : { keepRest: { pages: options.resultPages!, owner } }),
+  };
+}
+
 /** The principal of a request, as the HTTP transport passes it in `authInfo`; else the local user. */
 function principalOf(authInfo: AuthInfo | undefined): Principal {
   const principal = authInfo?.extra?.["principal"] as Principal | undefined;
@@ -353,12 +371,8 @@ export function createMcpServer(options: McpServerOptions): Server {
         requestLogLevel(ctx, sessionLevel),
         (params) => ctx.mcpReq.notify({ method: "notifications/message", params }),
       );
-      const principal = principalOf(ctx.http?.authInfo);
-      const owner = options.resultPages ? ownerOf(principal) : null;
       const context: CallContext = {
-        signal: ctx.mcpReq.signal,
-        principal,
-        ...(owner === null ? {} : { keepRest: { pages: options.resultPages!, owner } }),
+        ...callContextOf(options, principalOf(ctx.http?.authInfo), ctx.mcpReq.signal),
         ...(pushed ? { onPrompt: pushed } : {}),
         ...(token === undefined ? {} : {
           onProgress: progressNotifier((params) =>
