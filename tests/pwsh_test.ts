@@ -187,7 +187,13 @@ Deno.test("describe asks Get-Help about a cmdlet only when it has a help file, s
       const { commands } = await worker.describe(["Get-Date", "Get-Uptime"], true);
       const help = (name: string) => commands.find((c) => c.name === name)?.help;
       assert.equal(help("Get-Date")?.synopsis, "Gets the date, from a help file.");
-      assert.deepEqual(help("Get-Uptime"), { synopsis: null, description: null, parameters: {} });
+      assert.deepEqual(help("Get-Uptime"), {
+        synopsis: null,
+        description: null,
+        parameters: {},
+        defaults: {},
+        examples: [],
+      });
     });
   } finally {
     await Deno.remove(home, { recursive: true });
