@@ -12,7 +12,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { cpuTicks, descendants } from "./lib/proc.ts";
+import { cpuTicks, loadAverage, TICK_US, treeCpuTicks } from "./lib/proc.ts";
 import { connectHttp, type Era, type McpClient, resolveTool } from "./lib/targets.ts";
 
 const { values } = parseArgs({
@@ -26,12 +26,8 @@ const { values } = parseArgs({
 });
 const clients = Number(values.clients);
 const seconds = Number(values.seconds);
-const TICK_US = 10_000; // USER_HZ is 100 on Linux
-const load = () => Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
+const load = loadAverage;
 const print = (line = "") => Deno.stdout.writeSync(new TextEncoder().encode(`${line}\n`));
-
-const treeTicks = (pid: number) =>
-  [pid, ...descendants(pid)].map(cpuTicks).filter(Number.isFinite).reduce((a, b) => a + b, 0);
 
 /** Established TCP connections to `port` (from /proc/net/tcp: state 01, remote port). */
 function connectionsTo(port: number): number {
@@ -80,7 +76,7 @@ for (let round = 1; round <= Number(values.rounds); round++) {
       const tool = resolveTool(await list[0]!.listTools(), "date")!;
       for (const client of list) await client.call(tool, {});
       const client0 = cpuTicks(Deno.pid);
-      const server0 = treeTicks(target.pid);
+      const server0 = treeCpuTicks(target.pid);
       const end = performance.now() + seconds * 1000;
       let done = 0;
       await Promise.all(list.map(async (client) => {
@@ -90,7 +86,7 @@ for (let round = 1; round <= Number(values.rounds); round++) {
         }
       }));
       const clientUs = (cpuTicks(Deno.pid) - client0) * TICK_US / done;
-      const serverUs = (treeTicks(target.pid) - server0) * TICK_US / done;
+      const serverUs = (treeCpuTicks(target.pid) - server0) * TICK_US / done;
       const open = connectionsTo(Number(new URL(target.url).port));
       for (const client of list) await client.close();
       print(

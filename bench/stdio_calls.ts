@@ -17,12 +17,13 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { cpuTicks, descendants, ProcessTracker } from "./lib/proc.ts";
+import { loadAverage, ProcessTracker, TICK_US, treeCpuTicks } from "./lib/proc.ts";
 import { summarize } from "./lib/stats.ts";
 import {
   benchConfig,
   chooseWorker,
   cleanupTempDirs,
+  labelled,
   REPO_ROOT,
   resolveTool,
   splitCommandLine,
@@ -47,17 +48,11 @@ const calls = Number(values.calls);
 const rounds = Number(values.rounds);
 const warmup = Number(values.warmup);
 const tracker = new ProcessTracker();
-const TICK_US = 10_000; // USER_HZ is 100 on Linux
 
 function print(line = ""): void {
   Deno.stdout.writeSync(new TextEncoder().encode(`${line}\n`));
 }
-const load = () => Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
-
-function labelled(value: string, fallback: string): [string, string] {
-  const match = /^([A-Za-z][\w.-]*)=(.*)$/.exec(value);
-  return match ? [match[1]!, match[2]!] : [fallback, value];
-}
+const load = loadAverage;
 const overrides = Object.fromEntries((values.tool ?? []).map((v) => labelled(v, "")));
 
 /** A stdio server and a newline-delimited JSON-RPC client of it. */
@@ -151,12 +146,7 @@ class Peer {
   }
 
   ticks(): number {
-    let ticks = cpuTicks(this.pid);
-    for (const child of descendants(this.pid)) {
-      const t = cpuTicks(child);
-      if (Number.isFinite(t)) ticks += t;
-    }
-    return ticks;
+    return treeCpuTicks(this.pid);
   }
 
   async stop(): Promise<void> {

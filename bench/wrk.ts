@@ -20,12 +20,13 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { cpuTicks, descendants, ProcessTracker, sleep } from "./lib/proc.ts";
+import { loadAverage, ProcessTracker, sleep, TICK_US, treeCpuTicks } from "./lib/proc.ts";
 import {
   benchConfig,
   chooseWorker,
   cleanupTempDirs,
   connectWhenListing,
+  labelled,
   REPO_ROOT,
   resolveTool,
   type RoleName,
@@ -71,14 +72,8 @@ const tracker = new ProcessTracker();
 function print(line = ""): void {
   Deno.stdout.writeSync(new TextEncoder().encode(`${line}\n`));
 }
-const load = () => Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
-const TICK_MS = 10; // USER_HZ is 100 on Linux
-
-/** `label=rest` when the value starts with a label, else the default label. */
-function labelled(value: string, fallback: string): [string, string] {
-  const match = /^([A-Za-z][\w.-]*)=(.*)$/.exec(value);
-  return match ? [match[1]!, match[2]!] : [fallback, value];
-}
+const load = loadAverage;
+const TICK_MS = TICK_US / 1000;
 
 /** wrk on PATH, installed from Debian's archive when missing. */
 async function ensureWrk(): Promise<string> {
@@ -216,16 +211,6 @@ async function runWrk(
   return { ...JSON.parse(json[1]!), clientMs };
 }
 
-/** CPU ticks of `pid` and every descendant now. */
-function treeTicks(pid: number): number {
-  let ticks = cpuTicks(pid);
-  for (const child of descendants(pid)) {
-    const t = cpuTicks(child);
-    if (Number.isFinite(t)) ticks += t;
-  }
-  return ticks;
-}
-
 const overrides = Object.fromEntries(
   (values.tool ?? []).map((v) => labelled(v, "")).filter(([k]) => k !== ""),
 );
@@ -340,9 +325,9 @@ try {
       for (const t of order) {
         const script = scripts.get(t.label)!;
         if (warmup > 0) await runWrk(wrk, script, t.url, level, warmup);
-        const before = t.pid === null ? Number.NaN : treeTicks(t.pid);
+        const before = t.pid === null ? Number.NaN : treeCpuTicks(t.pid);
         const result = await runWrk(wrk, script, t.url, level, seconds);
-        const after = t.pid === null ? Number.NaN : treeTicks(t.pid);
+        const after = t.pid === null ? Number.NaN : treeCpuTicks(t.pid);
         const served = result.requests - result.bad - result.status;
         const cell: Cell = {
           round: r + 1,

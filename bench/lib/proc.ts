@@ -112,6 +112,22 @@ export function cpuTicks(pid: number): number {
   }
 }
 
+/** Microseconds in one CPU clock tick of {@linkcode cpuTicks} (USER_HZ is 100 on Linux). */
+export const TICK_US = 10_000;
+
+/** CPU clock ticks of `pid` and every descendant now (those that ended are not counted). */
+export function treeCpuTicks(pid: number): number {
+  return [pid, ...descendants(pid)].map(cpuTicks).filter(Number.isFinite).reduce(
+    (a, b) => a + b,
+    0,
+  );
+}
+
+/** The 1, 5 and 15 minute load averages, as /proc/loadavg gives them. */
+export function loadAverage(): string {
+  return Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
+}
+
 /** True while the process exists and is not a zombie. */
 export function isAlive(pid: number): boolean {
   if (Deno.build.os === "linux") {

@@ -632,3 +632,9 @@ export function resolveTool(
   );
   return candidates.find((t) => t.name === base)?.name ?? candidates[0]?.name ?? null;
 }
+
+/** `[label, rest]` of a `label=rest` command-line value; `[fallback, value]` without a label. */
+export function labelled(value: string, fallback: string): [string, string] {
+  const match = /^([A-Za-z][\w.-]*)=(.*)$/.exec(value);
+  return match ? [match[1]!, match[2]!] : [fallback, value];
+}
