@@ -20,15 +20,13 @@ import { parseArgs } from "node:util";
 import { loadAverage, ProcessTracker, TICK_US, treeCpuTicks } from "./lib/proc.ts";
 import { summarize } from "./lib/stats.ts";
 import {
-  benchConfig,
+  checkoutCommand,
   chooseWorker,
   cleanupTempDirs,
   labelled,
   REPO_ROOT,
   resolveTool,
   splitCommandLine,
-  svcCommand,
-  tempDir,
   type ToolInfo,
 } from "./lib/targets.ts";
 
@@ -170,13 +168,8 @@ try {
   const worker = svcRoots.length > 0 ? chooseWorker(values.pwsh) : null;
   if (worker) print(`PowerShell: ${worker.path} (${worker.reason})`);
   for (const value of svcRoots) {
-    const [label, given] = labelled(value, "svc");
-    const root = `${Deno.realPathSync(given)}/`;
-    const { argv, env, cwd } = await svcCommand("stdio", {
-      config: benchConfig({}, {}, root),
+    const { label, argv, env, cwd } = await checkoutCommand("stdio", value, {
       worker: worker!,
-      root,
-      cacheDir: `${await tempDir()}/cache`,
       logLevel: values["log-level"],
     });
     peers.push(new Peer(label, argv, env, cwd));

@@ -22,7 +22,7 @@
 import { parseArgs } from "node:util";
 import { loadAverage, ProcessTracker, sleep, TICK_US, treeCpuTicks } from "./lib/proc.ts";
 import {
-  benchConfig,
+  checkoutCommand,
   chooseWorker,
   cleanupTempDirs,
   connectWhenListing,
@@ -33,7 +33,6 @@ import {
   spawnCommand,
   splitCommandLine,
   startFloorHttp,
-  svcCommand,
   tempDir,
   type ToolInfo,
 } from "./lib/targets.ts";
@@ -244,14 +243,9 @@ async function startTargets(): Promise<void> {
   const worker = svcRoots.length > 0 ? chooseWorker(values.pwsh) : null;
   if (worker) print(`PowerShell: ${worker.path} (${worker.reason})`);
   for (const value of svcRoots) {
-    const [label, rootGiven] = labelled(value, "svc");
-    const root = `${Deno.realPathSync(rootGiven)}/`;
     // Spawned as a command with {port}: at log level Warning svc does not log "listening on".
-    const { argv, env, cwd } = await svcCommand("http", {
-      config: benchConfig({}, {}, root),
+    const { label, argv, env, cwd } = await checkoutCommand("http", value, {
       worker: worker!,
-      root,
-      cacheDir: `${await tempDir()}/cache`,
       logLevel: values["log-level"],
     });
     const at = argv.indexOf("--port");

@@ -638,3 +638,24 @@ export function labelled(value: string, fallback: string): [string, string] {
   const match = /^([A-Za-z][\w.-]*)=(.*)$/.exec(value);
   return match ? [match[1]!, match[2]!] : [fallback, value];
 }
+
+/**
+ * The command line of svc from the checkout a `[label=]<checkout>` value names, on the benchmark
+ * configuration, with a catalog cache of its own; its label defaults to `svc`.
+ */
+export async function checkoutCommand(
+  transport: "http" | "stdio",
+  value: string,
+  options: { worker: WorkerChoice; logLevel?: string | undefined },
+): Promise<{ label: string; argv: string[]; env: Record<string, string>; cwd: string }> {
+  const [label, given] = labelled(value, "svc");
+  const root = `${Deno.realPathSync(given)}/`;
+  const command = await svcCommand(transport, {
+    config: benchConfig({}, {}, root),
+    worker: options.worker,
+    root,
+    cacheDir: `${await tempDir()}/cache`,
+    ...(options.logLevel === undefined ? {} : { logLevel: options.logLevel }),
+  });
+  return { label, ...command };
+}
