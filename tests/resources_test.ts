@@ -105,6 +105,14 @@ async function readsAsConfigured(client: Client, era: string, marker: string): P
     "Alan",
   ]);
   await assert.rejects(complete("greet://people/{Name}", "Nmae", ""), /has no variable 'Nmae'/);
+  // A partial value is text to PowerShell's completion too: the subexpression never runs.
+  const typed = await complete(
+    "greet://people/{Name}",
+    "Name",
+    `$(New-Item -ItemType File -Path '${marker}')`,
+  );
+  assert.deepEqual(typed.completion.values, []);
+  await assert.rejects(Deno.stat(marker), Deno.errors.NotFound);
   // 2026-07-28 results carry the cache fields; 2025-era results have none.
   const cached = greeting as { ttlMs?: number; cacheScope?: string };
   if (era === "2026-07-28") assert.deepEqual([cached.ttlMs, cached.cacheScope], [0, "private"]);
